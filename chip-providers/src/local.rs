@@ -1,0 +1,181 @@
+//! An in-memory chip ledger: for tests, demos and single-process setups.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use claw_protocol::Chips;
+use tokio::sync::Mutex;
+
+use crate::{AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, IdempotencyKey};
+
+#[derive(Default)]
+struct Ledger {
+    balances: HashMap<AccountId, Chips>,
+    /// Key → (request fingerprint, answer).
+    done: HashMap<IdempotencyKey, (String, Result<Chips, ChipError>)>,
+}
+
+/// In-memory provider. Unknown accounts have a zero balance; `grant` funds them.
+#[derive(Default)]
+pub struct LocalChips {
+    ledger: Mutex<Ledger>,
+}
+
+impl LocalChips {
+    pub fn new() -> LocalChips {
+        LocalChips::default()
+    }
+
+    /// Operator grant: adds chips outside of any hand.
+    pub async fn grant(&self, account: &AccountId, amount: Chips) -> Result<Chips, ChipError> {
+        let mut l = self.ledger.lock().await;
+        let b = l.balances.entry(account.clone()).or_default();
+        *b = b.checked_add(amount).ok_or_else(|| ChipError::BadRequest("balance overflow".into()))?;
+        Ok(*b)
+    }
+
+    /// Sum of all balances, for conservation checks in tests.
+    pub async fn total(&self) -> u128 {
+        self.ledger.lock().await.balances.values().map(|c| u128::from(c.0)).sum()
+    }
+}
+
+fn apply(balances: &mut HashMap<AccountId, Chips>, op: &ChipOp) -> Result<Chips, ChipError> {
+    let b = balances.get(&op.account).copied().unwrap_or_default();
+    let nb = match op.kind {
+        ChipOpKind::Debit => b.checked_sub(op.amount).ok_or_else(|| ChipError::Insufficient {
+            account: op.account.to_string(),
+            balance: b.0,
+            needed: op.amount.0,
+        })?,
+        ChipOpKind::Credit => {
+            b.checked_add(op.amount).ok_or_else(|| ChipError::BadRequest("balance overflow".into()))?
+        }
+    };
+    balances.insert(op.account.clone(), nb);
+    Ok(nb)
+}
+
+impl LocalChips {
+    async fn once(
+        &self,
+        key: &IdempotencyKey,
+        fingerprint: String,
+        f: impl FnOnce(&mut HashMap<AccountId, Chips>) -> Result<Chips, ChipError>,
+    ) -> Result<Chips, ChipError> {
+        let mut l = self.ledger.lock().await;
+        if let Some((fp, answer)) = l.done.get(key) {
+            return if *fp == fingerprint {
+                answer.clone()
+            } else {
+                Err(ChipError::KeyReused(key.to_string()))
+            };
+        }
+        let answer = f(&mut l.balances);
+        l.done.insert(key.clone(), (fingerprint, answer.clone()));
+        answer
+    }
+
+    async fn single(&self, key: &IdempotencyKey, op: ChipOp) -> Result<Chips, ChipError> {
+        if op.amount.0 == 0 {
+            return Err(ChipError::BadRequest("amount must be positive".into()));
+        }
+        let fp = format!("{op:?}");
+        self.once(key, fp, |b| apply(b, &op)).await
+    }
+}
+
+#[async_trait]
+impl ChipProvider for LocalChips {
+    fn name(&self) -> &'static str {
+        "local"
+    }
+
+    async fn balance(&self, account: &AccountId) -> Result<Chips, ChipError> {
+        Ok(self.ledger.lock().await.balances.get(account).copied().unwrap_or_default())
+    }
+
+    async fn debit(
+        &self,
+        key: &IdempotencyKey,
+        account: &AccountId,
+        amount: Chips,
+        memo: &str,
+    ) -> Result<Chips, ChipError> {
+        let op = ChipOp { kind: ChipOpKind::Debit, account: account.clone(), amount, memo: memo.to_owned() };
+        self.single(key, op).await
+    }
+
+    async fn credit(
+        &self,
+        key: &IdempotencyKey,
+        account: &AccountId,
+        amount: Chips,
+        memo: &str,
+    ) -> Result<Chips, ChipError> {
+        let op = ChipOp { kind: ChipOpKind::Credit, account: account.clone(), amount, memo: memo.to_owned() };
+        self.single(key, op).await
+    }
+
+    async fn settle(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<(), ChipError> {
+        if ops.iter().any(|o| o.amount.0 == 0) {
+            return Err(ChipError::BadRequest("amount must be positive".into()));
+        }
+        let fp = format!("{ops:?}");
+        self.once(key, fp, |balances| {
+            let mut next = balances.clone();
+            for op in ops {
+                apply(&mut next, op)?;
+            }
+            *balances = next;
+            Ok(Chips::ZERO)
+        })
+        .await
+        .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn acct(s: &str) -> AccountId {
+        AccountId::new(s).unwrap()
+    }
+    fn key(s: &str) -> IdempotencyKey {
+        IdempotencyKey::new(s).unwrap()
+    }
+
+    #[tokio::test]
+    async fn idempotent_and_never_negative() {
+        let c = LocalChips::new();
+        c.grant(&acct("a"), Chips(100)).await.unwrap();
+        assert_eq!(c.debit(&key("k1"), &acct("a"), Chips(60), "bet").await.unwrap(), Chips(40));
+        // Retry: same answer, nothing moves.
+        assert_eq!(c.debit(&key("k1"), &acct("a"), Chips(60), "bet").await.unwrap(), Chips(40));
+        assert_eq!(c.balance(&acct("a")).await.unwrap(), Chips(40));
+        // Same key, other request.
+        assert!(matches!(
+            c.debit(&key("k1"), &acct("a"), Chips(1), "bet").await,
+            Err(ChipError::KeyReused(_))
+        ));
+        assert!(matches!(
+            c.debit(&key("k2"), &acct("a"), Chips(41), "bet").await,
+            Err(ChipError::Insufficient { .. })
+        ));
+        assert_eq!(c.balance(&acct("a")).await.unwrap(), Chips(40));
+    }
+
+    #[tokio::test]
+    async fn settle_is_all_or_nothing() {
+        let c = LocalChips::new();
+        c.grant(&acct("a"), Chips(10)).await.unwrap();
+        let ops = vec![
+            ChipOp { kind: ChipOpKind::Credit, account: acct("b"), amount: Chips(5), memo: "win".into() },
+            ChipOp { kind: ChipOpKind::Debit, account: acct("a"), amount: Chips(11), memo: "loss".into() },
+        ];
+        assert!(c.settle(&key("s"), &ops).await.is_err());
+        assert_eq!(c.balance(&acct("b")).await.unwrap(), Chips(0));
+        assert_eq!(c.total().await, 10);
+    }
+}

@@ -1,0 +1,155 @@
+//! Accounts, keys, operations and errors shared by every provider.
+
+use std::fmt;
+
+use claw_protocol::Chips;
+use serde::{Deserialize, Serialize};
+
+fn valid_token(s: &str, max: usize) -> bool {
+    !s.is_empty()
+        && s.len() <= max
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/'))
+}
+
+/// A chip account: a player id (64 hex) or a named system account such as
+/// `dealer:<pubkey>` or `house:<room>`. 1–128 characters of `[A-Za-z0-9-_.:/]`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct AccountId(String);
+
+impl AccountId {
+    pub const MAX_LEN: usize = 128;
+
+    pub fn new(s: impl Into<String>) -> Result<AccountId, ChipError> {
+        let s = s.into();
+        if valid_token(&s, Self::MAX_LEN) {
+            Ok(AccountId(s))
+        } else {
+            Err(ChipError::BadRequest(format!("account id {s:?} must be 1–128 chars of [A-Za-z0-9-_.:/]")))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<claw_protocol::PlayerId> for AccountId {
+    fn from(p: claw_protocol::PlayerId) -> AccountId {
+        AccountId(p.to_string())
+    }
+}
+
+impl TryFrom<String> for AccountId {
+    type Error = ChipError;
+    fn try_from(s: String) -> Result<Self, ChipError> {
+        AccountId::new(s)
+    }
+}
+
+impl From<AccountId> for String {
+    fn from(a: AccountId) -> String {
+        a.0
+    }
+}
+
+impl fmt::Display for AccountId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An idempotency key: 1–200 characters of `[A-Za-z0-9-_.:/]`, e.g.
+/// `room1/hand/<hand_id>/op/7`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct IdempotencyKey(String);
+
+impl IdempotencyKey {
+    pub const MAX_LEN: usize = 200;
+
+    pub fn new(s: impl Into<String>) -> Result<IdempotencyKey, ChipError> {
+        let s = s.into();
+        if valid_token(&s, Self::MAX_LEN) {
+            Ok(IdempotencyKey(s))
+        } else {
+            Err(ChipError::BadRequest(format!(
+                "idempotency key {s:?} must be 1–200 chars of [A-Za-z0-9-_.:/]"
+            )))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for IdempotencyKey {
+    type Error = ChipError;
+    fn try_from(s: String) -> Result<Self, ChipError> {
+        IdempotencyKey::new(s)
+    }
+}
+
+impl From<IdempotencyKey> for String {
+    fn from(k: IdempotencyKey) -> String {
+        k.0
+    }
+}
+
+impl fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChipOpKind {
+    Debit,
+    Credit,
+}
+
+/// One operation of a batch settlement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChipOp {
+    pub kind: ChipOpKind,
+    pub account: AccountId,
+    pub amount: Chips,
+    pub memo: String,
+}
+
+/// Why a chip call failed. `is_retryable` tells the caller whether the same
+/// call (same key) may be tried again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "code")]
+pub enum ChipError {
+    #[error("insufficient balance in {account}: has {balance}, needs {needed}")]
+    Insufficient { account: String, balance: u64, needed: u64 },
+    #[error("unknown account {0}")]
+    UnknownAccount(String),
+    #[error("unauthorised: {0}")]
+    Unauthorized(String),
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("idempotency key {0} was already used for a different request")]
+    KeyReused(String),
+    #[error("chip service unreachable: {0}")]
+    Unreachable(String),
+    #[error("chip service timed out")]
+    Timeout,
+    #[error("rate limited")]
+    RateLimited,
+    #[error("chip service error: {0}")]
+    Service(String),
+}
+
+impl ChipError {
+    /// Whether retrying the same request (same idempotency key) may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            ChipError::Unreachable(_) | ChipError::Timeout | ChipError::RateLimited | ChipError::Service(_)
+        )
+    }
+}

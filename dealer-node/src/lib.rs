@@ -1,0 +1,1 @@
+//! The dealer node (see the dealer-node issue).

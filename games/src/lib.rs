@@ -1,0 +1,16 @@
+//! Game plugins for game-claw: pure, deterministic rules that the dealer runs
+//! authoritatively and that auditors replay. See [`plugin::GamePlugin`].
+
+pub mod dynamic;
+pub mod plugin;
+pub mod registry;
+pub mod runner;
+
+pub use dynamic::{DynGame, DynHand};
+pub use plugin::{
+    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameError, GameMeta, GamePlugin, GameResult, Party,
+    PendingAction, PlayerInfo,
+};
+pub use runner::{
+    check_conservation, replay, HandEvent, HandRunner, RecordedAction, ReplayError, ReplayOutcome,
+};

@@ -1,0 +1,246 @@
+//! The GamePlugin contract: what a game must provide so that the engine can
+//! deal it, the dealer can run it and an auditor can replay it.
+//!
+//! A plugin is pure: it never does I/O, never reads a clock and never draws
+//! randomness. The engine drives a hand like this:
+//!
+//! 1. `create_game(settings, players, memory)` → state, then `start(state)`
+//!    → pending actions (blinds/antes as debits, the first deal as a `Deal`).
+//! 2. The engine executes pending actions in order. A `Deal` takes the next
+//!    deck positions strictly in order and hands the cards back with
+//!    `receive_cards` (this is also the post-deal hook, e.g. Blackjack's peek),
+//!    which may return more pending actions.
+//! 3. While `!is_over`, `to_act` names the seat whose turn it is; its action
+//!    goes through `apply` (which validates first and leaves the state
+//!    untouched on error) and returns more pending actions.
+//! 4. When `is_over`, `result` gives winners, net changes and the rake, and
+//!    `memory_after` what the next hand at this table needs to know (button,
+//!    banker rotation).
+
+use claw_protocol::{CardId, Chips, PlayerId, Seat};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::fmt::Debug;
+
+/// Static facts about a game.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameMeta {
+    /// Registry name, e.g. `texas-holdem`.
+    pub name: &'static str,
+    pub display_name: &'static str,
+    pub min_players: u8,
+    pub max_players: u8,
+    /// Rules version; part of the game-start config hash.
+    pub version: &'static str,
+}
+
+/// One player in a hand, in seat order (clockwise).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerInfo {
+    pub id: PlayerId,
+    /// Chips the player can put into this hand (their balance at hand start,
+    /// after the dealer's fixed commission).
+    pub balance: Chips,
+}
+
+/// Where a dealt card goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "to", content = "seat")]
+pub enum DealTarget {
+    /// To one player; sealed to them when face down.
+    Player(Seat),
+    /// To the table (Hold'em board, Dou Di Zhu kitty).
+    Community,
+    /// Burned: committed, never shown before the reveal.
+    Burn,
+    /// To the house hand (Blackjack dealer).
+    House,
+}
+
+/// Whether a dealt card is shown to everyone at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Face {
+    Up,
+    Down,
+}
+
+/// One card the plugin asks the engine to deal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DealSpec {
+    pub target: DealTarget,
+    pub face: Face,
+}
+
+/// One card the engine dealt: the deck position it took and the card there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DealtCard {
+    pub position: u16,
+    pub target: DealTarget,
+    pub face: Face,
+    pub card: CardId,
+}
+
+/// A chip account a pending action touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "seat")]
+pub enum Party {
+    Seat(Seat),
+    /// The house bank (Blackjack's dealer), run by the dealer node.
+    House,
+}
+
+/// Work the plugin hands back to the engine (deals) or the dealer (chips).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "type")]
+pub enum PendingAction {
+    /// Deal cards now, in this order, taking the next deck positions. `phase`
+    /// names the deal for the players (`hole`, `flop`, `turn`, `hit`, `kitty`).
+    Deal { phase: String, cards: Vec<DealSpec> },
+    /// Take chips from a party (a bet, a blind, a call).
+    Debit { party: Party, amount: Chips, reason: String },
+    /// Give chips to a party (a pot won, a bet returned).
+    Credit { party: Party, amount: Chips, reason: String },
+    /// Reveal cards that were dealt face down, now, to everyone (Dou Di Zhu's
+    /// kitty when the landlord takes it, Blackjack's hole card). The engine
+    /// publishes their openings.
+    Reveal { positions: Vec<u16> },
+}
+
+/// What a finished hand produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameResult {
+    /// Seats that won something, in seat order.
+    pub winners: Vec<Seat>,
+    /// Net change per seat (indexed by seat): credits minus debits over the hand.
+    pub net: Vec<i64>,
+    /// Net change of the house bank (0 when the game has no house).
+    pub house_net: i64,
+    /// Chips kept by the game as rake, paid to the dealer's account.
+    /// `sum(net) + house_net + rake == 0`.
+    pub rake: Chips,
+    /// A short human-readable summary (hand names, scores).
+    pub summary: String,
+}
+
+/// An action the player to act may take, for `your-turn`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionOption<A> {
+    /// A representative action. For amount ranges this carries the minimum.
+    pub action: A,
+    /// Chips this action moves from the player now (for ranges: at minimum).
+    pub cost: Chips,
+    /// Whether the player's remaining chips cover `cost`.
+    pub affordable: bool,
+    /// Inclusive amount range for bet/raise-style actions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<(Chips, Chips)>,
+}
+
+/// Why the plugin refused something.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "code", content = "reason")]
+pub enum GameError {
+    #[error("not your turn")]
+    NotYourTurn,
+    #[error("the hand is over")]
+    HandOver,
+    #[error("illegal action: {0}")]
+    Illegal(String),
+    #[error("bad amount: {0}")]
+    BadAmount(String),
+    #[error("card not in hand: {0}")]
+    CardNotInHand(String),
+    #[error("malformed action: {0}")]
+    Malformed(String),
+    #[error("bad settings: {0}")]
+    BadSettings(String),
+    #[error("bad players: {0}")]
+    BadPlayers(String),
+    #[error("unexpected cards from the engine: {0}")]
+    BadDeal(String),
+    #[error("unknown game: {0}")]
+    UnknownGame(String),
+}
+
+/// The rules of one game.
+pub trait GamePlugin: Send + Sync + 'static {
+    /// Everything the rules know about a hand in progress, hidden cards
+    /// included. Never sent to players; `public_state` is.
+    type State: Clone + Debug + Serialize + DeserializeOwned + Send + Sync;
+    /// A player's move, as it travels on the wire:
+    /// `{"type": "raise", "amount": 40}` (serde tag `type`, kebab-case).
+    type Action: Clone + Debug + PartialEq + Serialize + DeserializeOwned + Send + Sync;
+    /// Room settings for this game (blinds, variants, tiers). `Default` is a
+    /// playable table.
+    type Settings: Clone + Debug + Default + Serialize + DeserializeOwned + Send + Sync;
+    /// What carries over from one hand to the next at a table (button,
+    /// banker rotation). Part of the signed game-start so replays see it.
+    type Memory: Clone + Debug + Default + Serialize + DeserializeOwned + Send + Sync;
+
+    fn meta(&self) -> GameMeta;
+
+    /// Checks settings before a room is created.
+    fn validate_settings(&self, settings: &Self::Settings) -> Result<(), GameError>;
+
+    /// The full deck for this game, in a canonical order (before shuffle).
+    fn create_deck(&self, settings: &Self::Settings) -> Vec<CardId>;
+
+    /// A scripted deck order for hand number `hand_number` (0-based), when
+    /// the settings ask for one (Sam Gong's tutorial). The engine then skips
+    /// the shuffle and the transcript says the deck was fixed.
+    fn scripted_deck(&self, _settings: &Self::Settings, _hand_number: u64) -> Option<Vec<CardId>> {
+        None
+    }
+
+    /// The initial state of a hand. `players` are in seat order.
+    fn create_game(
+        &self,
+        settings: &Self::Settings,
+        players: &[PlayerInfo],
+        memory: &Self::Memory,
+    ) -> Result<Self::State, GameError>;
+
+    /// Start actions: blinds and antes (debits), then the first deal.
+    fn start(&self, state: &mut Self::State) -> Result<Vec<PendingAction>, GameError>;
+
+    /// The engine dealt these cards for the last `Deal`, in order. Also the
+    /// post-deal hook (Blackjack's peek); may return more pending actions.
+    fn receive_cards(
+        &self,
+        state: &mut Self::State,
+        cards: &[DealtCard],
+    ) -> Result<Vec<PendingAction>, GameError>;
+
+    /// The seat whose action the hand waits for, if any.
+    fn to_act(&self, state: &Self::State) -> Option<Seat>;
+
+    /// Whether `seat` may take `action` now. Never mutates.
+    fn validate(&self, state: &Self::State, seat: Seat, action: &Self::Action) -> Result<(), GameError>;
+
+    /// Validates, then applies. On error the state is unchanged.
+    fn apply(
+        &self,
+        state: &mut Self::State,
+        seat: Seat,
+        action: &Self::Action,
+    ) -> Result<Vec<PendingAction>, GameError>;
+
+    fn is_over(&self, state: &Self::State) -> bool;
+
+    /// The result, once `is_over`.
+    fn result(&self, state: &Self::State) -> Option<GameResult>;
+
+    /// What the player to act may do, with costs.
+    fn valid_actions(&self, state: &Self::State) -> Vec<ActionOption<Self::Action>>;
+
+    /// What everyone at the table may see. Never a hidden card.
+    fn public_state(&self, state: &Self::State) -> serde_json::Value;
+
+    /// The action taken for `seat` when its timer runs out. It must validate
+    /// in every state where `to_act` is `seat`.
+    fn auto_action(&self, state: &Self::State, seat: Seat) -> Option<Self::Action>;
+
+    /// Table memory for the next hand.
+    fn memory_after(&self, state: &Self::State) -> Self::Memory;
+}

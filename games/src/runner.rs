@@ -1,0 +1,268 @@
+//! The sans-IO hand driver shared by the dealer's engine and the auditor's
+//! replay: it executes a plugin's pending actions, taking deck positions
+//! strictly in order, so both sides deal the same cards to the same places.
+//!
+//! Order of execution (SPEC.md §Games): pending actions run first to last;
+//! the actions a `receive_cards` call returns run right after the deal that
+//! produced them, before the rest of the list.
+
+use std::collections::VecDeque;
+
+use claw_protocol::{CardId, Chips, Seat};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::dynamic::{DynGame, DynHand};
+use crate::plugin::{DealtCard, GameError, GameResult, Party, PendingAction, PlayerInfo};
+
+/// Something the hand did that the engine must carry out or publish.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "type")]
+pub enum HandEvent {
+    /// Cards dealt, positions in increasing order.
+    Dealt {
+        phase: String,
+        cards: Vec<DealtCard>,
+    },
+    Debit {
+        party: Party,
+        amount: Chips,
+        reason: String,
+    },
+    Credit {
+        party: Party,
+        amount: Chips,
+        reason: String,
+    },
+    /// Face-down cards to open to everyone now.
+    Reveal {
+        positions: Vec<u16>,
+    },
+}
+
+/// Drives one hand of one game over a fixed deck order.
+pub struct HandRunner {
+    hand: Box<dyn DynHand>,
+    deck: Vec<CardId>,
+    dealt: Vec<DealtCard>,
+    players: usize,
+}
+
+impl HandRunner {
+    /// Creates the hand and runs its start actions (blinds, first deal).
+    pub fn start(
+        game: &dyn DynGame,
+        settings: &Value,
+        players: &[PlayerInfo],
+        memory: &Value,
+        deck: Vec<CardId>,
+    ) -> Result<(HandRunner, Vec<HandEvent>), GameError> {
+        let mut hand = game.new_hand(settings, players, memory)?;
+        let pending = hand.start()?;
+        let mut runner = HandRunner { hand, deck, dealt: Vec::new(), players: players.len() };
+        let events = runner.run(pending)?;
+        Ok((runner, events))
+    }
+
+    /// Applies `seat`'s action and runs what it sets off.
+    pub fn act(&mut self, seat: Seat, action: &Value) -> Result<Vec<HandEvent>, GameError> {
+        if self.hand.is_over() {
+            return Err(GameError::HandOver);
+        }
+        let pending = self.hand.apply(seat, action)?;
+        self.run(pending)
+    }
+
+    pub fn hand(&self) -> &dyn DynHand {
+        self.hand.as_ref()
+    }
+
+    /// Every card dealt so far, in position order.
+    pub fn dealt(&self) -> &[DealtCard] {
+        &self.dealt
+    }
+
+    /// The next deck position a deal will take.
+    pub fn next_position(&self) -> u16 {
+        // The deck length is bounded by the engine (at most u16::MAX cards).
+        self.dealt.len() as u16
+    }
+
+    fn run(&mut self, pending: Vec<PendingAction>) -> Result<Vec<HandEvent>, GameError> {
+        let mut queue: VecDeque<PendingAction> = pending.into();
+        let mut events = Vec::new();
+        while let Some(p) = queue.pop_front() {
+            match p {
+                PendingAction::Deal { phase, cards } => {
+                    let mut out = Vec::with_capacity(cards.len());
+                    for spec in cards {
+                        if let crate::plugin::DealTarget::Player(s) = spec.target {
+                            if s.index() >= self.players {
+                                return Err(GameError::BadDeal(format!("deal to missing {s}")));
+                            }
+                        }
+                        let position = self.dealt.len();
+                        let card = *self.deck.get(position).ok_or_else(|| {
+                            GameError::BadDeal(format!("deck exhausted at position {position}"))
+                        })?;
+                        let position = u16::try_from(position)
+                            .map_err(|_| GameError::BadDeal("deck longer than 65535 cards".into()))?;
+                        let d = DealtCard { position, target: spec.target, face: spec.face, card };
+                        self.dealt.push(d);
+                        out.push(d);
+                    }
+                    let follow = self.hand.receive_cards(&out)?;
+                    for f in follow.into_iter().rev() {
+                        queue.push_front(f);
+                    }
+                    events.push(HandEvent::Dealt { phase, cards: out });
+                }
+                PendingAction::Debit { party, amount, reason } => {
+                    self.check_party(party)?;
+                    events.push(HandEvent::Debit { party, amount, reason })
+                }
+                PendingAction::Credit { party, amount, reason } => {
+                    self.check_party(party)?;
+                    events.push(HandEvent::Credit { party, amount, reason })
+                }
+                PendingAction::Reveal { positions } => {
+                    if let Some(p) = positions.iter().find(|p| usize::from(**p) >= self.dealt.len()) {
+                        return Err(GameError::BadDeal(format!("reveal of undealt position {p}")));
+                    }
+                    events.push(HandEvent::Reveal { positions })
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    fn check_party(&self, party: Party) -> Result<(), GameError> {
+        match party {
+            Party::Seat(s) if s.index() >= self.players => {
+                Err(GameError::BadDeal(format!("chip movement for missing {s}")))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Why chip movements and a result do not add up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConservationError {
+    #[error("{party:?}: movements net {moved}, result says {announced}")]
+    NetMismatch { party: Party, moved: i128, announced: i64 },
+    #[error("debits {debits} != credits {credits} + rake {rake}")]
+    Unbalanced { debits: u128, credits: u128, rake: u64 },
+    #[error("result lists {got} seats, the hand had {want}")]
+    SeatCount { got: usize, want: usize },
+}
+
+/// Checks that the chip events of a hand match its result and that nothing
+/// was created or lost: total debited = total credited + rake.
+pub fn check_conservation(
+    events: &[HandEvent],
+    result: &GameResult,
+    players: usize,
+) -> Result<(), ConservationError> {
+    if result.net.len() != players {
+        return Err(ConservationError::SeatCount { got: result.net.len(), want: players });
+    }
+    let mut seat_net = vec![0i128; players];
+    let mut house_net = 0i128;
+    let (mut debits, mut credits) = (0u128, 0u128);
+    for e in events {
+        let (party, delta) = match e {
+            HandEvent::Debit { party, amount, .. } => {
+                debits += u128::from(amount.0);
+                (party, -i128::from(amount.0))
+            }
+            HandEvent::Credit { party, amount, .. } => {
+                credits += u128::from(amount.0);
+                (party, i128::from(amount.0))
+            }
+            _ => continue,
+        };
+        match party {
+            Party::Seat(s) => {
+                if let Some(n) = seat_net.get_mut(s.index()) {
+                    *n += delta
+                }
+            }
+            Party::House => house_net += delta,
+        }
+    }
+    for (i, (moved, announced)) in seat_net.iter().zip(&result.net).enumerate() {
+        if *moved != i128::from(*announced) {
+            let party = Party::Seat(Seat(i as u8));
+            return Err(ConservationError::NetMismatch { party, moved: *moved, announced: *announced });
+        }
+    }
+    if house_net != i128::from(result.house_net) {
+        return Err(ConservationError::NetMismatch {
+            party: Party::House,
+            moved: house_net,
+            announced: result.house_net,
+        });
+    }
+    if debits != credits + u128::from(result.rake.0) {
+        return Err(ConservationError::Unbalanced { debits, credits, rake: result.rake.0 });
+    }
+    Ok(())
+}
+
+/// A recorded action: which seat did what (timeouts included).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedAction {
+    pub seat: Seat,
+    pub action: Value,
+}
+
+/// What a replay reproduced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayOutcome {
+    pub events: Vec<HandEvent>,
+    pub result: GameResult,
+    pub memory_after: Value,
+}
+
+/// Why a replay failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    #[error("hand start: {0}")]
+    Start(GameError),
+    #[error("action {index} by {seat}: it was {expected:?}'s turn")]
+    WrongSeat { index: usize, seat: Seat, expected: Option<Seat> },
+    #[error("action {index}: {error}")]
+    Action { index: usize, error: GameError },
+    #[error("the hand is not over after {0} actions")]
+    NotOver(usize),
+    #[error("chip movements: {0}")]
+    Conservation(#[from] ConservationError),
+}
+
+/// Re-runs a hand from its inputs and the full deck order; the auditor's and
+/// crash recovery's way to get the result and every chip movement.
+pub fn replay(
+    game: &dyn DynGame,
+    settings: &Value,
+    players: &[PlayerInfo],
+    memory: &Value,
+    deck: Vec<CardId>,
+    actions: &[RecordedAction],
+) -> Result<ReplayOutcome, ReplayError> {
+    let (mut runner, mut events) =
+        HandRunner::start(game, settings, players, memory, deck).map_err(ReplayError::Start)?;
+    for (index, a) in actions.iter().enumerate() {
+        let expected = runner.hand().to_act();
+        if expected != Some(a.seat) {
+            return Err(ReplayError::WrongSeat { index, seat: a.seat, expected });
+        }
+        events.extend(runner.act(a.seat, &a.action).map_err(|error| ReplayError::Action { index, error })?);
+    }
+    let result = match runner.hand().result() {
+        Some(r) if runner.hand().is_over() => r,
+        _ => return Err(ReplayError::NotOver(actions.len())),
+    };
+    check_conservation(&events, &result, players.len())?;
+    Ok(ReplayOutcome { events, memory_after: runner.hand().memory_after(), result })
+}

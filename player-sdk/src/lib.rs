@@ -1,0 +1,1 @@
+//! The player SDK (see the player-sdk issue).

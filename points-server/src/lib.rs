@@ -1,0 +1,1 @@
+//! The points server (see the points-server issue).
