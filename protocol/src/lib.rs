@@ -4,8 +4,21 @@
 //! Time and randomness are passed in by the caller, so every step can be
 //! replayed byte for byte by an auditor. SPEC.md is the normative text.
 
+pub mod bytes;
 pub mod card;
+pub mod commit;
+pub mod identity;
 pub mod ids;
+pub mod seal;
+pub mod shuffle;
+pub mod sign;
 
 pub use card::{Card, CardId, CardParseError, Rank, Suit};
 pub use ids::{Chips, IdError, PlayerId, Seat};
+
+pub use bytes::{sha256, BoxNonce, Digest, EncryptionKey, HandId, HexError, Nonce, Salt, Seed, Signature};
+pub use commit::{leaf, merkle_root, CardOpening, MerkleProof, MerkleTree};
+pub use identity::{Identity, IdentityError, PublicIdentity};
+pub use seal::{SealError, SealedCard, SharedKey};
+pub use shuffle::{seed_commitment, shuffle, shuffle_seed};
+pub use sign::{verify, verify_batch, BatchItem, Purpose, SignatureError};
