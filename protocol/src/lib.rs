@@ -9,6 +9,10 @@ pub mod card;
 pub mod commit;
 pub mod identity;
 pub mod ids;
+
+pub mod audit;
+pub mod messages;
+pub mod transcript;
 pub mod seal;
 pub mod shuffle;
 pub mod sign;

@@ -1,0 +1,412 @@
+//! Bodies of the signed hand events (SPEC.md §9.4). Each is carried, as
+//! exact JSON text, inside a [`crate::transcript::EventEnvelope`] that chains
+//! it to the previous event and carries the dealer's signature. Every event
+//! goes to every player at the table, so all hold the same transcript.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{check_size, check_text, parse_as, peek_type, unknown, DecodeError, EncodeError, RawJson};
+use crate::bytes::{sha256, Digest, EncryptionKey, HandId, Seed, Signature};
+use crate::card::CardId;
+use crate::commit::CardOpening;
+use crate::ids::{Chips, PlayerId, Seat};
+use crate::seal::SealedCard;
+use crate::sign::SignatureError;
+
+use super::client::{PlayerSeed, SignedAction};
+
+/// Every hand event, in the order a hand produces them: `hand-prepare`,
+/// `game-start`, then any of `phase-deal`, `new-card`, `reveal`, `chips`,
+/// `action-result`, `timeout-action`, then `game-end`, and (deferred reveal
+/// policy) one later `audit-reveal`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum EventBody {
+    /// A hand is about to start: the dealer's seed commitment.
+    HandPrepare(HandPrepare),
+    /// The committed deck and everything the replay needs.
+    GameStart(GameStart),
+    /// Cards dealt for a phase (hole cards, flop, kitty, …).
+    PhaseDeal(DealEvent),
+    /// Extra cards to one player (a blackjack hit).
+    NewCard(DealEvent),
+    /// Face-down cards opened to everyone mid-hand.
+    Reveal(Reveal),
+    /// Chip movements (bets, blinds, pots) in order.
+    Chips(ChipsMoved),
+    /// A player's action, accepted and applied.
+    ActionResult(ActionResult),
+    /// The action the dealer took for a player whose time ran out.
+    TimeoutAction(TimeoutAction),
+    /// The hand is over: result and (policy `full`) every secret.
+    GameEnd(GameEnd),
+    /// Deferred secrets published after the hand (policy `deferred`).
+    AuditReveal(AuditReveal),
+}
+
+impl EventBody {
+    /// The `type` of this body.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EventBody::HandPrepare(_) => "hand-prepare",
+            EventBody::GameStart(_) => "game-start",
+            EventBody::PhaseDeal(_) => "phase-deal",
+            EventBody::NewCard(_) => "new-card",
+            EventBody::Reveal(_) => "reveal",
+            EventBody::Chips(_) => "chips",
+            EventBody::ActionResult(_) => "action-result",
+            EventBody::TimeoutAction(_) => "timeout-action",
+            EventBody::GameEnd(_) => "game-end",
+            EventBody::AuditReveal(_) => "audit-reveal",
+        }
+    }
+
+    /// Parses an event body from its exact JSON text.
+    pub fn decode(text: &str) -> Result<EventBody, DecodeError> {
+        check_size(text)?;
+        let ty = peek_type(text)?;
+        let body = match ty.as_str() {
+            "hand-prepare" => EventBody::HandPrepare(parse_as(text)?),
+            "game-start" => EventBody::GameStart(parse_as(text)?),
+            "phase-deal" => EventBody::PhaseDeal(parse_as(text)?),
+            "new-card" => EventBody::NewCard(parse_as(text)?),
+            "reveal" => EventBody::Reveal(parse_as(text)?),
+            "chips" => EventBody::Chips(parse_as(text)?),
+            "action-result" => EventBody::ActionResult(parse_as(text)?),
+            "timeout-action" => EventBody::TimeoutAction(parse_as(text)?),
+            "game-end" => EventBody::GameEnd(parse_as(text)?),
+            "audit-reveal" => EventBody::AuditReveal(parse_as(text)?),
+            other => return Err(unknown(other)),
+        };
+        match &body {
+            EventBody::PhaseDeal(d) | EventBody::NewCard(d) => check_text("phase", &d.phase)?,
+            EventBody::TimeoutAction(t) => check_text("reason", &t.reason)?,
+            _ => {}
+        }
+        Ok(body)
+    }
+
+    /// The body as compact JSON text, ready to be signed into an envelope.
+    pub fn to_raw(&self) -> Result<RawJson, EncodeError> {
+        RawJson::from_value(self)
+    }
+}
+
+/// Where the players' shuffle entropy comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EntropyMode {
+    /// Dealer seed plus every seated player's signed seed (default).
+    Joint,
+    /// Dealer seed only (saves the seed round trip); still committed first.
+    Dealer,
+}
+
+/// How the deck order was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeckMode {
+    /// Fisher–Yates over the declared deck with the joint shuffle seed.
+    Shuffled,
+    /// A fixed order given by the game (tutorials). The shuffle check is
+    /// skipped; every other check runs.
+    Scripted,
+}
+
+/// When the dealer publishes the secrets of a hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RevealPolicy {
+    /// `game-end` carries the dealer seed and an opening for every position.
+    Full,
+    /// `game-end` may withhold them; a later `audit-reveal` publishes them.
+    Deferred,
+}
+
+/// `hand-prepare`: opens a hand. Seated players answer with `player-seed`
+/// (entropy `joint`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandPrepare {
+    /// Hands dealt at this table before this one (scripted decks use it).
+    pub hand_number: u64,
+    /// `seed_commitment(hand_id, dealer_seed)` (SPEC.md §7).
+    pub seed_commitment: Digest,
+    /// Whether player seeds are requested.
+    pub entropy: EntropyMode,
+    /// The hand's players in seat order (seat = index).
+    pub players: Vec<PlayerId>,
+    /// How long the dealer waits for seeds, in milliseconds.
+    pub seed_timeout_ms: u64,
+}
+
+/// A seat's player in `game-start`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandPlayer {
+    /// Signing key.
+    pub id: PlayerId,
+    /// Seat (= index in the list).
+    pub seat: Seat,
+    /// Chips available to the hand (after commission).
+    pub balance: Chips,
+    /// The X25519 key the player's cards are sealed to.
+    pub encryption_key: EncryptionKey,
+}
+
+/// A player's seed as published in `game-start`, with the player's own
+/// signature (over `hand_id || seed`, purpose `player-seed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatSeed {
+    /// Whose seed.
+    pub seat: Seat,
+    /// The seed.
+    pub seed: Seed,
+    /// The player's signature of it.
+    pub sig: Signature,
+}
+
+impl SeatSeed {
+    /// Checks the seat's signature for `hand_id`.
+    pub fn verify(&self, hand_id: HandId, player: &PlayerId) -> Result<(), SignatureError> {
+        PlayerSeed { hand_id, seed: self.seed, sig: self.sig, from: None }.verify(player)
+    }
+}
+
+/// Domain tag of the config hash.
+pub const CONFIG_TAG: &[u8] = b"claw/v1/config";
+
+/// `SHA-256("claw/v1/config" || 0x00 || game || 0x00 || game_version || 0x00
+/// || settings JSON text)`: names the rules a hand runs under, comparable
+/// across hands and with the room configuration.
+pub fn config_hash(game: &str, game_version: &str, settings: &RawJson) -> Digest {
+    sha256(&[
+        CONFIG_TAG,
+        &[0],
+        game.as_bytes(),
+        &[0],
+        game_version.as_bytes(),
+        &[0],
+        settings.as_str().as_bytes(),
+    ])
+}
+
+/// `game-start`: the hand's inputs and the commitment to every card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameStart {
+    /// Registry name of the game (`texas-holdem`).
+    pub game: String,
+    /// Rules version of the game.
+    pub game_version: String,
+    /// [`config_hash`] of `game`, `game_version` and `settings`.
+    pub config_hash: Digest,
+    /// The game's normalised settings, exact text.
+    pub settings: RawJson,
+    /// Players in seat order.
+    pub players: Vec<HandPlayer>,
+    /// Table memory carried from the previous hand (button, banker).
+    pub memory: Value,
+    /// The dealer's X25519 key (sealed cards are boxed with it).
+    pub dealer_encryption_key: EncryptionKey,
+    /// Shuffled or scripted deck.
+    pub deck_mode: DeckMode,
+    /// Joint or dealer-only entropy (as in `hand-prepare`).
+    pub entropy: EntropyMode,
+    /// When the secrets are published.
+    pub reveal: RevealPolicy,
+    /// The seeds received in time, signed by their players, in seat order.
+    /// Public now: without the dealer seed they say nothing about the order;
+    /// each player checks at once that its own seed is here.
+    pub player_seeds: Vec<SeatSeed>,
+    /// The game's canonical deck (before shuffling).
+    pub deck: Vec<CardId>,
+    /// `leaf_i` for every deck position `i` (SPEC.md §5).
+    pub leaves: Vec<Digest>,
+    /// Merkle root over `leaves`.
+    pub root: Digest,
+}
+
+/// Where a dealt card goes (same JSON as the games crate's `DealTarget`:
+/// `{"to": "player", "seat": 2}`, `{"to": "community"}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "to", content = "seat")]
+pub enum DealTo {
+    /// One player; sealed to them when face down.
+    Player(Seat),
+    /// The table.
+    Community,
+    /// Burned.
+    Burn,
+    /// The house hand.
+    House,
+}
+
+/// Face up or down (same JSON as the games crate's `Face`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CardFace {
+    /// Shown to everyone: the opening is published.
+    Up,
+    /// Hidden: sealed to its player, or only committed.
+    Down,
+}
+
+/// One dealt card in `phase-deal` / `new-card`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DealtCardMsg {
+    /// The deck position (strictly increasing over the hand, from 0).
+    pub position: u16,
+    /// Who gets it.
+    pub target: DealTo,
+    /// Up or down.
+    pub face: CardFace,
+    /// Face up: the opening (position, card, salt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opening: Option<CardOpening>,
+    /// Face down to a player: the opening sealed to that player.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed: Option<SealedCard>,
+}
+
+/// `phase-deal` / `new-card`: one deal of the game (one `Deal` pending
+/// action), cards in position order. `new-card` when every card goes to one
+/// player, `phase-deal` otherwise; both mean the same to an auditor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DealEvent {
+    /// The game's name for the deal (`hole`, `flop`, `hit`, `kitty`).
+    pub phase: String,
+    /// The cards.
+    pub cards: Vec<DealtCardMsg>,
+}
+
+/// `reveal`: face-down cards opened to everyone now (the Dou Di Zhu kitty,
+/// the blackjack hole card).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reveal {
+    /// One opening per revealed position, in the order the game asked.
+    pub openings: Vec<CardOpening>,
+}
+
+/// A chip account (same JSON as the games crate's `Party`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "seat")]
+pub enum ChipParty {
+    /// A player.
+    Seat(Seat),
+    /// The house bank.
+    House,
+}
+
+/// Debit or credit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChipOp {
+    /// Chips taken from the party.
+    Debit,
+    /// Chips given to the party.
+    Credit,
+}
+
+/// One chip movement the game asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChipMove {
+    /// Debit or credit.
+    pub op: ChipOp,
+    /// Whose chips.
+    pub party: ChipParty,
+    /// How many.
+    pub amount: Chips,
+    /// The game's reason (`small-blind`, `call`, `pot`).
+    pub reason: String,
+}
+
+/// `chips`: consecutive chip movements, in the order the game produced them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChipsMoved {
+    /// The movements.
+    pub moves: Vec<ChipMove>,
+}
+
+/// `action-result`: an accepted action, with the player's signed bytes so
+/// anyone can check the player really took it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionResult {
+    /// Who acted.
+    pub seat: Seat,
+    /// The player's action counter, as signed.
+    pub seq: u32,
+    /// The action JSON, exactly as the player signed it.
+    pub action: RawJson,
+    /// The player's signature (purpose `action`).
+    pub sig: Signature,
+    /// The game's public state after the action.
+    pub public_state: Value,
+}
+
+impl ActionResult {
+    /// Builds the result from the player's signed action.
+    pub fn from_signed(seat: Seat, signed: &SignedAction, public_state: Value) -> ActionResult {
+        ActionResult { seat, seq: signed.seq, action: signed.action.clone(), sig: signed.sig, public_state }
+    }
+
+    /// The player's message as it was signed, for verification.
+    pub fn signed_action(&self, hand_id: HandId) -> SignedAction {
+        SignedAction { hand_id, seq: self.seq, action: self.action.clone(), sig: self.sig }
+    }
+}
+
+/// `timeout-action`: the game's automatic action for a seat whose timer ran
+/// out (not signed by the player; the replay checks it is the game's
+/// `auto_action`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeoutAction {
+    /// The seat that timed out.
+    pub seat: Seat,
+    /// The action applied for it.
+    pub action: Value,
+    /// Why (`timeout`, `disconnected`, `left`).
+    pub reason: String,
+    /// The game's public state after the action.
+    pub public_state: Value,
+}
+
+/// What a hand produced (same JSON as the games crate's `GameResult`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandResult {
+    /// Seats that won something.
+    pub winners: Vec<Seat>,
+    /// Net chip change per seat.
+    pub net: Vec<i64>,
+    /// Net change of the house bank.
+    pub house_net: i64,
+    /// Rake kept for the dealer.
+    pub rake: Chips,
+    /// Human-readable summary.
+    pub summary: String,
+}
+
+/// `game-end`: the result, the table memory for the next hand and, under
+/// policy `full`, the dealer seed and an opening for every deck position.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameEnd {
+    /// Winners, net changes, rake.
+    pub result: HandResult,
+    /// Table memory after the hand.
+    pub memory_after: Value,
+    /// The dealer seed (absent only under policy `deferred`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dealer_seed: Option<Seed>,
+    /// Openings: every position under policy `full`; under `deferred` the
+    /// cards shown at showdown.
+    pub openings: Vec<CardOpening>,
+}
+
+/// `audit-reveal`: the secrets `game-end` withheld (policy `deferred`),
+/// chained after it so the audit can complete later.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditReveal {
+    /// The dealer seed.
+    pub dealer_seed: Seed,
+    /// Openings for the positions `game-end` did not open (it may repeat
+    /// some; repeats must be identical).
+    pub openings: Vec<CardOpening>,
+}

@@ -1,0 +1,442 @@
+//! Dealer → player messages (SPEC.md §9.3). Only [`ServerMessage::Event`]
+//! is part of the signed, chained transcript; the others are direct answers
+//! to one player over its authenticated connection.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::events::{EntropyMode, RevealPolicy};
+use super::handshake_shim::{Accepted, Challenge, Rejected};
+use super::{check_size, encode_frame, parse_as, peek_type, unknown, DecodeError, EncodeError};
+use crate::bytes::HandId;
+use crate::ids::{Chips, PlayerId, Seat};
+use crate::transcript::EventEnvelope;
+
+/// Every message the dealer sends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ServerMessage {
+    /// Handshake step 2.
+    Challenge(Challenge),
+    /// Handshake step 4, success.
+    Accepted(Accepted),
+    /// Handshake step 4, failure.
+    Rejected(Rejected),
+    /// Answer to `join-request`.
+    JoinResponse(JoinResponse),
+    /// A signed, chained hand event (broadcast to the whole table).
+    Event(EventEnvelope),
+    /// It is this player's turn (to the actor only).
+    YourTurn(YourTurn),
+    /// The player's action was refused (to the actor only).
+    ActionRejected(ActionRejected),
+    /// The player was removed from the room.
+    Kicked(Kicked),
+    /// Answer to a `query`.
+    QueryResult(QueryResult),
+    /// A `query` could not be answered.
+    QueryError(QueryError),
+    /// A frame or request was refused (bad frame, rate limit, bad seed…).
+    Error(ErrorMsg),
+}
+
+impl ServerMessage {
+    /// The `type` of this message.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ServerMessage::Challenge(_) => "challenge",
+            ServerMessage::Accepted(_) => "accepted",
+            ServerMessage::Rejected(_) => "rejected",
+            ServerMessage::JoinResponse(_) => "join-response",
+            ServerMessage::Event(_) => "event",
+            ServerMessage::YourTurn(_) => "your-turn",
+            ServerMessage::ActionRejected(_) => "action-rejected",
+            ServerMessage::Kicked(_) => "kicked",
+            ServerMessage::QueryResult(_) => "query-result",
+            ServerMessage::QueryError(_) => "query-error",
+            ServerMessage::Error(_) => "error",
+        }
+    }
+
+    /// Decodes one frame: size first, then `type`, then the fields.
+    pub fn decode(frame: &str) -> Result<ServerMessage, DecodeError> {
+        check_size(frame)?;
+        let ty = peek_type(frame)?;
+        Ok(match ty.as_str() {
+            "challenge" => ServerMessage::Challenge(super::handshake_shim::parse(frame)?),
+            "accepted" => ServerMessage::Accepted(super::handshake_shim::parse(frame)?),
+            "rejected" => ServerMessage::Rejected(super::handshake_shim::parse(frame)?),
+            "join-response" => ServerMessage::JoinResponse(parse_as(frame)?),
+            "event" => ServerMessage::Event(parse_as(frame)?),
+            "your-turn" => ServerMessage::YourTurn(parse_as(frame)?),
+            "action-rejected" => ServerMessage::ActionRejected(parse_as(frame)?),
+            "kicked" => ServerMessage::Kicked(parse_as(frame)?),
+            "query-result" => ServerMessage::QueryResult(parse_as(frame)?),
+            "query-error" => ServerMessage::QueryError(parse_as(frame)?),
+            "error" => ServerMessage::Error(parse_as(frame)?),
+            other => return Err(unknown(other)),
+        })
+    }
+
+    /// Encodes the message as one text frame.
+    pub fn encode(&self) -> Result<String, EncodeError> {
+        encode_frame(self)
+    }
+}
+
+/// A room's configuration as players see it (`join-response`,
+/// `room-config` query).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoomConfig {
+    /// The room's id (the path of the invite URL).
+    pub room_id: String,
+    /// Registry name of the game.
+    pub game: String,
+    /// The game's settings (normalised).
+    pub settings: Value,
+    /// Chips a player brings to the table.
+    pub buy_in: Chips,
+    /// Smallest bet (game-specific meaning; 0 when the game has none).
+    pub min_bet: Chips,
+    /// Largest bet (0 = no limit).
+    pub max_bet: Chips,
+    /// Fixed commission per player per hand.
+    pub commission: Chips,
+    /// Fewest players to start a hand.
+    pub min_players: u8,
+    /// Most seats.
+    pub max_players: u8,
+    /// Seed entropy mode of the hands.
+    pub entropy: EntropyMode,
+    /// Reveal policy of the hands.
+    pub reveal: RevealPolicy,
+    /// Time to act, milliseconds.
+    pub action_timeout_ms: u64,
+    /// Pause between hands, milliseconds.
+    pub between_hands_ms: u64,
+}
+
+/// Why a join was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JoinRejectReason {
+    /// Every seat is taken.
+    RoomFull,
+    /// The player cannot cover the buy-in.
+    InsufficientBalance,
+    /// This identity already holds a seat (another connection).
+    AlreadySeated,
+    /// The room is closed.
+    RoomClosed,
+    /// The handshake did not complete on this connection.
+    NotAuthenticated,
+    /// Anything else (see `message`).
+    Other,
+}
+
+/// Status of a player in the room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlayerStatus {
+    /// Connected, not seated yet.
+    Joined,
+    /// Seated, waiting for the next hand.
+    Seated,
+    /// In the current hand.
+    Playing,
+    /// Keeps the seat, skips hands.
+    SitOut,
+    /// Connection lost, within the reconnect window.
+    Disconnected,
+    /// Gone.
+    Left,
+}
+
+/// A player as the room shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TablePlayer {
+    /// The player's id.
+    pub id: PlayerId,
+    /// Display name, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Seat number in the room, if seated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<Seat>,
+    /// Status.
+    pub status: PlayerStatus,
+    /// Chips at the table.
+    pub chips: Chips,
+}
+
+/// `join-response`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JoinResponse {
+    /// Whether the player is seated.
+    pub accepted: bool,
+    /// Why not, when refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<JoinRejectReason>,
+    /// Free text for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The seat taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<Seat>,
+    /// The room's configuration (when accepted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub room: Option<RoomConfig>,
+    /// Who is in the room (when accepted).
+    #[serde(default)]
+    pub players: Vec<TablePlayer>,
+}
+
+/// One action the player to act may take (same JSON as the games crate's
+/// `ActionOption<Value>`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionChoice {
+    /// A representative action (for ranges: at the minimum amount).
+    pub action: Value,
+    /// Chips it moves now.
+    pub cost: Chips,
+    /// Whether the player's chips cover it.
+    pub affordable: bool,
+    /// Inclusive amount range for bet/raise-style actions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<(Chips, Chips)>,
+}
+
+/// `your-turn`: sent to the actor only, not chained (its options may
+/// depend on the actor's hidden cards; its deadline is wall-clock time).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct YourTurn {
+    /// The hand.
+    pub hand_id: HandId,
+    /// The actor's seat.
+    pub seat: Seat,
+    /// The `seq` the next signed action must carry (at least this).
+    pub seq: u32,
+    /// What the player may do.
+    pub actions: Vec<ActionChoice>,
+    /// The player's chips left for this hand.
+    pub balance: Chips,
+    /// Unix time in milliseconds when the timeout action is taken.
+    pub deadline_ms: u64,
+    /// The game's phase name, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// A warning for people ("10 seconds left").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// Why an action was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActionRejectCode {
+    /// Not this player's turn.
+    NotYourTurn,
+    /// The hand is over.
+    HandOver,
+    /// Not a legal move now.
+    Illegal,
+    /// A bet amount out of range.
+    BadAmount,
+    /// A card the player does not hold.
+    CardNotInHand,
+    /// Not an action of this game.
+    Malformed,
+    /// The signature does not verify.
+    BadSignature,
+    /// `seq` not greater than the last accepted one.
+    BadSeq,
+    /// `hand_id` is not the current hand.
+    WrongHand,
+    /// Too many messages.
+    RateLimited,
+    /// The player is not in this hand.
+    NotInHand,
+}
+
+/// `action-rejected`: to the actor only; not part of the transcript.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionRejected {
+    /// The hand named by the action.
+    pub hand_id: HandId,
+    /// The refused action's `seq`.
+    pub seq: u32,
+    /// Why, as a code.
+    pub code: ActionRejectCode,
+    /// Why, for people.
+    pub reason: String,
+}
+
+/// Why a player was removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KickReason {
+    /// Not enough chips for the next hand.
+    InsufficientBalance,
+    /// Too many protocol violations or floods.
+    ProtocolViolation,
+    /// Sat out or disconnected too long.
+    Idle,
+    /// Another connection authenticated with the same identity.
+    Replaced,
+    /// The room closed.
+    RoomClosed,
+}
+
+/// `kicked`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kicked {
+    /// Why, as a code.
+    pub code: KickReason,
+    /// Why, for people.
+    pub reason: String,
+}
+
+/// Phase of a room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RoomPhase {
+    /// Created, not listening.
+    Idle,
+    /// Accepting players.
+    Waiting,
+    /// A hand is running.
+    Playing,
+    /// Chips are being settled.
+    Settling,
+    /// Pause before the next hand.
+    BetweenHands,
+    /// Closed.
+    Closed,
+}
+
+/// The data of a `query-result`, tagged by `query_type`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "query_type", rename_all = "kebab-case")]
+pub enum QueryData {
+    /// `my-balance`.
+    MyBalance {
+        /// The player's balance with the chip provider.
+        balance: Chips,
+    },
+    /// `room-state`.
+    RoomState {
+        /// Room phase.
+        phase: RoomPhase,
+        /// Hands completed.
+        hands_played: u64,
+        /// Every player's status and chips.
+        players: Vec<TablePlayer>,
+    },
+    /// `table-state`.
+    TableState {
+        /// The current hand, if one is running.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hand_id: Option<HandId>,
+        /// Its public state (never a hidden card).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        public_state: Option<Value>,
+    },
+    /// `room-config`.
+    RoomConfig {
+        /// The configuration.
+        config: RoomConfig,
+    },
+    /// `my-status`.
+    MyStatus {
+        /// Seat, if seated.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seat: Option<Seat>,
+        /// Status.
+        status: PlayerStatus,
+        /// Balance.
+        balance: Chips,
+        /// Credit score (lowered by leaving mid-hand).
+        credit_score: i32,
+    },
+}
+
+/// `query-result`: `{"type":"query-result","nonce":…,"query_type":…, data…}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueryResult {
+    /// The query's nonce.
+    pub nonce: String,
+    /// The answer.
+    #[serde(flatten)]
+    pub data: QueryData,
+}
+
+/// Why a query failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueryErrorCode {
+    /// `query_type` not known.
+    UnknownQuery,
+    /// Over the rate limit shared with actions.
+    RateLimited,
+    /// The query needs a seat.
+    NotSeated,
+    /// The answer (e.g. from the chip provider) took longer than 5 s.
+    Timeout,
+    /// The data is not available now.
+    Unavailable,
+}
+
+/// `query-error`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueryError {
+    /// The query's nonce.
+    pub nonce: String,
+    /// Why, as a code.
+    pub error: QueryErrorCode,
+    /// Why, for people.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// Codes of the generic `error` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorCode {
+    /// The frame was over the size limit.
+    Oversize,
+    /// The frame was not a valid message.
+    Malformed,
+    /// The `type` is not known.
+    UnknownType,
+    /// Too many messages; the message was dropped.
+    RateLimited,
+    /// The message needs a completed handshake or a seat.
+    NotAllowed,
+    /// A `player-seed` was refused (wrong hand, late, bad signature,
+    /// `from` not the session identity).
+    BadSeed,
+    /// The dealer failed; the request may be retried.
+    Internal,
+}
+
+/// `error`: a refused frame or request that has no more specific answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorMsg {
+    /// Why, as a code.
+    pub code: ErrorCode,
+    /// Why, for people.
+    #[serde(default)]
+    pub message: String,
+}
+
+impl ErrorMsg {
+    /// The answer to a frame that failed to decode.
+    pub fn from_decode(e: &DecodeError) -> ErrorMsg {
+        let code = match e {
+            DecodeError::Oversize { .. } => ErrorCode::Oversize,
+            DecodeError::Malformed { .. } => ErrorCode::Malformed,
+            DecodeError::UnknownType { .. } => ErrorCode::UnknownType,
+        };
+        ErrorMsg { code, message: e.to_string() }
+    }
+}
