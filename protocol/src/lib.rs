@@ -9,13 +9,13 @@ pub mod card;
 pub mod commit;
 pub mod identity;
 pub mod ids;
+pub mod seal;
+pub mod shuffle;
+pub mod sign;
 
 pub mod audit;
 pub mod messages;
 pub mod transcript;
-pub mod seal;
-pub mod shuffle;
-pub mod sign;
 
 pub use card::{Card, CardId, CardParseError, Rank, Suit};
 pub use ids::{Chips, IdError, PlayerId, Seat};
