@@ -1,9 +1,11 @@
 //! Chip providers: where the dealer moves chips. Every mutating call carries
 //! an idempotency key, so a retry after a timeout never moves chips twice.
 
+pub mod http;
 pub mod local;
 pub mod types;
 
+pub use http::{HttpChips, HttpChipsConfig};
 pub use local::LocalChips;
 pub use types::{AccountId, ChipError, ChipOp, ChipOpKind, IdempotencyKey};
 

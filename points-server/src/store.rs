@@ -1,0 +1,832 @@
+//! The ledger storage: one code path over SQLite and PostgreSQL (`sqlx::Any`).
+//!
+//! Every mutation runs in one database transaction that first locks the audit
+//! chain's head row, so mutations are serialised (in this process by an async
+//! gate, across processes by the database lock). Inside it: the idempotency
+//! key is looked up (a repeat replays the stored answer), the movements are
+//! applied with conditional updates (never below zero; the `CHECK (balance >=
+//! 0)` constraint is the backstop), then the ledger rows, the audit entry, the
+//! new chain head and the answer are written, and the transaction commits.
+//! SQLite runs in WAL mode with `synchronous = FULL`: an acknowledged write
+//! has been fsynced.
+
+use std::collections::{BTreeMap, HashMap};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use claw_chips::{AccountId, IdempotencyKey};
+use serde::Serialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row};
+use tokio::sync::Mutex;
+
+use crate::audit::{entry_hash, AuditBody, AuditEntry, AuditMove, EntryKind, GENESIS_HASH};
+
+/// Largest amount one movement may carry (10^15).
+pub const MAX_AMOUNT: u64 = 1_000_000_000_000_000;
+/// Largest balance an account may reach (10^18, below `i64::MAX`).
+pub const MAX_BALANCE: u64 = 1_000_000_000_000_000_000;
+/// Longest memo, in bytes.
+pub const MAX_MEMO_LEN: usize = 256;
+/// Most movements in one settle batch.
+pub const MAX_BATCH_OPS: usize = 256;
+/// Largest page of history or audit entries.
+pub const MAX_PAGE: u32 = 1000;
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// Which database engine a URL names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// `sqlite://path?mode=rwc` (a file; `mode=rwc` creates it).
+    Sqlite,
+    /// `postgres://user:pass@host:port/db`.
+    Postgres,
+}
+
+impl Backend {
+    /// Picks the backend from a database URL's scheme.
+    pub fn from_url(url: &str) -> Result<Backend, StoreError> {
+        if url.starts_with("sqlite:") {
+            Ok(Backend::Sqlite)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Ok(Backend::Postgres)
+        } else {
+            Err(StoreError::BadUrl(redact_url(url)))
+        }
+    }
+}
+
+/// Strips a password from a URL before it goes into an error or a log line.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        Ok(u) => u.to_string(),
+        Err(_) => "<unparseable url>".to_owned(),
+    }
+}
+
+/// Builds a SQLite URL for a file path, creating the file if missing.
+pub fn sqlite_url(path: &std::path::Path) -> String {
+    format!("sqlite://{}?mode=rwc", path.display())
+}
+
+/// Storage failures. None of them means chips moved twice.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The URL is neither `sqlite:` nor `postgres://`.
+    #[error("unsupported database URL {0} (use sqlite://PATH?mode=rwc or postgres://…)")]
+    BadUrl(String),
+    /// The database refused or failed a statement, or is unreachable.
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+    /// Applying the schema migrations failed.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A stored row does not parse (only possible if someone edited the database).
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    /// The background task running a mutation died.
+    #[error("database task failed: {0}")]
+    Task(String),
+}
+
+/// The operation named in the audit log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpName {
+    /// One debit.
+    Debit,
+    /// One credit.
+    Credit,
+    /// One operator grant.
+    Grant,
+    /// An atomic batch of debits and credits.
+    Settle,
+}
+
+impl OpName {
+    /// The stable text used in the audit log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpName::Debit => "debit",
+            OpName::Credit => "credit",
+            OpName::Grant => "grant",
+            OpName::Settle => "settle",
+        }
+    }
+}
+
+/// One validated account movement of a mutation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Move {
+    /// Debit, credit or grant.
+    pub kind: EntryKind,
+    /// The account moved.
+    pub account: AccountId,
+    /// 1..=MAX_AMOUNT.
+    pub amount: u64,
+    /// At most MAX_MEMO_LEN bytes, no control characters.
+    pub memo: String,
+}
+
+/// A validated mutating request: what the idempotency key is bound to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Mutation {
+    /// The operation as named in the audit log.
+    pub op: OpName,
+    /// The movements, applied in order, all or none.
+    pub moves: Vec<Move>,
+}
+
+impl Mutation {
+    /// SHA-256 (hex) of the canonical JSON of the request: equal requests have
+    /// equal fingerprints, whatever whitespace or field order the client sent.
+    pub fn fingerprint(&self) -> String {
+        let text = serde_json::to_string(self).unwrap_or_default();
+        hex::encode(Sha256::digest(text.as_bytes()))
+    }
+}
+
+/// The answer to a mutating request: an HTTP status and a JSON body, stored
+/// under the idempotency key and replayed byte for byte on repeats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// HTTP status (200, or 409 for insufficient balance / overflow / key reuse).
+    pub status: u16,
+    /// JSON text.
+    pub body: String,
+    /// True when this is a stored answer to an earlier identical request.
+    pub replayed: bool,
+}
+
+/// One movement of an account's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HistoryEntry {
+    /// The audit entry that made this movement.
+    pub seq: u64,
+    /// Position inside that entry.
+    pub idx: u32,
+    /// Debit, credit or grant.
+    pub kind: EntryKind,
+    /// Chips moved.
+    pub amount: u64,
+    /// The balance right after.
+    pub balance: u64,
+    /// Caller's memo.
+    pub memo: String,
+    /// Unix milliseconds.
+    pub created_ms: i64,
+}
+
+/// One thing wrong found by [`Store::verify`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// The audit entry concerned, when there is one.
+    pub seq: Option<u64>,
+    /// Machine code: `seq-gap`, `prev-hash-mismatch`, `hash-mismatch`, `bad-body`,
+    /// `balance-mismatch`, `head-mismatch`, `ledger-mismatch`, `account-mismatch`.
+    pub kind: String,
+    /// Human explanation.
+    pub message: String,
+}
+
+/// Result of verifying the audit chain against the tables.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VerifyReport {
+    /// True when no problem was found.
+    pub ok: bool,
+    /// Audit entries read.
+    pub entries: u64,
+    /// The chain head's sequence number.
+    pub head_seq: u64,
+    /// The chain head's hash: publish it to detect a rewrite of the whole tail.
+    pub head_hash: String,
+    /// Accounts with a balance row.
+    pub accounts: u64,
+    /// Sum of all balances.
+    pub total_balance: u128,
+    /// Sum of all grants (chips created by the operator).
+    pub total_granted: u128,
+    /// Sum of all debits.
+    pub total_debited: u128,
+    /// Sum of all credits.
+    pub total_credited: u128,
+    /// What is wrong (at most 100 listed).
+    pub problems: Vec<Problem>,
+}
+
+/// Opened ledger database. Cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+    gate: Arc<Mutex<()>>,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+fn to_i64(v: u64) -> i64 {
+    // Every amount and balance is bounded by MAX_BALANCE < i64::MAX.
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn from_i64(v: i64, what: &str) -> Result<u64, StoreError> {
+    u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("negative {what} {v}")))
+}
+
+impl Store {
+    /// Connects, tunes SQLite (WAL, synchronous=FULL, busy timeout) and applies migrations.
+    pub async fn open(db_url: &str) -> Result<Store, StoreError> {
+        let store = Store::connect(db_url).await?;
+        match store.backend {
+            Backend::Sqlite => SQLITE_MIGRATIONS.run(&store.pool).await?,
+            Backend::Postgres => POSTGRES_MIGRATIONS.run(&store.pool).await?,
+        }
+        Ok(store)
+    }
+
+    /// Connects without migrating (for `verify` on an existing database).
+    pub async fn connect(db_url: &str) -> Result<Store, StoreError> {
+        sqlx::any::install_default_drivers();
+        let backend = Backend::from_url(db_url)?;
+        let options =
+            AnyConnectOptions::from_str(db_url).map_err(|_| StoreError::BadUrl(redact_url(db_url)))?;
+        let in_memory = db_url.contains(":memory:") || db_url.contains("mode=memory");
+        let mut pool =
+            AnyPoolOptions::new().acquire_timeout(Duration::from_secs(15)).max_connections(match backend {
+                Backend::Sqlite if in_memory => 1,
+                Backend::Sqlite => 4,
+                Backend::Postgres => 8,
+            });
+        if backend == Backend::Sqlite {
+            pool = pool.after_connect(|conn, _meta| {
+                Box::pin(async move {
+                    // Durable on every acknowledged write: WAL + fsync at each commit.
+                    sqlx::query("PRAGMA journal_mode = WAL").fetch_optional(&mut *conn).await?;
+                    sqlx::query("PRAGMA synchronous = FULL").execute(&mut *conn).await?;
+                    sqlx::query("PRAGMA busy_timeout = 15000").fetch_optional(&mut *conn).await?;
+                    Ok(())
+                })
+            });
+        }
+        let pool = pool.connect_with(options).await?;
+        Ok(Store { pool, backend, gate: Arc::new(Mutex::new(())) })
+    }
+
+    /// Which engine this store runs on.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The underlying pool (tests use it to inspect or tamper with tables).
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// Closes every connection; waits for checked-out ones to return.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// An account's balance; accounts never seen have balance 0.
+    pub async fn balance(&self, account: &AccountId) -> Result<u64, StoreError> {
+        let row = sqlx::query("SELECT balance FROM accounts WHERE id = $1")
+            .bind(account.as_str())
+            .fetch_optional(&self.pool)
+            .await?;
+        match row {
+            Some(r) => from_i64(r.try_get::<i64, _>(0)?, "balance"),
+            None => Ok(0),
+        }
+    }
+
+    /// Applies a mutation exactly once per key. The work runs in its own task so
+    /// that a client hanging up cannot cut a transaction in half.
+    pub async fn apply(&self, key: &IdempotencyKey, m: Mutation) -> Result<Answer, StoreError> {
+        let store = self.clone();
+        let key = key.clone();
+        tokio::spawn(async move { store.apply_locked(&key, &m).await })
+            .await
+            .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    async fn apply_locked(&self, key: &IdempotencyKey, m: &Mutation) -> Result<Answer, StoreError> {
+        let fingerprint = m.fingerprint();
+        let _gate = self.gate.lock().await;
+        let mut tx = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        };
+        // Lock the chain head first: serialises every mutation, also across processes.
+        let head = sqlx::query("UPDATE audit_head SET seq = seq WHERE id = 1 RETURNING seq, hash")
+            .fetch_one(&mut *tx)
+            .await?;
+        let head_seq: i64 = head.try_get(0)?;
+        let head_hash: String = head.try_get(1)?;
+
+        let earlier =
+            sqlx::query("SELECT fingerprint, status, response FROM idempotency WHERE idem_key = $1")
+                .bind(key.as_str())
+                .fetch_optional(&mut *tx)
+                .await?;
+        if let Some(row) = earlier {
+            tx.rollback().await?;
+            let fp: String = row.try_get(0)?;
+            if fp == fingerprint {
+                let status: i32 = row.try_get(1)?;
+                let body: String = row.try_get(2)?;
+                let status =
+                    u16::try_from(status).map_err(|_| StoreError::Corrupt(format!("status {status}")))?;
+                return Ok(Answer { status, body, replayed: true });
+            }
+            let body = json!({
+                "code": "key-reused",
+                "message": format!("idempotency key {key} was already used for a different request"),
+            });
+            return Ok(Answer { status: 409, body: body.to_string(), replayed: false });
+        }
+
+        let seq = head_seq + 1;
+        let now = now_ms();
+        let mut sp = sqlx::Connection::begin(&mut *tx).await?;
+        let mut applied: Vec<AuditMove> = Vec::with_capacity(m.moves.len());
+        let mut failure: Option<serde_json::Value> = None;
+        for mv in &m.moves {
+            let amount = to_i64(mv.amount);
+            let row = match mv.kind {
+                EntryKind::Debit => {
+                    sqlx::query(
+                        "UPDATE accounts SET balance = balance - $1, updated_seq = $2 \
+                         WHERE id = $3 AND balance >= $1 RETURNING balance",
+                    )
+                    .bind(amount)
+                    .bind(seq)
+                    .bind(mv.account.as_str())
+                    .fetch_optional(&mut *sp)
+                    .await?
+                }
+                EntryKind::Credit | EntryKind::Grant => {
+                    sqlx::query(
+                        "INSERT INTO accounts (id, balance, updated_seq) VALUES ($3, $1, $2) \
+                         ON CONFLICT (id) DO UPDATE SET balance = accounts.balance + excluded.balance, \
+                         updated_seq = excluded.updated_seq \
+                         WHERE accounts.balance <= $4 - excluded.balance RETURNING balance",
+                    )
+                    .bind(amount)
+                    .bind(seq)
+                    .bind(mv.account.as_str())
+                    .bind(to_i64(MAX_BALANCE))
+                    .fetch_optional(&mut *sp)
+                    .await?
+                }
+            };
+            match row {
+                Some(r) => {
+                    let balance = from_i64(r.try_get::<i64, _>(0)?, "balance")?;
+                    applied.push(AuditMove {
+                        account: mv.account.to_string(),
+                        kind: mv.kind,
+                        amount: mv.amount,
+                        balance,
+                        memo: mv.memo.clone(),
+                    });
+                }
+                None => {
+                    let current = sqlx::query("SELECT balance FROM accounts WHERE id = $1")
+                        .bind(mv.account.as_str())
+                        .fetch_optional(&mut *sp)
+                        .await?
+                        .map(|r| r.try_get::<i64, _>(0))
+                        .transpose()?
+                        .unwrap_or(0);
+                    let current = from_i64(current, "balance")?;
+                    failure = Some(if mv.kind == EntryKind::Debit {
+                        json!({
+                            "code": "insufficient",
+                            "message": format!("insufficient balance in {}: has {current}, needs {}", mv.account, mv.amount),
+                            "account": mv.account.as_str(),
+                            "balance": current,
+                            "needed": mv.amount,
+                        })
+                    } else {
+                        json!({
+                            "code": "balance-overflow",
+                            "message": format!("crediting {} to {} would exceed the largest balance {MAX_BALANCE}", mv.amount, mv.account),
+                            "account": mv.account.as_str(),
+                            "balance": current,
+                            "amount": mv.amount,
+                        })
+                    });
+                    break;
+                }
+            }
+        }
+
+        if let Some(fail) = failure {
+            // Nothing moves, but the answer is final for this key.
+            sp.rollback().await?;
+            let body = fail.to_string();
+            insert_answer(&mut tx, key, &fingerprint, 409, &body, now).await?;
+            tx.commit().await?;
+            return Ok(Answer { status: 409, body, replayed: false });
+        }
+        sp.commit().await?;
+
+        for (idx, mv) in applied.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO ledger (audit_seq, idx, account, kind, amount, balance_after, memo, created_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(seq)
+            .bind(idx as i32)
+            .bind(mv.account.as_str())
+            .bind(mv.kind.as_str())
+            .bind(to_i64(mv.amount))
+            .bind(to_i64(mv.balance))
+            .bind(mv.memo.as_str())
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let body = serde_json::to_string(&AuditBody { entries: applied.clone() })
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let op = m.op.as_str();
+        let hash = entry_hash(seq as u64, &head_hash, now, op, key.as_str(), &body)
+            .ok_or_else(|| StoreError::Corrupt(format!("audit head hash {head_hash:?} is not 64 hex")))?;
+        sqlx::query(
+            "INSERT INTO audit_log (seq, op, idem_key, body, created_ms, prev_hash, hash) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(seq)
+        .bind(op)
+        .bind(key.as_str())
+        .bind(body.as_str())
+        .bind(now)
+        .bind(head_hash.as_str())
+        .bind(hash.as_str())
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")
+            .bind(seq)
+            .bind(hash.as_str())
+            .execute(&mut *tx)
+            .await?;
+
+        let answer = if m.op == OpName::Settle {
+            let balances: Vec<_> =
+                applied.iter().map(|a| json!({"account": a.account, "balance": a.balance})).collect();
+            json!({"key": key.as_str(), "seq": seq, "balances": balances})
+        } else {
+            let a = &applied[0];
+            json!({"key": key.as_str(), "seq": seq, "account": a.account, "balance": a.balance})
+        };
+        let answer = answer.to_string();
+        insert_answer(&mut tx, key, &fingerprint, 200, &answer, now).await?;
+        tx.commit().await?;
+        Ok(Answer { status: 200, body: answer, replayed: false })
+    }
+
+    /// One page of an account's movements, oldest first, strictly after the
+    /// cursor `(seq, idx)`.
+    pub async fn history(
+        &self,
+        account: &AccountId,
+        after: (u64, u32),
+        limit: u32,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT audit_seq, idx, kind, amount, balance_after, memo, created_ms FROM ledger \
+             WHERE account = $1 AND (audit_seq > $2 OR (audit_seq = $2 AND idx > $3)) \
+             ORDER BY audit_seq, idx LIMIT $4",
+        )
+        .bind(account.as_str())
+        .bind(to_i64(after.0))
+        .bind(i64::from(after.1))
+        .bind(i64::from(limit.min(MAX_PAGE)))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(history_row).collect()
+    }
+
+    /// One page of the audit log, strictly after `after_seq`, in order.
+    pub async fn audit_page(&self, after_seq: u64, limit: u32) -> Result<Vec<AuditEntry>, StoreError> {
+        audit_page(&self.pool, after_seq, limit).await
+    }
+
+    /// Walks the whole audit chain in one consistent snapshot: checks sequence
+    /// numbers, links, hashes and the head; replays the movements and compares
+    /// the result with the ledger and accounts tables.
+    pub async fn verify(&self) -> Result<VerifyReport, StoreError> {
+        let mut tx = match self.backend {
+            Backend::Sqlite => self.pool.begin().await?,
+            Backend::Postgres => {
+                self.pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await?
+            }
+        };
+        let head = sqlx::query("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(&mut *tx).await?;
+        let head_seq = from_i64(head.try_get(0)?, "head seq")?;
+        let head_hash: String = head.try_get(1)?;
+
+        let mut problems = Vec::new();
+        let mut push = |p: Problem| {
+            if problems.len() < 100 {
+                problems.push(p);
+            }
+        };
+        let mut balances: BTreeMap<String, u64> = BTreeMap::new();
+        let (mut granted, mut debited, mut credited) = (0u128, 0u128, 0u128);
+        let mut expected_ledger = Sha256::new();
+        let mut expected_rows = 0u64;
+        let mut prev_hash = GENESIS_HASH.to_owned();
+        let mut expect_seq = 1u64;
+        let mut entries = 0u64;
+        let mut after = 0u64;
+        loop {
+            let page = audit_page(&mut *tx, after, MAX_PAGE).await?;
+            let Some(last) = page.last() else { break };
+            after = last.seq;
+            for e in &page {
+                entries += 1;
+                if e.seq != expect_seq {
+                    push(Problem {
+                        seq: Some(e.seq),
+                        kind: "seq-gap".into(),
+                        message: format!(
+                            "expected entry {expect_seq}, found {}: entries were deleted",
+                            e.seq
+                        ),
+                    });
+                }
+                expect_seq = e.seq + 1;
+                if e.prev_hash != prev_hash {
+                    push(Problem {
+                        seq: Some(e.seq),
+                        kind: "prev-hash-mismatch".into(),
+                        message: "prev_hash does not match the previous entry's hash".into(),
+                    });
+                }
+                if e.computed_hash().as_deref() != Some(e.hash.as_str()) {
+                    push(Problem {
+                        seq: Some(e.seq),
+                        kind: "hash-mismatch".into(),
+                        message: "stored hash does not match the entry's contents".into(),
+                    });
+                }
+                prev_hash = e.hash.clone();
+                let body: AuditBody = match serde_json::from_str(&e.body) {
+                    Ok(b) => b,
+                    Err(err) => {
+                        push(Problem {
+                            seq: Some(e.seq),
+                            kind: "bad-body".into(),
+                            message: format!("body does not parse: {err}"),
+                        });
+                        continue;
+                    }
+                };
+                for (idx, mv) in body.entries.iter().enumerate() {
+                    let b = balances.entry(mv.account.clone()).or_insert(0);
+                    let next = match mv.kind {
+                        EntryKind::Debit => {
+                            debited += u128::from(mv.amount);
+                            b.checked_sub(mv.amount)
+                        }
+                        EntryKind::Credit => {
+                            credited += u128::from(mv.amount);
+                            b.checked_add(mv.amount)
+                        }
+                        EntryKind::Grant => {
+                            granted += u128::from(mv.amount);
+                            b.checked_add(mv.amount)
+                        }
+                    };
+                    if next != Some(mv.balance) {
+                        push(Problem {
+                            seq: Some(e.seq),
+                            kind: "balance-mismatch".into(),
+                            message: format!(
+                                "{} {} on {} from {} gives {:?}, entry says {}",
+                                mv.kind.as_str(),
+                                mv.amount,
+                                mv.account,
+                                b,
+                                next,
+                                mv.balance
+                            ),
+                        });
+                    }
+                    *b = mv.balance;
+                    ledger_digest(
+                        &mut expected_ledger,
+                        e.seq,
+                        idx as u64,
+                        &mv.account,
+                        mv.kind.as_str(),
+                        mv.amount,
+                        mv.balance,
+                        &mv.memo,
+                        e.created_ms,
+                    );
+                    expected_rows += 1;
+                }
+            }
+        }
+        if entries != head_seq || prev_hash != head_hash {
+            push(Problem {
+                seq: Some(head_seq),
+                kind: "head-mismatch".into(),
+                message: format!(
+                    "head says {head_seq} entries ending in {head_hash}, log has {entries} ending in {prev_hash}"
+                ),
+            });
+        }
+
+        // The ledger table must be exactly the movements of the audit log.
+        let mut actual_ledger = Sha256::new();
+        let mut actual_rows = 0u64;
+        let mut cursor = (-1i64, -1i64);
+        loop {
+            let rows = sqlx::query(
+                "SELECT audit_seq, idx, account, kind, amount, balance_after, memo, created_ms FROM ledger \
+                 WHERE audit_seq > $1 OR (audit_seq = $1 AND idx > $2) ORDER BY audit_seq, idx LIMIT $3",
+            )
+            .bind(cursor.0)
+            .bind(cursor.1)
+            .bind(i64::from(MAX_PAGE))
+            .fetch_all(&mut *tx)
+            .await?;
+            let Some(last) = rows.last() else { break };
+            cursor = (last.try_get(0)?, i64::from(last.try_get::<i32, _>(1)?));
+            for r in &rows {
+                let account: String = r.try_get(2)?;
+                let kind: String = r.try_get(3)?;
+                let memo: String = r.try_get(6)?;
+                ledger_digest(
+                    &mut actual_ledger,
+                    r.try_get::<i64, _>(0)? as u64,
+                    r.try_get::<i32, _>(1)? as u64,
+                    &account,
+                    &kind,
+                    r.try_get::<i64, _>(4)? as u64,
+                    r.try_get::<i64, _>(5)? as u64,
+                    &memo,
+                    r.try_get(7)?,
+                );
+                actual_rows += 1;
+            }
+        }
+        if actual_rows != expected_rows || actual_ledger.finalize() != expected_ledger.finalize() {
+            push(Problem {
+                seq: None,
+                kind: "ledger-mismatch".into(),
+                message: format!(
+                    "ledger table ({actual_rows} rows) differs from the audit log's movements ({expected_rows})"
+                ),
+            });
+        }
+
+        // Every balance must be what the audit log says.
+        let mut table: HashMap<String, u64> = HashMap::new();
+        let mut last_id = String::new();
+        loop {
+            let rows = sqlx::query("SELECT id, balance FROM accounts WHERE id > $1 ORDER BY id LIMIT $2")
+                .bind(last_id.as_str())
+                .bind(i64::from(MAX_PAGE))
+                .fetch_all(&mut *tx)
+                .await?;
+            let Some(last) = rows.last() else { break };
+            last_id = last.try_get(0)?;
+            for r in &rows {
+                table.insert(r.try_get(0)?, r.try_get::<i64, _>(1)? as u64);
+            }
+        }
+        tx.rollback().await?;
+        let total_balance: u128 = table.values().map(|&b| u128::from(b)).sum();
+        for (account, want) in &balances {
+            let have = table.get(account).copied();
+            if have != Some(*want) {
+                push(Problem {
+                    seq: None,
+                    kind: "account-mismatch".into(),
+                    message: format!("account {account} holds {have:?}, the audit log says {want}"),
+                });
+            }
+        }
+        for (account, have) in &table {
+            if !balances.contains_key(account) {
+                push(Problem {
+                    seq: None,
+                    kind: "account-mismatch".into(),
+                    message: format!("account {account} holds {have} but has no audit entry"),
+                });
+            }
+        }
+        Ok(VerifyReport {
+            ok: problems.is_empty(),
+            entries,
+            head_seq,
+            head_hash,
+            accounts: table.len() as u64,
+            total_balance,
+            total_granted: granted,
+            total_debited: debited,
+            total_credited: credited,
+            problems,
+        })
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn ledger_digest(
+    h: &mut Sha256,
+    seq: u64,
+    idx: u64,
+    account: &str,
+    kind: &str,
+    amount: u64,
+    balance: u64,
+    memo: &str,
+    created_ms: i64,
+) {
+    h.update(seq.to_be_bytes());
+    h.update(idx.to_be_bytes());
+    for s in [account, kind, memo] {
+        h.update((s.len() as u64).to_be_bytes());
+        h.update(s.as_bytes());
+    }
+    h.update(amount.to_be_bytes());
+    h.update(balance.to_be_bytes());
+    h.update(created_ms.to_be_bytes());
+}
+
+async fn insert_answer(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    key: &IdempotencyKey,
+    fingerprint: &str,
+    status: i32,
+    body: &str,
+    now: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO idempotency (idem_key, fingerprint, status, response, created_ms) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(key.as_str())
+    .bind(fingerprint)
+    .bind(status)
+    .bind(body)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+async fn audit_page<'e, E>(exec: E, after_seq: u64, limit: u32) -> Result<Vec<AuditEntry>, StoreError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let rows = sqlx::query(
+        "SELECT seq, op, idem_key, body, created_ms, prev_hash, hash FROM audit_log \
+         WHERE seq > $1 ORDER BY seq LIMIT $2",
+    )
+    .bind(to_i64(after_seq))
+    .bind(i64::from(limit.min(MAX_PAGE)))
+    .fetch_all(exec)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(AuditEntry {
+                seq: from_i64(r.try_get(0)?, "seq")?,
+                op: r.try_get(1)?,
+                key: r.try_get(2)?,
+                body: r.try_get(3)?,
+                created_ms: r.try_get(4)?,
+                prev_hash: r.try_get(5)?,
+                hash: r.try_get(6)?,
+            })
+        })
+        .collect()
+}
+
+fn history_row(r: &AnyRow) -> Result<HistoryEntry, StoreError> {
+    let kind: String = r.try_get(2)?;
+    Ok(HistoryEntry {
+        seq: from_i64(r.try_get(0)?, "seq")?,
+        idx: u32::try_from(r.try_get::<i32, _>(1)?)
+            .map_err(|_| StoreError::Corrupt("negative idx".into()))?,
+        kind: EntryKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("ledger kind {kind:?}")))?,
+        amount: from_i64(r.try_get(3)?, "amount")?,
+        balance: from_i64(r.try_get(4)?, "balance")?,
+        memo: r.try_get(5)?,
+        created_ms: r.try_get(6)?,
+    })
+}
