@@ -1,0 +1,78 @@
+//! The transcript archive: every finished hand as JSON lines under
+//! `DATA_DIR/rooms/<room>/transcripts/<hand_number>-<hand_id>.jsonl`
+//! (a header line, then one signed `event` per line), ready for
+//! `claw-player audit`. A deferred `audit-reveal` is appended to its hand's
+//! file when it is published.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use claw_protocol::transcript::{EventEnvelope, Transcript};
+use claw_protocol::HandId;
+
+/// Why archiving failed (logged; the hand itself is not affected).
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("archive i/o: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("archive encoding: {0}")]
+    Encode(String),
+}
+
+/// One room's transcript directory.
+#[derive(Debug, Clone)]
+pub struct Archive {
+    dir: PathBuf,
+}
+
+impl Archive {
+    /// The archive of `room` under `data_dir` (created if missing).
+    pub fn open(data_dir: &Path, room: &str) -> Result<Archive, ArchiveError> {
+        let dir = data_dir.join("rooms").join(room).join("transcripts");
+        fs::create_dir_all(&dir)?;
+        Ok(Archive { dir })
+    }
+
+    /// The directory holding the files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file of one hand.
+    pub fn path(&self, hand_number: u64, hand_id: &HandId) -> PathBuf {
+        self.dir.join(format!("{hand_number:08}-{hand_id}.jsonl"))
+    }
+
+    /// Writes a hand's transcript (atomically: temp file, then rename).
+    pub fn write(&self, hand_number: u64, t: &Transcript) -> Result<PathBuf, ArchiveError> {
+        let text = t.to_jsonl().map_err(|e| ArchiveError::Encode(e.to_string()))?;
+        let path = self.path(hand_number, &t.hand_id);
+        let tmp = path.with_extension("jsonl.tmp");
+        fs::write(&tmp, text)?;
+        fs::rename(&tmp, &path)?;
+        Ok(path)
+    }
+
+    /// Appends one event (a deferred `audit-reveal`) to a hand's file.
+    pub fn append(&self, hand_number: u64, env: &EventEnvelope) -> Result<(), ArchiveError> {
+        let line = env.encode().map_err(|e| ArchiveError::Encode(e.to_string()))?;
+        let mut f = OpenOptions::new().append(true).open(self.path(hand_number, &env.hand_id))?;
+        writeln!(f, "{line}")?;
+        Ok(())
+    }
+
+    /// Every archived transcript file, in hand order.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = fs::read_dir(&self.dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+}

@@ -1,0 +1,726 @@
+//! The GameEngine: one hand of any registered game, sans-IO.
+//!
+//! A [`Hand`] goes through prepare (dealer seed commitment, `hand-prepare`),
+//! seed collection (entropy `joint`), start (joint shuffle, deck commitment,
+//! `game-start`, the game's start actions), actions (validated and applied
+//! through the shared [`HandRunner`], so the dealer deals exactly what the
+//! auditor's replay deals), and the end (`game-end` with every secret, or the
+//! shown cards only under the deferred policy followed later by
+//! `audit-reveal`). Every event is signed and chained into the hand's
+//! transcript.
+//!
+//! The engine never reads a clock or draws randomness itself and does no
+//! I/O: the room task passes the rng and times in and carries the results
+//! out. Chip movements are two-phase: a step ([`Hand::start`], [`Hand::act`],
+//! [`Hand::auto_act`]) applies the game move and returns the chip moves it
+//! needs; the room executes them, then [`Hand::commit`]s the step (which
+//! publishes it) or [`Hand::rollback`]s it when a debit was refused.
+
+mod wire;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use claw_games::{
+    check_conservation, runner::ConservationError, DynGame, GameError, GameMeta, GameResult, HandEvent,
+    HandRunner, Party, PlayerInfo, RecordedAction,
+};
+use claw_protocol::messages::{
+    config_hash, ActionChoice, ActionRejectCode, ActionResult, AuditReveal, DeckMode, EncodeError,
+    EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, PlayerSeed, RawJson, RevealPolicy,
+    SeatSeed, SignedAction, TimeoutAction, YourTurn,
+};
+use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptBuilder, TranscriptError};
+use claw_protocol::{
+    leaf, merkle_root, seed_commitment, shuffle, shuffle_seed, CardId, CardOpening, Chips, Digest,
+    EncryptionKey, HandId, Identity, PlayerId, Salt, Seat, Seed, SharedKey,
+};
+use rand_core::CryptoRngCore;
+use serde_json::Value;
+
+pub use wire::Move;
+
+/// Why the engine could not go on with a hand (the room voids it).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("game: {0}")]
+    Game(#[from] GameError),
+    #[error("transcript: {0}")]
+    Transcript(#[from] TranscriptError),
+    #[error("encoding: {0}")]
+    Encode(#[from] EncodeError),
+    #[error("chip movements do not match the result: {0}")]
+    Conservation(#[from] ConservationError),
+    #[error("engine: {0}")]
+    State(String),
+}
+
+/// Why a player's action was refused (sent back as `action-rejected`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionReject {
+    pub code: ActionRejectCode,
+    pub reason: String,
+}
+
+impl ActionReject {
+    fn new(code: ActionRejectCode, reason: impl Into<String>) -> ActionReject {
+        ActionReject { code, reason: reason.into() }
+    }
+}
+
+fn reject_from_game(e: &GameError) -> ActionReject {
+    let code = match e {
+        GameError::NotYourTurn => ActionRejectCode::NotYourTurn,
+        GameError::HandOver => ActionRejectCode::HandOver,
+        GameError::BadAmount(_) => ActionRejectCode::BadAmount,
+        GameError::CardNotInHand(_) => ActionRejectCode::CardNotInHand,
+        GameError::Malformed(_) => ActionRejectCode::Malformed,
+        _ => ActionRejectCode::Illegal,
+    };
+    ActionReject::new(code, e.to_string())
+}
+
+/// Why a player seed was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SeedError {
+    #[error("seed for hand {got}, the hand being prepared is {expected}")]
+    WrongHand { expected: HandId, got: HandId },
+    #[error("seeds are not being collected now")]
+    NotCollecting,
+    #[error("this seat already sent its seed")]
+    Duplicate,
+    #[error("the player is not in this hand")]
+    NotInHand,
+    #[error("bad seed signature")]
+    BadSignature,
+}
+
+/// The fixed part of a room's hands: game, normalised settings, policies.
+pub struct GameSpec {
+    pub room_id: String,
+    pub game: Arc<dyn DynGame>,
+    pub meta: GameMeta,
+    /// Normalised settings.
+    pub settings: Value,
+    /// The same settings as the exact text signed in `game-start`.
+    pub settings_raw: RawJson,
+    pub config_hash: Digest,
+    pub entropy: EntropyMode,
+    pub reveal: RevealPolicy,
+    /// Announced in `hand-prepare`.
+    pub seed_timeout_ms: u64,
+}
+
+impl GameSpec {
+    /// Builds the spec; `settings` must already be normalised by the game.
+    pub fn new(
+        room_id: impl Into<String>,
+        game: Arc<dyn DynGame>,
+        settings: Value,
+        entropy: EntropyMode,
+        reveal: RevealPolicy,
+        seed_timeout_ms: u64,
+    ) -> Result<GameSpec, EngineError> {
+        let meta = game.meta();
+        let settings_raw = RawJson::from_value(&settings)?;
+        let config_hash = config_hash(meta.name, meta.version, &settings_raw);
+        Ok(GameSpec {
+            room_id: room_id.into(),
+            game,
+            meta,
+            settings,
+            settings_raw,
+            config_hash,
+            entropy,
+            reveal,
+            seed_timeout_ms,
+        })
+    }
+}
+
+/// A player of a hand: identity, keys, chips available.
+#[derive(Clone)]
+pub struct HandSeat {
+    pub id: PlayerId,
+    pub encryption_key: EncryptionKey,
+    /// Chips the player can put into the hand (after commission).
+    pub balance: Chips,
+    /// The session's precomputed box key with this player.
+    pub key: SharedKey,
+}
+
+/// A step that changed the game and waits for its chip moves to be done.
+struct Pending {
+    kind: PendingKind,
+    events: Vec<HandEvent>,
+}
+
+enum PendingKind {
+    Start,
+    Action { seat: Seat, signed: SignedAction, action: Value },
+    Timeout { seat: Seat, action: Value, reason: String },
+}
+
+/// What a step needs from the chip provider before it can be published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// Debits and credits, in the game's order.
+    pub moves: Vec<Move>,
+}
+
+/// What a committed step published.
+#[derive(Debug)]
+pub struct Committed {
+    /// Signed events for every player of the hand, in order.
+    pub events: Vec<EventEnvelope>,
+    /// The next player to act, when the hand goes on.
+    pub your_turn: Option<YourTurn>,
+    /// The hand's end, when it is over.
+    pub end: Option<HandEnd>,
+}
+
+/// A finished hand's outcome.
+#[derive(Debug, Clone)]
+pub struct HandEnd {
+    pub result: GameResult,
+    pub memory_after: Value,
+    /// Policy `deferred`: an `audit-reveal` is still owed.
+    pub reveal_pending: bool,
+}
+
+struct Running {
+    deck_mode: DeckMode,
+    declared: Vec<CardId>,
+    order: Vec<CardId>,
+    salts: Vec<Salt>,
+    leaves: Vec<Digest>,
+    runner: HandRunner,
+    actions: Vec<RecordedAction>,
+    last_seq: Vec<Option<u32>>,
+    /// Positions whose opening has been published.
+    opened: Vec<bool>,
+    /// Every committed game event.
+    events: Vec<HandEvent>,
+    /// Chips left per seat: balance − debits + credits.
+    remaining: Vec<i128>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Preparing,
+    Running,
+    Over,
+}
+
+/// One hand in progress.
+pub struct Hand {
+    spec: Arc<GameSpec>,
+    dealer: Arc<Identity>,
+    hand_id: HandId,
+    hand_number: u64,
+    seats: Vec<HandSeat>,
+    memory: Value,
+    dealer_seed: Seed,
+    seeds: Vec<Option<SeatSeed>>,
+    tb: TranscriptBuilder,
+    run: Option<Running>,
+    stage: Stage,
+    pending: Option<Pending>,
+    audit_reveal_sent: bool,
+}
+
+impl Hand {
+    /// Opens a hand: picks the hand id and dealer seed, signs `hand-prepare`
+    /// (the first transcript event, returned for broadcast).
+    pub fn prepare<R: CryptoRngCore + ?Sized>(
+        spec: Arc<GameSpec>,
+        dealer: Arc<Identity>,
+        seats: Vec<HandSeat>,
+        memory: Value,
+        hand_number: u64,
+        rng: &mut R,
+    ) -> Result<(Hand, EventEnvelope), EngineError> {
+        let n = seats.len();
+        if n == 0 || n > usize::from(spec.meta.max_players) || n < usize::from(spec.meta.min_players) {
+            return Err(EngineError::State(format!("{} players for {}", n, spec.meta.name)));
+        }
+        let hand_id = HandId::random(rng);
+        let dealer_seed = Seed::random(rng);
+        let mut tb = TranscriptBuilder::with_header(hand_id, dealer.id(), spec.room_id.clone());
+        let body = EventBody::HandPrepare(HandPrepare {
+            hand_number,
+            seed_commitment: seed_commitment(&hand_id, &dealer_seed),
+            entropy: spec.entropy,
+            players: seats.iter().map(|s| s.id).collect(),
+            seed_timeout_ms: spec.seed_timeout_ms,
+        });
+        let env = tb.append(&dealer, &body)?;
+        let hand = Hand {
+            spec,
+            dealer,
+            hand_id,
+            hand_number,
+            seats,
+            memory,
+            dealer_seed,
+            seeds: vec![None; n],
+            tb,
+            run: None,
+            stage: Stage::Preparing,
+            pending: None,
+            audit_reveal_sent: false,
+        };
+        Ok((hand, env))
+    }
+
+    pub fn hand_id(&self) -> HandId {
+        self.hand_id
+    }
+
+    pub fn hand_number(&self) -> u64 {
+        self.hand_number
+    }
+
+    /// The players in seat order.
+    pub fn seats(&self) -> &[HandSeat] {
+        &self.seats
+    }
+
+    /// The seat of `player` in this hand.
+    pub fn seat_of(&self, player: &PlayerId) -> Option<Seat> {
+        self.seats.iter().position(|s| s.id == *player).map(|i| Seat(i as u8))
+    }
+
+    /// Whether player seeds are being collected.
+    pub fn collecting_seeds(&self) -> bool {
+        self.stage == Stage::Preparing && self.spec.entropy == EntropyMode::Joint
+    }
+
+    /// Records a seat's signed seed (entropy `joint`, before start).
+    pub fn add_seed(&mut self, seat: Seat, msg: &PlayerSeed) -> Result<(), SeedError> {
+        if !self.collecting_seeds() {
+            return Err(SeedError::NotCollecting);
+        }
+        if msg.hand_id != self.hand_id {
+            return Err(SeedError::WrongHand { expected: self.hand_id, got: msg.hand_id });
+        }
+        let player = self.seats.get(seat.index()).ok_or(SeedError::NotInHand)?.id;
+        let slot = &mut self.seeds[seat.index()];
+        if slot.is_some() {
+            return Err(SeedError::Duplicate);
+        }
+        msg.verify(&player).map_err(|_| SeedError::BadSignature)?;
+        *slot = Some(SeatSeed { seat, seed: msg.seed, sig: msg.sig });
+        Ok(())
+    }
+
+    /// Whether every seat has sent its seed (or none are asked for).
+    pub fn seeds_complete(&self) -> bool {
+        self.spec.entropy == EntropyMode::Dealer || self.seeds.iter().all(Option::is_some)
+    }
+
+    /// Shuffles, commits the deck and runs the game's start actions. The
+    /// returned moves (blinds, antes) must be done before [`Hand::commit`]
+    /// publishes `game-start` and the first deals.
+    pub fn start<R: CryptoRngCore + ?Sized>(&mut self, rng: &mut R) -> Result<Step, EngineError> {
+        if self.stage != Stage::Preparing || self.pending.is_some() {
+            return Err(EngineError::State("start: the hand is not being prepared".into()));
+        }
+        let spec = Arc::clone(&self.spec);
+        let declared = spec.game.create_deck(&spec.settings)?;
+        if declared.is_empty() || declared.len() > usize::from(u16::MAX) {
+            return Err(EngineError::State(format!("deck of {} cards", declared.len())));
+        }
+        let (deck_mode, order) = match spec.game.scripted_deck(&spec.settings, self.hand_number)? {
+            Some(d) => (DeckMode::Scripted, d),
+            None => {
+                let seeds: Vec<Option<Seed>> = self.seeds.iter().map(|s| s.map(|s| s.seed)).collect();
+                (DeckMode::Shuffled, shuffle(&declared, &shuffle_seed(&self.dealer_seed, &seeds)))
+            }
+        };
+        if order.len() != declared.len() {
+            return Err(EngineError::State("scripted deck length differs from the game's deck".into()));
+        }
+        let mut salt_bytes = vec![0u8; 32 * order.len()];
+        rng.fill_bytes(&mut salt_bytes);
+        let salts: Vec<Salt> = salt_bytes.chunks_exact(32).filter_map(Salt::from_slice).collect();
+        let leaves: Vec<Digest> = order
+            .iter()
+            .zip(&salts)
+            .enumerate()
+            .map(|(i, (c, s))| leaf(&self.hand_id, i as u16, *c, s))
+            .collect();
+        let infos = self.player_infos();
+        let (runner, events) =
+            HandRunner::start(spec.game.as_ref(), &spec.settings, &infos, &self.memory, order.clone())?;
+        let n = self.seats.len();
+        self.run = Some(Running {
+            deck_mode,
+            declared,
+            opened: vec![false; order.len()],
+            order,
+            salts,
+            leaves,
+            runner,
+            actions: Vec::new(),
+            last_seq: vec![None; n],
+            events: Vec::new(),
+            remaining: self.seats.iter().map(|s| i128::from(s.balance.0)).collect(),
+        });
+        self.stage = Stage::Running;
+        let moves = wire::moves(&events);
+        self.pending = Some(Pending { kind: PendingKind::Start, events });
+        Ok(Step { moves })
+    }
+
+    fn player_infos(&self) -> Vec<PlayerInfo> {
+        self.seats.iter().map(|s| PlayerInfo { id: s.id, balance: s.balance }).collect()
+    }
+
+    fn running(&self) -> Result<&Running, EngineError> {
+        self.run.as_ref().ok_or_else(|| EngineError::State("the hand has not started".into()))
+    }
+
+    /// The seat whose action the hand waits for.
+    pub fn to_act(&self) -> Option<Seat> {
+        match (&self.run, self.stage, &self.pending) {
+            (Some(r), Stage::Running, None) => r.runner.hand().to_act(),
+            _ => None,
+        }
+    }
+
+    /// Whether the hand is over.
+    pub fn is_over(&self) -> bool {
+        self.stage == Stage::Over
+    }
+
+    /// Whether the hand has started (past seed collection).
+    pub fn started(&self) -> bool {
+        self.run.is_some()
+    }
+
+    /// Checks and applies a player's signed action (`player` is the
+    /// connection's verified identity). On success the action waits for its
+    /// chip moves; on refusal nothing changed.
+    pub fn act(&mut self, player: &PlayerId, signed: SignedAction) -> Result<Step, ActionReject> {
+        use ActionRejectCode as C;
+        if signed.hand_id != self.hand_id {
+            return Err(ActionReject::new(C::WrongHand, format!("the current hand is {}", self.hand_id)));
+        }
+        let seat = self
+            .seat_of(player)
+            .ok_or_else(|| ActionReject::new(C::NotInHand, "you are not in this hand"))?;
+        if self.stage == Stage::Over {
+            return Err(ActionReject::new(C::HandOver, "the hand is over"));
+        }
+        if self.pending.is_some() || self.stage != Stage::Running {
+            return Err(ActionReject::new(C::NotYourTurn, "the hand is not waiting for an action"));
+        }
+        let Some(run) = self.run.as_mut() else {
+            return Err(ActionReject::new(C::NotYourTurn, "the hand has not started"));
+        };
+        if run.runner.hand().to_act() != Some(seat) {
+            return Err(ActionReject::new(C::NotYourTurn, "not your turn"));
+        }
+        if run.last_seq[seat.index()].is_some_and(|l| signed.seq <= l) {
+            return Err(ActionReject::new(C::BadSeq, "seq must be greater than your last accepted action's"));
+        }
+        if signed.verify(player).is_err() {
+            return Err(ActionReject::new(C::BadSignature, "the action signature does not verify"));
+        }
+        let action: Value =
+            signed.action.to_value().map_err(|e| ActionReject::new(C::Malformed, e.to_string()))?;
+        if let Err(e) = run.runner.hand().validate(seat, &action) {
+            return Err(reject_from_game(&e));
+        }
+        match run.runner.act(seat, &action) {
+            Ok(events) => {
+                let moves = wire::moves(&events);
+                self.pending = Some(Pending { kind: PendingKind::Action { seat, signed, action }, events });
+                Ok(Step { moves })
+            }
+            Err(e) => {
+                // Validated but failed while running: rebuild the state
+                // without it. If even that fails the hand is broken; the
+                // room sees it at the next step.
+                let _ = self.rebuild();
+                Err(ActionReject::new(C::Illegal, format!("the game refused the action: {e}")))
+            }
+        }
+    }
+
+    /// Applies the game's automatic action for `seat` (its timer ran out,
+    /// it left, or it is disconnected).
+    pub fn auto_act(&mut self, seat: Seat, reason: &str) -> Result<Step, EngineError> {
+        if self.pending.is_some() || self.stage != Stage::Running {
+            return Err(EngineError::State("auto action: the hand is not waiting for an action".into()));
+        }
+        let run = self.run.as_mut().ok_or_else(|| EngineError::State("not started".into()))?;
+        if run.runner.hand().to_act() != Some(seat) {
+            return Err(EngineError::State(format!("auto action for {seat}, who is not to act")));
+        }
+        let action = run
+            .runner
+            .hand()
+            .auto_action(seat)
+            .ok_or_else(|| EngineError::State(format!("the game has no auto action for {seat}")))?;
+        let events = run.runner.act(seat, &action)?;
+        let moves = wire::moves(&events);
+        self.pending =
+            Some(Pending { kind: PendingKind::Timeout { seat, action, reason: reason.to_owned() }, events });
+        Ok(Step { moves })
+    }
+
+    /// Undoes the pending player action (a debit was refused): the game
+    /// state is rebuilt from the recorded actions.
+    pub fn rollback(&mut self) -> Result<(), EngineError> {
+        match self.pending.take() {
+            Some(Pending { kind: PendingKind::Action { .. }, .. }) => self.rebuild(),
+            Some(p) => {
+                self.pending = Some(p);
+                Err(EngineError::State("only a player action can be rolled back".into()))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Replays the recorded actions on a fresh runner (same deck), which
+    /// puts the game back exactly where the committed steps left it.
+    fn rebuild(&mut self) -> Result<(), EngineError> {
+        let infos = self.player_infos();
+        let spec = Arc::clone(&self.spec);
+        let run = self.run.as_mut().ok_or_else(|| EngineError::State("not started".into()))?;
+        let (mut runner, _) =
+            HandRunner::start(spec.game.as_ref(), &spec.settings, &infos, &self.memory, run.order.clone())?;
+        for a in &run.actions {
+            runner.act(a.seat, &a.action)?;
+        }
+        run.runner = runner;
+        Ok(())
+    }
+
+    /// Publishes the pending step after its chip moves were done: signs its
+    /// events, and either names the next player to act (deadline
+    /// `deadline_ms`, unix ms) or ends the hand.
+    pub fn commit<R: CryptoRngCore + ?Sized>(
+        &mut self,
+        rng: &mut R,
+        deadline_ms: u64,
+    ) -> Result<Committed, EngineError> {
+        let p = self.pending.take().ok_or_else(|| EngineError::State("nothing to commit".into()))?;
+        let mut bodies: Vec<EventBody> = Vec::new();
+        {
+            let run = self.run.as_mut().ok_or_else(|| EngineError::State("not started".into()))?;
+            match p.kind {
+                PendingKind::Start => {
+                    bodies.push(EventBody::GameStart(GameStart {
+                        game: self.spec.meta.name.to_owned(),
+                        game_version: self.spec.meta.version.to_owned(),
+                        config_hash: self.spec.config_hash,
+                        settings: self.spec.settings_raw.clone(),
+                        players: self
+                            .seats
+                            .iter()
+                            .enumerate()
+                            .map(|(i, s)| HandPlayer {
+                                id: s.id,
+                                seat: Seat(i as u8),
+                                balance: s.balance,
+                                encryption_key: s.encryption_key,
+                            })
+                            .collect(),
+                        memory: self.memory.clone(),
+                        dealer_encryption_key: self.dealer.encryption_key(),
+                        deck_mode: run.deck_mode,
+                        entropy: self.spec.entropy,
+                        reveal: self.spec.reveal,
+                        player_seeds: self.seeds.iter().flatten().copied().collect(),
+                        deck: run.declared.clone(),
+                        leaves: run.leaves.clone(),
+                        root: merkle_root(&run.leaves),
+                    }));
+                }
+                PendingKind::Action { seat, signed, action } => {
+                    run.last_seq[seat.index()] = Some(signed.seq);
+                    let public_state = run.runner.hand().public_state();
+                    bodies.push(EventBody::ActionResult(ActionResult::from_signed(
+                        seat,
+                        &signed,
+                        public_state,
+                    )));
+                    run.actions.push(RecordedAction { seat, action });
+                }
+                PendingKind::Timeout { seat, action, reason } => {
+                    let public_state = run.runner.hand().public_state();
+                    bodies.push(EventBody::TimeoutAction(TimeoutAction {
+                        seat,
+                        action: action.clone(),
+                        reason,
+                        public_state,
+                    }));
+                    run.actions.push(RecordedAction { seat, action });
+                }
+            }
+            wire::event_bodies(&self.hand_id, &self.seats, run, &p.events, rng, &mut bodies)?;
+            for e in &p.events {
+                match e {
+                    HandEvent::Debit { party: Party::Seat(s), amount, .. } => {
+                        run.remaining[s.index()] -= i128::from(amount.0)
+                    }
+                    HandEvent::Credit { party: Party::Seat(s), amount, .. } => {
+                        run.remaining[s.index()] += i128::from(amount.0)
+                    }
+                    _ => {}
+                }
+            }
+            run.events.extend(p.events);
+        }
+        let mut end = None;
+        let run = self.running()?;
+        if run.runner.hand().is_over() {
+            let result = run
+                .runner
+                .hand()
+                .result()
+                .ok_or_else(|| EngineError::State("the game is over but has no result".into()))?;
+            check_conservation(&run.events, &result, self.seats.len())?;
+            let memory_after = run.runner.hand().memory_after();
+            let (dealer_seed, openings) = match self.spec.reveal {
+                RevealPolicy::Full => (Some(self.dealer_seed), self.all_openings()?),
+                RevealPolicy::Deferred => (None, self.shown_openings()?),
+            };
+            bodies.push(EventBody::GameEnd(GameEnd {
+                result: wire::hand_result(&result),
+                memory_after: memory_after.clone(),
+                dealer_seed,
+                openings,
+            }));
+            end = Some(HandEnd {
+                result,
+                memory_after,
+                reveal_pending: self.spec.reveal == RevealPolicy::Deferred,
+            });
+        }
+        let mut events = Vec::with_capacity(bodies.len());
+        for b in &bodies {
+            events.push(self.tb.append(&self.dealer, b)?);
+        }
+        let your_turn = if end.is_some() {
+            self.stage = Stage::Over;
+            None
+        } else {
+            self.to_act().map(|seat| self.your_turn(seat, deadline_ms))
+        };
+        Ok(Committed { events, your_turn, end })
+    }
+
+    /// The `your-turn` message for `seat`.
+    pub fn your_turn(&self, seat: Seat, deadline_ms: u64) -> YourTurn {
+        let (actions, seq, balance, phase) = match &self.run {
+            Some(run) => {
+                let public = run.runner.hand().public_state();
+                (
+                    run.runner
+                        .hand()
+                        .valid_actions()
+                        .into_iter()
+                        .map(|o| ActionChoice {
+                            action: o.action,
+                            cost: o.cost,
+                            affordable: o.affordable,
+                            range: o.range,
+                        })
+                        .collect(),
+                    run.last_seq[seat.index()].map_or(0, |l| l.saturating_add(1)),
+                    Chips(u64::try_from(run.remaining[seat.index()].max(0)).unwrap_or(u64::MAX)),
+                    public.get("phase").and_then(Value::as_str).map(str::to_owned),
+                )
+            }
+            None => (Vec::new(), 0, Chips::ZERO, None),
+        };
+        YourTurn { hand_id: self.hand_id, seat, seq, actions, balance, deadline_ms, phase, warning: None }
+    }
+
+    /// The chips `seat` has left in this hand.
+    pub fn remaining(&self, seat: Seat) -> Chips {
+        self.run
+            .as_ref()
+            .and_then(|r| r.remaining.get(seat.index()))
+            .map_or(Chips::ZERO, |r| Chips(u64::try_from((*r).max(0)).unwrap_or(u64::MAX)))
+    }
+
+    fn opening(&self, position: usize) -> Result<CardOpening, EngineError> {
+        let run = self.running()?;
+        match (run.order.get(position), run.salts.get(position)) {
+            (Some(card), Some(salt)) => {
+                Ok(CardOpening { position: position as u16, card: *card, salt: *salt })
+            }
+            _ => Err(EngineError::State(format!("no card at position {position}"))),
+        }
+    }
+
+    fn all_openings(&self) -> Result<Vec<CardOpening>, EngineError> {
+        (0..self.running()?.order.len()).map(|i| self.opening(i)).collect()
+    }
+
+    /// Deferred policy: the face-down dealt cards that the game's final
+    /// public state shows (showdown hands); folded cards stay hidden.
+    fn shown_openings(&self) -> Result<Vec<CardOpening>, EngineError> {
+        let run = self.running()?;
+        let mut shown = HashSet::new();
+        collect_strings(&run.runner.hand().public_state(), &mut shown);
+        let mut out = Vec::new();
+        for d in run.runner.dealt() {
+            let p = usize::from(d.position);
+            if !run.opened[p] && shown.contains(&d.card.to_string()) {
+                out.push(self.opening(p)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Policy `deferred`: signs the `audit-reveal` event that publishes the
+    /// dealer seed and every opening `game-end` held back. Once only.
+    pub fn audit_reveal(&mut self) -> Result<Option<EventEnvelope>, EngineError> {
+        if self.stage != Stage::Over || self.spec.reveal != RevealPolicy::Deferred || self.audit_reveal_sent {
+            return Ok(None);
+        }
+        let body = EventBody::AuditReveal(AuditReveal {
+            dealer_seed: self.dealer_seed,
+            openings: self.all_openings()?,
+        });
+        let env = self.tb.append(&self.dealer, &body)?;
+        self.audit_reveal_sent = true;
+        Ok(Some(env))
+    }
+
+    /// The signed events so far (what a reconnecting player is re-sent).
+    pub fn transcript(&self) -> &Transcript {
+        self.tb.transcript()
+    }
+
+    /// The game's public state (for `table-state`); never a hidden card.
+    pub fn public_state(&self) -> Option<Value> {
+        self.run.as_ref().map(|r| r.runner.hand().public_state())
+    }
+
+    /// Every committed game event (deals, chips, reveals).
+    pub fn game_events(&self) -> &[HandEvent] {
+        self.run.as_ref().map_or(&[], |r| &r.events)
+    }
+}
+
+/// Every string inside a JSON value.
+fn collect_strings(v: &Value, out: &mut HashSet<String>) {
+    match v {
+        Value::String(s) => {
+            out.insert(s.clone());
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        Value::Object(m) => m.values().for_each(|x| collect_strings(x, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,147 @@
+//! Node metrics: plain atomics rendered in the Prometheus text format, so
+//! the health endpoint needs no metrics library.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Upper bounds (seconds) of the action-latency histogram buckets.
+const BUCKETS: [f64; 12] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0];
+
+/// Counters and gauges of one node.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    pub rooms_open: AtomicU64,
+    pub connections_open: AtomicU64,
+    pub connections_total: AtomicU64,
+    pub connections_refused_cap: AtomicU64,
+    pub handshakes_failed: AtomicU64,
+    pub players_connected: AtomicU64,
+    pub players_seated: AtomicU64,
+    pub hands_started: AtomicU64,
+    pub hands_finished: AtomicU64,
+    pub hands_voided: AtomicU64,
+    pub actions_accepted: AtomicU64,
+    pub actions_rejected: AtomicU64,
+    pub timeouts: AtomicU64,
+    pub queries: AtomicU64,
+    pub rate_limited: AtomicU64,
+    pub bad_frames: AtomicU64,
+    pub chip_errors: AtomicU64,
+    latency_buckets: [AtomicU64; BUCKETS.len()],
+    latency_count: AtomicU64,
+    latency_sum_ns: AtomicU64,
+}
+
+/// Adds one to a counter.
+pub fn inc(c: &AtomicU64) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Subtracts one from a gauge (never below zero).
+pub fn dec(c: &AtomicU64) {
+    let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some(v.saturating_sub(1)));
+}
+
+impl Metrics {
+    /// Records the time from an action's arrival to its broadcast.
+    pub fn observe_action(&self, d: Duration) {
+        let s = d.as_secs_f64();
+        for (i, b) in BUCKETS.iter().enumerate() {
+            if s <= *b {
+                inc(&self.latency_buckets[i]);
+            }
+        }
+        inc(&self.latency_count);
+        self.latency_sum_ns.fetch_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn render(&self) -> String {
+        let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let mut s = String::new();
+        let mut one = |name: &str, kind: &str, help: &str, v: u64| {
+            let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
+        };
+        one("claw_rooms_open", "gauge", "Rooms not closed.", g(&self.rooms_open));
+        one("claw_connections_open", "gauge", "Open WebSocket connections.", g(&self.connections_open));
+        one("claw_connections_total", "counter", "Accepted TCP connections.", g(&self.connections_total));
+        one(
+            "claw_connections_refused_total",
+            "counter",
+            "Connections refused by the connection cap.",
+            g(&self.connections_refused_cap),
+        );
+        one(
+            "claw_handshakes_failed_total",
+            "counter",
+            "Handshakes rejected or timed out.",
+            g(&self.handshakes_failed),
+        );
+        one(
+            "claw_players_connected",
+            "gauge",
+            "Players with a verified connection.",
+            g(&self.players_connected),
+        );
+        one("claw_players_seated", "gauge", "Players holding a seat.", g(&self.players_seated));
+        one("claw_hands_started_total", "counter", "Hands started.", g(&self.hands_started));
+        one("claw_hands_finished_total", "counter", "Hands settled.", g(&self.hands_finished));
+        one("claw_hands_voided_total", "counter", "Hands voided with refunds.", g(&self.hands_voided));
+        one("claw_actions_accepted_total", "counter", "Player actions applied.", g(&self.actions_accepted));
+        one("claw_actions_rejected_total", "counter", "Player actions refused.", g(&self.actions_rejected));
+        one("claw_timeouts_total", "counter", "Auto actions after a timeout.", g(&self.timeouts));
+        one("claw_queries_total", "counter", "Queries answered.", g(&self.queries));
+        one(
+            "claw_rate_limited_total",
+            "counter",
+            "Messages refused by the rate limit.",
+            g(&self.rate_limited),
+        );
+        one(
+            "claw_bad_frames_total",
+            "counter",
+            "Malformed, unknown or oversize frames.",
+            g(&self.bad_frames),
+        );
+        one("claw_chip_errors_total", "counter", "Failed chip provider calls.", g(&self.chip_errors));
+        let _ = writeln!(
+            s,
+            "# HELP claw_action_latency_seconds Time from an action's arrival to its broadcast.\n\
+             # TYPE claw_action_latency_seconds histogram"
+        );
+        for (i, b) in BUCKETS.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "claw_action_latency_seconds_bucket{{le=\"{b}\"}} {}",
+                g(&self.latency_buckets[i])
+            );
+        }
+        let count = g(&self.latency_count);
+        let _ = writeln!(s, "claw_action_latency_seconds_bucket{{le=\"+Inf\"}} {count}");
+        let _ = writeln!(s, "claw_action_latency_seconds_sum {}", g(&self.latency_sum_ns) as f64 / 1e9);
+        let _ = writeln!(s, "claw_action_latency_seconds_count {count}");
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counters_and_histogram() {
+        let m = Metrics::default();
+        inc(&m.hands_started);
+        inc(&m.players_seated);
+        dec(&m.players_seated);
+        dec(&m.players_seated);
+        m.observe_action(Duration::from_micros(300));
+        let t = m.render();
+        assert!(t.contains("claw_hands_started_total 1\n"));
+        assert!(t.contains("claw_players_seated 0\n"));
+        assert!(t.contains("claw_action_latency_seconds_bucket{le=\"0.0005\"} 1\n"));
+        assert!(t.contains("claw_action_latency_seconds_bucket{le=\"0.00025\"} 0\n"));
+        assert!(t.contains("claw_action_latency_seconds_count 1\n"));
+    }
+}
