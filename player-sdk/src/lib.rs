@@ -1,1 +1,6 @@
-//! The player SDK (see the player-sdk issue).
+//! The game-claw player SDK: connect to a dealer ([`node::PlayerNode`]),
+//! verify every event as it arrives ([`verify`]), audit whole hands live and
+//! offline ([`audit::Auditor`]), and let bots play ([`bots`]).
+
+pub mod bots;
+pub mod invite;
