@@ -43,6 +43,9 @@ pub trait DynHand: Send + Sync {
     fn memory_after(&self) -> Value;
     /// The full private state, for the dealer's journal. Never sent to players.
     fn state_json(&self) -> Value;
+    /// An independent copy of the hand, to try an action without committing
+    /// to it (tests, and "what would a timeout do" checks).
+    fn clone_box(&self) -> Box<dyn DynHand>;
 }
 
 fn from_json<T: DeserializeOwned>(v: &Value, what: &str) -> Result<T, GameError> {
@@ -172,5 +175,9 @@ impl<G: GamePlugin> DynHand for ErasedHand<G> {
 
     fn state_json(&self) -> Value {
         to_json(&self.state)
+    }
+
+    fn clone_box(&self) -> Box<dyn DynHand> {
+        Box::new(ErasedHand { game: Arc::clone(&self.game), state: self.state.clone() })
     }
 }

@@ -9,6 +9,7 @@ use crate::plugin::GameError;
 pub fn all() -> Vec<Arc<dyn DynGame>> {
     vec![
         // Each game adds one line here.
+        erased(crate::texas_holdem::TexasHoldem),
     ]
 }
 
@@ -25,7 +26,6 @@ pub fn get(name: &str) -> Result<Arc<dyn DynGame>, GameError> {
         .ok_or_else(|| GameError::UnknownGame(format!("{name:?} (known: {})", names().join(", "))))
 }
 
-#[allow(dead_code)]
 fn erased<G: crate::plugin::GamePlugin>(g: G) -> Arc<dyn DynGame> {
     Arc::new(Erased(Arc::new(g)))
 }

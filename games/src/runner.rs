@@ -48,6 +48,17 @@ pub struct HandRunner {
     players: usize,
 }
 
+impl Clone for HandRunner {
+    fn clone(&self) -> HandRunner {
+        HandRunner {
+            hand: self.hand.clone_box(),
+            deck: self.deck.clone(),
+            dealt: self.dealt.clone(),
+            players: self.players,
+        }
+    }
+}
+
 impl HandRunner {
     /// Creates the hand and runs its start actions (blinds, first deal).
     pub fn start(
