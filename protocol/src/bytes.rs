@@ -38,7 +38,7 @@ pub fn decode_hex_array<const N: usize>(what: &'static str, s: &str) -> Result<[
 
 /// Decodes a variable-length lowercase hex string.
 pub fn decode_hex_vec(what: &'static str, s: &str) -> Result<Vec<u8>, HexError> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(HexError::Length { what, expected: s.len() + 1, got: s.len() });
     }
     if !s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {

@@ -158,7 +158,7 @@ impl MerkleProof {
         while width > 1 {
             if i ^ 1 < width {
                 let Some(s) = sibs.next() else { return false };
-                node = if i % 2 == 0 { inner_node(&node, s) } else { inner_node(s, &node) };
+                node = if i.is_multiple_of(2) { inner_node(&node, s) } else { inner_node(s, &node) };
             }
             i /= 2;
             width = width.div_ceil(2);

@@ -7,6 +7,7 @@
 pub mod bytes;
 pub mod card;
 pub mod commit;
+pub mod handshake;
 pub mod identity;
 pub mod ids;
 pub mod seal;
@@ -22,6 +23,10 @@ pub use ids::{Chips, IdError, PlayerId, Seat};
 
 pub use bytes::{sha256, BoxNonce, Digest, EncryptionKey, HandId, HexError, Nonce, Salt, Seed, Signature};
 pub use commit::{leaf, merkle_root, CardOpening, MerkleProof, MerkleTree};
+pub use handshake::{
+    Accepted, Challenge, ChallengeBook, ClientHandshake, ClientSession, HandshakeError, Hello, RejectReason,
+    Rejected, Response, ServerHandshake, VerifiedPlayer,
+};
 pub use identity::{Identity, IdentityError, PublicIdentity};
 pub use seal::{SealError, SealedCard, SharedKey};
 pub use shuffle::{seed_commitment, shuffle, shuffle_seed};
