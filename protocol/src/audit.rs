@@ -482,7 +482,7 @@ fn check_dealer_signatures(t: &Transcript, dealer: &PlayerId) -> Result<(), Audi
         let detail = match &e {
             SignatureError::BatchItem { index, source } => {
                 let seq = t.events.get(*index).map_or(*index as u64, |e| e.seq);
-                format!("event at line {index} (seq {seq}): {source}")
+                format!("event {index} (seq {seq}): {source}")
             }
             other => other.to_string(),
         };

@@ -85,12 +85,8 @@ impl ClientMessage {
                     check_text("name", n)?;
                 }
             }
-            ClientMessage::Query(q) => {
-                if q.nonce.is_empty() || q.nonce.len() > MAX_NONCE_LEN {
-                    return Err(DecodeError::malformed(format!(
-                        "query nonce must be 1..={MAX_NONCE_LEN} bytes"
-                    )));
-                }
+            ClientMessage::Query(q) if q.nonce.is_empty() || q.nonce.len() > MAX_NONCE_LEN => {
+                return Err(DecodeError::malformed(format!("query nonce must be 1..={MAX_NONCE_LEN} bytes")));
             }
             _ => {}
         }
