@@ -2,5 +2,10 @@
 //! verify every event as it arrives ([`verify`]), audit whole hands live and
 //! offline ([`audit::Auditor`]), and let bots play ([`bots`]).
 
+pub mod audit;
 pub mod bots;
 pub mod invite;
+pub mod sim;
+
+pub use audit::{Auditor, GamesReplayer, HandVerdict};
+pub use invite::{Invite, InviteError};
