@@ -27,29 +27,6 @@ mod client;
 mod events;
 mod server;
 
-/// Placeholder handshake messages until `crate::handshake` lands: the JSON
-/// object without its `type` field.
-mod handshake_shim {
-    /// `hello` (fields as in SPEC.md §8).
-    pub type Hello = serde_json::Map<String, serde_json::Value>;
-    /// `response`.
-    pub type Response = Hello;
-    /// `challenge`.
-    pub type Challenge = Hello;
-    /// `accepted`.
-    pub type Accepted = Hello;
-    /// `rejected`.
-    pub type Rejected = Hello;
-
-    /// Parses a handshake frame, dropping the `type` key (it is re-added by
-    /// the enum's tag when encoding).
-    pub fn parse(frame: &str) -> Result<Hello, super::DecodeError> {
-        let mut m: Hello = super::parse_as(frame)?;
-        m.remove("type");
-        Ok(m)
-    }
-}
-
 pub use client::{
     action_signing_body, player_seed_signing_body, ClientMessage, JoinRequest, PlayerSeed, Query, QueryType,
     SignedAction,

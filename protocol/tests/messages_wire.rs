@@ -4,11 +4,13 @@
 use claw_protocol::messages::*;
 use claw_protocol::transcript::{EventEnvelope, GENESIS_PREV};
 use claw_protocol::{
-    BoxNonce, CardId, CardOpening, Chips, Digest, EncryptionKey, HandId, Identity, PlayerId, Salt,
-    SealedCard, Seat, Seed, Signature,
+    Accepted, BoxNonce, CardId, CardOpening, Challenge, ChallengeBook, Chips, ClientHandshake, Digest,
+    EncryptionKey, HandId, Hello, Identity, PlayerId, RejectReason, Rejected, Response, Salt, SealedCard,
+    Seat, Seed, ServerHandshake, Signature,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 fn raw(s: &str) -> RawJson {
     RawJson::from_string(s.to_owned()).unwrap()
@@ -30,13 +32,32 @@ fn sealed() -> SealedCard {
     SealedCard { nonce: BoxNonce([3; 24]), ciphertext: vec![9; 80] }
 }
 
+/// A real handshake run: hello, challenge, response, accepted, rejected.
+fn handshake() -> (Hello, Challenge, Response, Accepted, Rejected) {
+    use rand_chacha::rand_core::SeedableRng;
+    let mut rng = rand_chacha::ChaCha20Rng::from_seed([9; 32]);
+    let dealer = Arc::new(Identity::from_seed([2; 32]));
+    let player = Arc::new(Identity::from_seed([1; 32]));
+    let now = 1_700_000_000_000;
+    let config = RawJson::from_value(&room_config()).unwrap();
+    let mut server = ServerHandshake::new(dealer.clone(), "r1", config);
+    let (mut client, hello) = ClientHandshake::start(player, dealer.id(), "r1", "sdk/1", None, now, &mut rng);
+    let challenge = server.on_hello(&hello, now, &mut rng).unwrap();
+    let response = client.on_challenge(&challenge, now).unwrap();
+    let mut book = ChallengeBook::new();
+    server.on_response(&response, now, &mut book).unwrap();
+    let accepted = server.accept(Some(Seat(1)), None, now, &mut rng).unwrap();
+    client.on_accepted(&accepted, now).unwrap();
+    let rejected = ServerHandshake::new(dealer, "r1", raw("{}")).reject(RejectReason::VersionMismatch, now);
+    (hello, challenge, response, accepted, rejected)
+}
+
 fn client_messages() -> Vec<ClientMessage> {
     let id = Identity::from_seed([1; 32]);
-    let mut hello = serde_json::Map::new();
-    hello.insert("protocol".into(), json!("claw/1"));
+    let (hello, _, response, _, _) = handshake();
     vec![
-        ClientMessage::Hello(hello.clone()),
-        ClientMessage::Response(hello),
+        ClientMessage::Hello(hello),
+        ClientMessage::Response(response),
         ClientMessage::JoinRequest(JoinRequest {
             sdk_version: "claw-player/0.1.0".into(),
             name: Some("ann".into()),
@@ -218,12 +239,11 @@ fn event_bodies() -> Vec<EventBody> {
 
 fn server_messages() -> Vec<ServerMessage> {
     let dealer = Identity::from_seed([2; 32]);
-    let mut challenge = serde_json::Map::new();
-    challenge.insert("challenge".into(), json!("00"));
+    let (_, challenge, _, accepted, rejected) = handshake();
     let mut msgs = vec![
-        ServerMessage::Challenge(challenge.clone()),
-        ServerMessage::Accepted(challenge.clone()),
-        ServerMessage::Rejected(challenge),
+        ServerMessage::Challenge(challenge),
+        ServerMessage::Accepted(accepted),
+        ServerMessage::Rejected(rejected),
         ServerMessage::JoinResponse(JoinResponse {
             accepted: true,
             reason: None,
@@ -501,7 +521,7 @@ fn malformed_frames_are_named() {
         r#"{"type":"query","query_type":"my-balance"}"#,
         r#"{"type":"query","query_type":"my-balance","nonce":""}"#,
         r#"{"type":"player-seed","hand_id":"0707070707070707070707070707070707","seed":"00","sig":"00"}"#,
-        r#"{"type":"join-request"}"#,
+        r#"{"type":"join-request","seat":"x"}"#,
         r#"{"type":"type","type":"leave"}"#,
     ];
     for c in cases {
@@ -550,6 +570,16 @@ fn unknown_query_type_still_decodes_so_the_nonce_can_be_answered() {
 
 #[test]
 fn unknown_fields_are_ignored_for_forward_compatibility() {
+    let m = decode_client(r#"{"type":"join-request"}"#).unwrap();
+    assert_eq!(
+        m,
+        ClientMessage::JoinRequest(JoinRequest {
+            sdk_version: String::new(),
+            name: None,
+            seat: None,
+            buy_in: None
+        })
+    );
     let m = decode_client(r#"{"type":"sit-out","since":"v2"}"#).unwrap();
     assert_eq!(m, ClientMessage::SitOut);
     let f = r#"{"type":"join-request","sdk_version":"x","extra":[1,2]}"#;

@@ -2,10 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::handshake_shim::{Hello, Response};
 use super::{check_size, check_text, encode_frame, parse_as, peek_type, unknown, DecodeError, EncodeError};
 use super::{RawJson, MAX_NONCE_LEN};
 use crate::bytes::{HandId, Seed, Signature};
+use crate::handshake::{Hello, Response};
 use crate::identity::Identity;
 use crate::ids::{Chips, PlayerId, Seat};
 use crate::sign::{verify, Purpose, SignatureError};
@@ -57,8 +57,8 @@ impl ClientMessage {
         check_size(frame)?;
         let ty = peek_type(frame)?;
         let msg = match ty.as_str() {
-            "hello" => ClientMessage::Hello(super::handshake_shim::parse(frame)?),
-            "response" => ClientMessage::Response(super::handshake_shim::parse(frame)?),
+            "hello" => ClientMessage::Hello(parse_as(frame)?),
+            "response" => ClientMessage::Response(parse_as(frame)?),
             "join-request" => ClientMessage::JoinRequest(parse_as(frame)?),
             "player-seed" => ClientMessage::PlayerSeed(parse_as(frame)?),
             "action" => ClientMessage::Action(parse_as(frame)?),
@@ -97,8 +97,9 @@ impl ClientMessage {
 /// `join-request`: take a seat in the room the handshake named.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JoinRequest {
-    /// The player SDK's name and version, e.g. `claw-player/0.1.0` (for logs
-    /// and compatibility notes; the protocol version was checked in `hello`).
+    /// The player SDK's name and version, e.g. `claw-player/0.1.0` (for logs;
+    /// `hello` already carried it and the protocol version). May be omitted.
+    #[serde(default)]
     pub sdk_version: String,
     /// Display name (≤ 256 bytes); the id stays the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::events::{EntropyMode, RevealPolicy};
-use super::handshake_shim::{Accepted, Challenge, Rejected};
 use super::{check_size, encode_frame, parse_as, peek_type, unknown, DecodeError, EncodeError};
 use crate::bytes::HandId;
+use crate::handshake::{Accepted, Challenge, Rejected};
 use crate::ids::{Chips, PlayerId, Seat};
 use crate::transcript::EventEnvelope;
 
@@ -63,9 +63,9 @@ impl ServerMessage {
         check_size(frame)?;
         let ty = peek_type(frame)?;
         Ok(match ty.as_str() {
-            "challenge" => ServerMessage::Challenge(super::handshake_shim::parse(frame)?),
-            "accepted" => ServerMessage::Accepted(super::handshake_shim::parse(frame)?),
-            "rejected" => ServerMessage::Rejected(super::handshake_shim::parse(frame)?),
+            "challenge" => ServerMessage::Challenge(parse_as(frame)?),
+            "accepted" => ServerMessage::Accepted(parse_as(frame)?),
+            "rejected" => ServerMessage::Rejected(parse_as(frame)?),
             "join-response" => ServerMessage::JoinResponse(parse_as(frame)?),
             "event" => ServerMessage::Event(parse_as(frame)?),
             "your-turn" => ServerMessage::YourTurn(parse_as(frame)?),
