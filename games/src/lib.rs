@@ -5,6 +5,7 @@ pub mod dynamic;
 pub mod plugin;
 pub mod registry;
 pub mod runner;
+pub mod sam_gong;
 pub mod texas_holdem;
 
 pub use dynamic::{DynGame, DynHand};

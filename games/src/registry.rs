@@ -10,6 +10,7 @@ pub fn all() -> Vec<Arc<dyn DynGame>> {
     vec![
         // Each game adds one line here.
         erased(crate::texas_holdem::TexasHoldem),
+        erased(crate::sam_gong::SamGong),
     ]
 }
 

@@ -1,0 +1,282 @@
+//! The Sam Gong settlement (PRD §5.3 and REQ-004, EDD §3.6 SettlementEngine,
+//! decision D13 for an insolvent banker).
+//!
+//! Every caller is settled against the banker one by one, clockwise from the
+//! banker's left ("依閒家順時鐘座位順序逐一結算（先到先得）"). The banker's
+//! funds start at its balance at hand start (its escrowed bet plus what it
+//! kept back: PRD REQ-004 AC-3 "可用資金 = 當前chip_balance + 未釋放escrow_amount"):
+//!
+//! - tie: the call is returned (not in the pot, not raked: REQ-004 AC-5);
+//! - loser: the call goes to the pot; the pot is raked (floor(5%), at least 1
+//!   once the pot is non-empty) and the rest joins the banker's funds;
+//! - winner: gets the call back plus N × call from the banker (N = 3 Sam Gong,
+//!   2 nine, 1 otherwise). When the banker's funds do not cover N × call, the
+//!   banker is insolvent (D13): this winner gets the call back plus whatever
+//!   the banker has left, and the banker is at zero;
+//! - after that, every later winner gets nothing — not even the call back
+//!   ("不按比例分配，不取回本金，得零"; EDD: insolvent winner net = −call) — and
+//!   every later loser's call is no longer raked ("莊家破產後未完成結算的輸家下注額
+//!   不計入抽水底數"). These forfeited calls go to the banker, the only party
+//!   left for them (the rake base excludes them, and chips are conserved).
+//!
+//! The rake is taken from each loser's call as it enters the pot (the total
+//! is rake(base) for the base so far, so the increments add up exactly), which
+//! guarantees the banker never has to fund the rake from its own chips.
+
+use claw_protocol::{Chips, Seat};
+use serde::{Deserialize, Serialize};
+
+use super::eval::Outcome;
+use crate::plugin::{GameError, Party, PendingAction};
+
+/// The rake on a losers' pot: floor(pot × percent / 100), at least 1 when the
+/// pot is non-empty and the percent is non-zero, 0 for an empty pot (REQ-004
+/// AC-1 empty-pot guard).
+pub fn rake(pot: u64, percent: u8) -> u64 {
+    if pot == 0 || percent == 0 {
+        return 0;
+    }
+    let r = u128::from(pot) * u128::from(percent) / 100;
+    // r <= pot because percent <= 100 (validated settings).
+    (r as u64).max(1)
+}
+
+/// How one non-banker seat ended its decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Decision {
+    Folded,
+    /// Called `bet`; `outcome` against the banker and the payout multiple N
+    /// the player's hand earns when it wins.
+    Called {
+        bet: Chips,
+        outcome: Outcome,
+        multiplier: u64,
+    },
+}
+
+/// What a non-banker seat got, in the seeds' settlement broadcast terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EntryResult {
+    Win,
+    Lose,
+    Tie,
+    Fold,
+    /// A winner the insolvent banker could not pay: net −call (D13).
+    InsolventWin,
+}
+
+/// One non-banker seat's settlement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub seat: Seat,
+    pub result: EntryResult,
+    /// The called bet (0 for a fold).
+    pub bet: Chips,
+    /// Chips credited back at settlement (call returned plus winnings).
+    pub payout: Chips,
+    /// payout − bet.
+    pub net: i64,
+    /// For the winner that found the banker short: what it was owed but not paid.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shortfall: Chips,
+}
+
+fn is_zero(c: &Chips) -> bool {
+    c.0 == 0
+}
+
+/// The whole settlement of one hand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settlement {
+    pub banker: Seat,
+    pub banker_bet: Chips,
+    /// Non-banker seats, clockwise from the banker's left.
+    pub entries: Vec<Entry>,
+    /// The rake base: calls of losers settled before any insolvency.
+    pub pot: Chips,
+    pub rake: Chips,
+    /// Calls forfeited to the banker after it went insolvent (not raked).
+    pub forfeited: Chips,
+    pub banker_insolvent: bool,
+    pub all_fold: bool,
+    /// The banker's balance after the hand.
+    pub banker_remaining: Chips,
+    pub banker_net: i64,
+}
+
+fn overflow() -> GameError {
+    GameError::BadAmount("chip amounts overflow".into())
+}
+
+fn to_u64(v: u128) -> Result<u64, GameError> {
+    u64::try_from(v).map_err(|_| overflow())
+}
+
+fn net(credit: u128, debit: u128) -> Result<i64, GameError> {
+    let d =
+        i128::try_from(credit).map_err(|_| overflow())? - i128::try_from(debit).map_err(|_| overflow())?;
+    i64::try_from(d).map_err(|_| overflow())
+}
+
+/// Settles a hand. `banker_start` is the banker's balance at hand start,
+/// `banker_bet` its escrowed bet, `seats` every non-banker seat clockwise from
+/// the banker's left with its decision.
+pub fn settle(
+    banker: Seat,
+    banker_start: Chips,
+    banker_bet: Chips,
+    rake_percent: u8,
+    seats: &[(Seat, Decision)],
+) -> Result<Settlement, GameError> {
+    if banker_bet > banker_start {
+        return Err(GameError::BadAmount("banker bet exceeds the banker's balance".into()));
+    }
+    let mut funds = u128::from(banker_start.0);
+    let mut base = 0u128;
+    let mut taken = 0u128; // rake taken so far, == rake(base)
+    let mut forfeited = 0u128;
+    let mut insolvent = false;
+    let mut entries = Vec::with_capacity(seats.len());
+    for &(seat, decision) in seats {
+        let Decision::Called { bet, outcome, multiplier } = decision else {
+            entries.push(Entry {
+                seat,
+                result: EntryResult::Fold,
+                bet: Chips::ZERO,
+                payout: Chips::ZERO,
+                net: 0,
+                shortfall: Chips::ZERO,
+            });
+            continue;
+        };
+        let call = u128::from(bet.0);
+        let (result, payout, shortfall) = match outcome {
+            Outcome::Tie => (EntryResult::Tie, call, 0),
+            Outcome::Lose if insolvent => {
+                forfeited += call;
+                funds += call;
+                (EntryResult::Lose, 0, 0)
+            }
+            Outcome::Lose => {
+                base += call;
+                let total = u128::from(rake(to_u64(base)?, rake_percent));
+                let step = total - taken;
+                taken = total;
+                funds += call - step;
+                (EntryResult::Lose, 0, 0)
+            }
+            Outcome::Win if insolvent => {
+                forfeited += call;
+                funds += call;
+                (EntryResult::InsolventWin, 0, 0)
+            }
+            Outcome::Win => {
+                let due = call * u128::from(multiplier);
+                if due <= funds {
+                    funds -= due;
+                    (EntryResult::Win, call + due, 0)
+                } else {
+                    insolvent = true;
+                    let paid = funds;
+                    funds = 0;
+                    (EntryResult::Win, call + paid, due - paid)
+                }
+            }
+        };
+        entries.push(Entry {
+            seat,
+            result,
+            bet,
+            payout: Chips(to_u64(payout)?),
+            net: net(payout, call)?,
+            shortfall: Chips(to_u64(shortfall)?),
+        });
+    }
+    let all_fold = entries.iter().all(|e| e.result == EntryResult::Fold);
+    Ok(Settlement {
+        banker,
+        banker_bet,
+        pot: Chips(to_u64(base)?),
+        rake: Chips(to_u64(taken)?),
+        forfeited: Chips(to_u64(forfeited)?),
+        banker_insolvent: insolvent,
+        all_fold,
+        banker_remaining: Chips(to_u64(funds)?),
+        banker_net: net(funds, u128::from(banker_start.0))?,
+        entries,
+    })
+}
+
+impl Settlement {
+    /// The chip movements at settlement, after the bets were escrowed: the
+    /// banker's extra debit first (when it pays out more than its bet), then
+    /// the credits clockwise, then the banker's credit.
+    pub fn pending(&self, banker_start: Chips) -> Vec<PendingAction> {
+        let mut out = Vec::new();
+        // The banker's balance after escrow; `banker_remaining` is where it ends.
+        let after_escrow = banker_start.0 - self.banker_bet.0;
+        let remaining = self.banker_remaining.0;
+        if remaining < after_escrow {
+            out.push(PendingAction::Debit {
+                party: Party::Seat(self.banker),
+                amount: Chips(after_escrow - remaining),
+                reason: "banker pays winners".into(),
+            });
+        }
+        for e in &self.entries {
+            if e.payout.0 > 0 {
+                let reason = match e.result {
+                    EntryResult::Tie => "tie: call returned",
+                    _ => "call returned with winnings",
+                };
+                out.push(PendingAction::Credit {
+                    party: Party::Seat(e.seat),
+                    amount: e.payout,
+                    reason: reason.into(),
+                });
+            }
+        }
+        if remaining > after_escrow {
+            let reason = if self.all_fold { "all folded: banker bet returned" } else { "banker collects" };
+            out.push(PendingAction::Credit {
+                party: Party::Seat(self.banker),
+                amount: Chips(remaining - after_escrow),
+                reason: reason.into(),
+            });
+        }
+        out
+    }
+
+    /// Net change per seat (indexed by seat) for `players` seats.
+    pub fn nets(&self, players: usize) -> Vec<i64> {
+        let mut nets = vec![0i64; players];
+        for e in &self.entries {
+            if let Some(n) = nets.get_mut(e.seat.index()) {
+                *n = e.net;
+            }
+        }
+        if let Some(n) = nets.get_mut(self.banker.index()) {
+            *n = self.banker_net;
+        }
+        nets
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rake_rule() {
+        assert_eq!(rake(0, 5), 0);
+        assert_eq!(rake(1, 5), 1);
+        assert_eq!(rake(19, 5), 1);
+        assert_eq!(rake(20, 5), 1);
+        assert_eq!(rake(39, 5), 1);
+        assert_eq!(rake(40, 5), 2);
+        assert_eq!(rake(100, 5), 5);
+        assert_eq!(rake(100, 0), 0);
+        assert_eq!(rake(u64::MAX, 100), u64::MAX);
+    }
+}
