@@ -6,6 +6,7 @@ pub mod audit;
 pub mod bots;
 pub mod invite;
 pub mod sim;
+pub mod verify;
 
 pub use audit::{Auditor, GamesReplayer, HandVerdict};
 pub use invite::{Invite, InviteError};

@@ -47,7 +47,7 @@ pub struct SimDealer {
     /// The dealer's keys (signs every event, seals private cards).
     pub dealer: Identity,
     /// The players, in seat order.
-    pub players: Vec<Identity>,
+    pub players: Vec<Arc<Identity>>,
     /// Chips each player brings to every hand.
     pub balance: Chips,
     /// Registry name of the game.
@@ -115,7 +115,7 @@ impl SimDealer {
         let settings = g.normalize_settings(settings)?;
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
         let dealer = Identity::generate(&mut rng);
-        let players = (0..players).map(|_| Identity::generate(&mut rng)).collect();
+        let players = (0..players).map(|_| Arc::new(Identity::generate(&mut rng))).collect();
         Ok(SimDealer {
             dealer,
             players,

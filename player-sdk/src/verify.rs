@@ -1,0 +1,610 @@
+//! Live verification: checks each dealer event the moment it arrives.
+//!
+//! Per event: the hand id, sequence number, hash chain and dealer signature
+//! ([`TranscriptVerifier`]). Per body: `game-start` must match
+//! `hand-prepare`, commit to a Merkle root that is the root of its leaves
+//! and carry this player's seed; every dealt position must be the next one;
+//! every face-up or revealed card must open its leaf; every card sealed to
+//! this player is opened at once and checked against its leaf; an action
+//! attributed to this player must be one it signed. At `game-end` the full
+//! [`Auditor`] runs on the hand's transcript (shuffle, every leaf, seeds,
+//! action signatures, game replay). A failure is a [`VerifyError`] naming
+//! the [`AuditCheck`]; it is never ignored.
+//!
+//! [`SessionVerifier`] follows the hands of one connection; it also
+//! recognises events the dealer re-sends after a reconnect (identical
+//! events are skipped, a different event under a seen sequence number is a
+//! hash-chain failure: the dealer equivocated).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use claw_protocol::audit::{AuditCheck, AuditError, AuditReport};
+use claw_protocol::messages::{
+    config_hash, CardFace, ChipMove, ChipOp, ChipParty, DealTo, EventBody, GameStart, HandPlayer,
+    HandPrepare, HandResult, RevealPolicy,
+};
+use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader, TranscriptVerifier};
+use claw_protocol::{
+    merkle_root, CardId, CardOpening, Chips, Digest, HandId, Identity, PlayerId, Seat, Seed, SharedKey,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::audit::Auditor;
+
+/// A failed live check: which check, in which hand and event, and what.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[error("hand {hand_id}: event {seq}: check {check} failed: {detail}")]
+pub struct VerifyError {
+    /// The check that failed (same names as the offline audit).
+    pub check: AuditCheck,
+    /// The hand.
+    pub hand_id: HandId,
+    /// The event's sequence number.
+    pub seq: u64,
+    /// What exactly.
+    pub detail: String,
+}
+
+/// A card dealt in a deal event, as this player sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SeenCard {
+    /// Deck position.
+    pub position: u16,
+    /// Who got it.
+    pub target: DealTo,
+    /// Up or down.
+    pub face: CardFace,
+    /// The card, when this player can see it (face up, or sealed to it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card: Option<CardId>,
+}
+
+/// What a verified event means for the player.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Update {
+    /// A hand is being prepared; the player should send its seed.
+    Prepared { hand_id: HandId, hand_number: u64, players: Vec<PlayerId>, seat: Option<Seat> },
+    /// The deck is committed; the hand starts.
+    Started { hand_id: HandId, game: String, players: Vec<HandPlayer>, seat: Option<Seat>, settings: Value },
+    /// Cards were dealt (own sealed cards opened and checked).
+    Dealt { hand_id: HandId, phase: String, cards: Vec<SeenCard> },
+    /// Face-down cards were opened to everyone.
+    Revealed { hand_id: HandId, cards: Vec<CardOpening> },
+    /// Chips moved.
+    Chips { hand_id: HandId, moves: Vec<ChipMove> },
+    /// An action was applied (by a player, or by the dealer on a timeout).
+    Action { hand_id: HandId, seat: Seat, action: Value, public_state: Value, timeout: Option<String> },
+    /// The hand is over; the full audit ran on its transcript.
+    Ended { hand_id: HandId, result: HandResult, audit: Box<Result<AuditReport, AuditError>> },
+    /// Deferred secrets arrived; the full audit ran again.
+    AuditCompleted { hand_id: HandId, audit: Box<Result<AuditReport, AuditError>> },
+}
+
+/// The player's view of one hand, kept up to date by verified events.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HandView {
+    /// The hand.
+    pub hand_id: HandId,
+    /// Hands dealt at the table before this one.
+    pub hand_number: u64,
+    /// The game (after `game-start`).
+    pub game: String,
+    /// This player's seat, if it plays this hand.
+    pub seat: Option<Seat>,
+    /// Players in seat order (after `game-start`).
+    pub players: Vec<HandPlayer>,
+    /// Every card dealt to this player, opened and checked, position order.
+    pub my_cards: Vec<CardId>,
+    /// `my_cards` minus the cards this player has played (`"cards"` of its actions).
+    pub hand: Vec<CardId>,
+    /// Every card everyone can see: face-up deals and reveals, in order.
+    pub table: Vec<SeenCard>,
+    /// The game's public state after the last action (`null` before one).
+    pub public_state: Value,
+    /// This player's chips for the hand: start balance plus net movements.
+    pub balance: Option<Chips>,
+    /// Net chip movement of this player so far.
+    pub net: i64,
+    /// The result, once over.
+    pub result: Option<HandResult>,
+}
+
+/// One hand being verified.
+struct HandTracker {
+    chain: TranscriptVerifier,
+    envelopes: Vec<EventEnvelope>,
+    hashes: Vec<Digest>,
+    prepare: Option<HandPrepare>,
+    start: Option<GameStart>,
+    my_seed: Option<Seed>,
+    /// (seq, action JSON text, signature) of actions this player sent.
+    my_actions: Vec<(u32, String, claw_protocol::Signature)>,
+    faces: Vec<CardFace>,
+    view: HandView,
+    played: Vec<CardId>,
+    ended: bool,
+    failed: bool,
+}
+
+/// Verifies the events of one connection's hands, as they arrive.
+pub struct SessionVerifier {
+    dealer: PlayerId,
+    room: String,
+    me: Arc<Identity>,
+    shared: SharedKey,
+    dealer_encryption: claw_protocol::EncryptionKey,
+    hands: VecDeque<(HandId, HandTracker)>,
+}
+
+/// How many finished hands stay in memory (re-sent events, deferred reveals).
+const KEEP_HANDS: usize = 8;
+
+fn err(check: AuditCheck, hand_id: HandId, seq: u64, detail: impl Into<String>) -> VerifyError {
+    VerifyError { check, hand_id, seq, detail: detail.into() }
+}
+
+impl SessionVerifier {
+    /// A verifier for events signed by `dealer` in `room`, for player `me`,
+    /// whose cards the dealer seals with `dealer_encryption` (from the
+    /// handshake; `shared` is the box key of the two).
+    pub fn new(
+        dealer: PlayerId,
+        room: impl Into<String>,
+        me: Arc<Identity>,
+        dealer_encryption: claw_protocol::EncryptionKey,
+        shared: SharedKey,
+    ) -> SessionVerifier {
+        SessionVerifier { dealer, room: room.into(), me, shared, dealer_encryption, hands: VecDeque::new() }
+    }
+
+    /// The dealer key events are checked against.
+    pub fn dealer(&self) -> PlayerId {
+        self.dealer
+    }
+
+    /// After a reconnect: the new session's keys (the dealer key must be the same).
+    pub fn rekey(&mut self, dealer_encryption: claw_protocol::EncryptionKey, shared: SharedKey) {
+        self.dealer_encryption = dealer_encryption;
+        self.shared = shared;
+    }
+
+    fn tracker(&mut self, hand: &HandId) -> Option<&mut HandTracker> {
+        self.hands.iter_mut().find(|(h, _)| h == hand).map(|(_, t)| t)
+    }
+
+    /// Records the seed this player sent for `hand` (it must be published).
+    pub fn set_my_seed(&mut self, hand: &HandId, seed: Seed) {
+        if let Some(t) = self.tracker(hand) {
+            t.my_seed = Some(seed);
+        }
+    }
+
+    /// Records an action this player signed, so that an `action-result`
+    /// in its name can be compared with it.
+    pub fn record_my_action(&mut self, hand: &HandId, seq: u32, action: &str, sig: claw_protocol::Signature) {
+        if let Some(t) = self.tracker(hand) {
+            t.my_actions.push((seq, action.to_owned(), sig));
+        }
+    }
+
+    /// The current view of `hand`, if it is known.
+    pub fn view(&self, hand: &HandId) -> Option<&HandView> {
+        self.hands.iter().find(|(h, _)| h == hand).map(|(_, t)| &t.view)
+    }
+
+    /// The view of the most recent hand.
+    pub fn current(&self) -> Option<&HandView> {
+        self.hands.back().map(|(_, t)| &t.view)
+    }
+
+    /// The hand's transcript so far (with a header naming dealer and room).
+    pub fn transcript(&self, hand: &HandId) -> Option<Transcript> {
+        let (_, t) = self.hands.iter().find(|(h, _)| h == hand)?;
+        Some(Transcript {
+            header: Some(TranscriptHeader::new(self.dealer, self.room.clone(), *hand)),
+            hand_id: *hand,
+            events: t.envelopes.clone(),
+        })
+    }
+
+    /// Checks one event. `Ok(None)`: an identical re-sent event, skipped.
+    /// After a failure the hand is marked failed and its later events are
+    /// skipped (the failure was reported once).
+    pub fn on_event(&mut self, env: &EventEnvelope) -> Result<Option<Update>, VerifyError> {
+        let hand_id = env.hand_id;
+        if self.tracker(&hand_id).is_none() {
+            if env.seq != 0 {
+                return Err(err(
+                    AuditCheck::HashChain,
+                    hand_id,
+                    env.seq,
+                    "first event seen of this hand is not seq 0",
+                ));
+            }
+            let tracker = HandTracker {
+                chain: TranscriptVerifier::for_hand(self.dealer, hand_id),
+                envelopes: Vec::new(),
+                hashes: Vec::new(),
+                prepare: None,
+                start: None,
+                my_seed: None,
+                my_actions: Vec::new(),
+                faces: Vec::new(),
+                view: HandView {
+                    hand_id,
+                    hand_number: 0,
+                    game: String::new(),
+                    seat: None,
+                    players: Vec::new(),
+                    my_cards: Vec::new(),
+                    hand: Vec::new(),
+                    table: Vec::new(),
+                    public_state: Value::Null,
+                    balance: None,
+                    net: 0,
+                    result: None,
+                },
+                played: Vec::new(),
+                ended: false,
+                failed: false,
+            };
+            self.hands.push_back((hand_id, tracker));
+            while self.hands.len() > KEEP_HANDS {
+                self.hands.pop_front();
+            }
+        }
+        let me = Arc::clone(&self.me);
+        let (dealer, room, dealer_encryption) = (self.dealer, self.room.clone(), self.dealer_encryption);
+        let shared = self.shared.clone();
+        let Some(t) = self.tracker(&hand_id) else { return Ok(None) };
+        if t.failed {
+            return Ok(None);
+        }
+        let res = t.accept(env, &me, dealer, &room, dealer_encryption, &shared);
+        if res.is_err() {
+            t.failed = true;
+        }
+        res
+    }
+}
+
+impl HandTracker {
+    fn accept(
+        &mut self,
+        env: &EventEnvelope,
+        me: &Identity,
+        dealer: PlayerId,
+        room: &str,
+        dealer_encryption: claw_protocol::EncryptionKey,
+        shared: &SharedKey,
+    ) -> Result<Option<Update>, VerifyError> {
+        let (hand_id, seq) = (env.hand_id, env.seq);
+        if let Some(seen) = usize::try_from(seq).ok().and_then(|i| self.hashes.get(i)) {
+            return if *seen == env.hash() {
+                Ok(None)
+            } else {
+                Err(err(
+                    AuditCheck::HashChain,
+                    hand_id,
+                    seq,
+                    "the dealer sent two different events with this seq",
+                ))
+            };
+        }
+        let body = self.chain.accept(env).map_err(|e| err(e.check(), hand_id, seq, e.to_string()))?;
+        self.envelopes.push(env.clone());
+        self.hashes.push(env.hash());
+        let fail = |check: AuditCheck, d: String| Err(err(check, hand_id, seq, d));
+        let structure = |d: &str| err(AuditCheck::Structure, hand_id, seq, d);
+        if self.ended && !matches!(body, EventBody::AuditReveal(_)) {
+            return fail(AuditCheck::Structure, format!("{} after game-end", body.type_name()));
+        }
+        match body {
+            EventBody::HandPrepare(p) => {
+                if seq != 0 {
+                    return fail(AuditCheck::Structure, "hand-prepare must be the first event".into());
+                }
+                let seat = p.players.iter().position(|id| *id == me.id()).map(|i| Seat(i as u8));
+                self.view.seat = seat;
+                self.view.hand_number = p.hand_number;
+                let update = Update::Prepared {
+                    hand_id,
+                    hand_number: p.hand_number,
+                    players: p.players.clone(),
+                    seat,
+                };
+                self.prepare = Some(p);
+                Ok(Some(update))
+            }
+            EventBody::GameStart(g) => {
+                let p = self.prepare.as_ref().ok_or_else(|| structure("game-start before hand-prepare"))?;
+                if self.start.is_some() {
+                    return fail(AuditCheck::Structure, "second game-start".into());
+                }
+                let ids: Vec<PlayerId> = g.players.iter().map(|p| p.id).collect();
+                if ids != p.players || g.players.iter().enumerate().any(|(i, p)| p.seat.index() != i) {
+                    return fail(
+                        AuditCheck::Structure,
+                        "game-start players differ from hand-prepare's".into(),
+                    );
+                }
+                if g.entropy != p.entropy {
+                    return fail(AuditCheck::Structure, "entropy mode differs from hand-prepare's".into());
+                }
+                if config_hash(&g.game, &g.game_version, &g.settings) != g.config_hash {
+                    return fail(AuditCheck::Structure, "config hash does not match the settings".into());
+                }
+                if g.deck.len() != g.leaves.len() || g.leaves.is_empty() {
+                    return fail(
+                        AuditCheck::Structure,
+                        format!("{} leaves for {} cards", g.leaves.len(), g.deck.len()),
+                    );
+                }
+                if let Some(seat) = self.view.seat {
+                    if g.players[seat.index()].encryption_key != me.encryption_key() {
+                        return fail(
+                            AuditCheck::Structure,
+                            "game-start lists another encryption key for me".into(),
+                        );
+                    }
+                    if g.dealer_encryption_key != dealer_encryption {
+                        return fail(
+                            AuditCheck::Structure,
+                            "dealer encryption key differs from the handshake's".into(),
+                        );
+                    }
+                }
+                if merkle_root(&g.leaves) != g.root {
+                    return fail(AuditCheck::MerkleRoot, "root is not the Merkle root of the leaves".into());
+                }
+                if let (Some(seat), Some(mine)) = (self.view.seat, self.my_seed) {
+                    if g.entropy == claw_protocol::messages::EntropyMode::Joint {
+                        match g.player_seeds.iter().find(|s| s.seat == seat) {
+                            Some(s) if s.seed == mine => {}
+                            Some(_) => return fail(AuditCheck::PlayerSeeds, "my seed was replaced".into()),
+                            None => return fail(AuditCheck::PlayerSeeds, "my seed is missing".into()),
+                        }
+                    }
+                }
+                let settings = g.settings.to_value().map_err(|e| structure(&format!("settings: {e}")))?;
+                self.view.game = g.game.clone();
+                self.view.players = g.players.clone();
+                self.view.balance = self.view.seat.map(|s| g.players[s.index()].balance);
+                let update = Update::Started {
+                    hand_id,
+                    game: g.game.clone(),
+                    players: g.players.clone(),
+                    seat: self.view.seat,
+                    settings,
+                };
+                self.start = Some(g);
+                Ok(Some(update))
+            }
+            EventBody::PhaseDeal(d) | EventBody::NewCard(d) => {
+                let start = self.start.as_ref().ok_or_else(|| structure("deal before game-start"))?;
+                let mut seen = Vec::with_capacity(d.cards.len());
+                for c in &d.cards {
+                    let next = self.faces.len();
+                    if usize::from(c.position) != next {
+                        return fail(
+                            AuditCheck::DealOrder,
+                            format!("dealt position {}, expected {next}", c.position),
+                        );
+                    }
+                    let Some(leaf) = start.leaves.get(next) else {
+                        return fail(AuditCheck::DealOrder, format!("position {next} beyond the deck"));
+                    };
+                    let mut card = None;
+                    match (c.face, &c.opening, &c.sealed) {
+                        (CardFace::Up, Some(o), None) => {
+                            if o.position != c.position || !o.matches(&hand_id, leaf) {
+                                return fail(
+                                    AuditCheck::OpenedCards,
+                                    format!(
+                                        "face-up card at position {} does not match its leaf",
+                                        c.position
+                                    ),
+                                );
+                            }
+                            card = Some(o.card);
+                        }
+                        (CardFace::Down, None, sealed) => {
+                            let mine = matches!(c.target, DealTo::Player(s) if Some(s) == self.view.seat);
+                            if sealed.is_some() != matches!(c.target, DealTo::Player(_)) {
+                                return fail(
+                                    AuditCheck::Structure,
+                                    format!("position {}: sealed box does not fit the target", c.position),
+                                );
+                            }
+                            if let (true, Some(sealed)) = (mine, sealed) {
+                                let o = shared.open(&hand_id, sealed).map_err(|e| {
+                                    err(
+                                        AuditCheck::OpenedCards,
+                                        hand_id,
+                                        seq,
+                                        format!("my card at {}: {e}", c.position),
+                                    )
+                                })?;
+                                if o.position != c.position || !o.matches(&hand_id, leaf) {
+                                    return fail(
+                                        AuditCheck::OpenedCards,
+                                        format!(
+                                            "my sealed card at position {} ({}) does not match its leaf",
+                                            c.position, o.card
+                                        ),
+                                    );
+                                }
+                                card = Some(o.card);
+                                self.view.my_cards.push(o.card);
+                                self.view.hand.push(o.card);
+                            }
+                        }
+                        _ => {
+                            return fail(
+                                AuditCheck::Structure,
+                                format!("position {}: opening/sealed box do not fit the face", c.position),
+                            )
+                        }
+                    }
+                    self.faces.push(c.face);
+                    let s = SeenCard { position: c.position, target: c.target, face: c.face, card };
+                    if c.face == CardFace::Up {
+                        if let (DealTo::Player(p), Some(card)) = (c.target, card) {
+                            if Some(p) == self.view.seat {
+                                self.view.my_cards.push(card);
+                                self.view.hand.push(card);
+                            }
+                        }
+                        self.view.table.push(s);
+                    }
+                    seen.push(s);
+                }
+                Ok(Some(Update::Dealt { hand_id, phase: d.phase, cards: seen }))
+            }
+            EventBody::Reveal(r) => {
+                let start = self.start.as_ref().ok_or_else(|| structure("reveal before game-start"))?;
+                for o in &r.openings {
+                    let i = usize::from(o.position);
+                    match self.faces.get(i) {
+                        Some(CardFace::Down) => self.faces[i] = CardFace::Up,
+                        Some(CardFace::Up) => {
+                            return fail(AuditCheck::DealOrder, format!("reveal of face-up position {i}"))
+                        }
+                        None => {
+                            return fail(AuditCheck::DealOrder, format!("reveal of undealt position {i}"))
+                        }
+                    }
+                    if !start.leaves.get(i).is_some_and(|l| o.matches(&hand_id, l)) {
+                        return fail(
+                            AuditCheck::OpenedCards,
+                            format!("revealed card at position {i} ({}) does not match its leaf", o.card),
+                        );
+                    }
+                    self.view.table.push(SeenCard {
+                        position: o.position,
+                        target: DealTo::Community,
+                        face: CardFace::Up,
+                        card: Some(o.card),
+                    });
+                }
+                Ok(Some(Update::Revealed { hand_id, cards: r.openings }))
+            }
+            EventBody::Chips(c) => {
+                if self.start.is_none() {
+                    return fail(AuditCheck::Structure, "chips before game-start".into());
+                }
+                for m in &c.moves {
+                    if matches!(m.party, ChipParty::Seat(s) if Some(s) == self.view.seat) {
+                        let amount = i64::try_from(m.amount.0).unwrap_or(i64::MAX);
+                        self.view.net = match m.op {
+                            ChipOp::Debit => self.view.net.saturating_sub(amount),
+                            ChipOp::Credit => self.view.net.saturating_add(amount),
+                        };
+                        self.view.balance = self.view.balance.map(|b| match m.op {
+                            ChipOp::Debit => b.saturating_sub(m.amount),
+                            ChipOp::Credit => b.checked_add(m.amount).unwrap_or(Chips(u64::MAX)),
+                        });
+                    }
+                }
+                Ok(Some(Update::Chips { hand_id, moves: c.moves }))
+            }
+            EventBody::ActionResult(a) => {
+                if self.start.is_none() {
+                    return fail(AuditCheck::Structure, "action before game-start".into());
+                }
+                if Some(a.seat) == self.view.seat {
+                    let mine = self.my_actions.iter().any(|(s, text, sig)| {
+                        *s == a.seq && text.as_str() == a.action.as_str() && *sig == a.sig
+                    });
+                    if !mine {
+                        return fail(
+                            AuditCheck::ActionSignatures,
+                            format!("action seq {} in my name is not one I signed: {}", a.seq, a.action),
+                        );
+                    }
+                }
+                let action = a.action.to_value().map_err(|e| structure(&format!("action: {e}")))?;
+                if Some(a.seat) == self.view.seat {
+                    self.note_played(&action);
+                }
+                self.view.public_state = a.public_state.clone();
+                Ok(Some(Update::Action {
+                    hand_id,
+                    seat: a.seat,
+                    action,
+                    public_state: a.public_state,
+                    timeout: None,
+                }))
+            }
+            EventBody::TimeoutAction(a) => {
+                if self.start.is_none() {
+                    return fail(AuditCheck::Structure, "timeout action before game-start".into());
+                }
+                if Some(a.seat) == self.view.seat {
+                    self.note_played(&a.action);
+                }
+                self.view.public_state = a.public_state.clone();
+                Ok(Some(Update::Action {
+                    hand_id,
+                    seat: a.seat,
+                    action: a.action,
+                    public_state: a.public_state,
+                    timeout: Some(a.reason),
+                }))
+            }
+            EventBody::GameEnd(g) => {
+                // The openings, seeds and result are checked by the full
+                // audit, which runs now, in the audit's order.
+                let start = self.start.as_ref().ok_or_else(|| structure("game-end before game-start"))?;
+                self.ended = true;
+                self.view.result = Some(g.result.clone());
+                let deferred = start.reveal == RevealPolicy::Deferred;
+                let audit = self.audit(me, dealer, room, deferred);
+                Ok(Some(Update::Ended { hand_id, result: g.result, audit: Box::new(audit) }))
+            }
+            EventBody::AuditReveal(_) => {
+                if !self.ended {
+                    return fail(AuditCheck::Structure, "audit-reveal before game-end".into());
+                }
+                let audit = self.audit(me, dealer, room, false);
+                Ok(Some(Update::AuditCompleted { hand_id, audit: Box::new(audit) }))
+            }
+        }
+    }
+
+    fn note_played(&mut self, action: &Value) {
+        let Some(cards) =
+            action.get("cards").and_then(|c| serde_json::from_value::<Vec<CardId>>(c.clone()).ok())
+        else {
+            return;
+        };
+        for c in cards {
+            if let Some(i) = self.view.hand.iter().position(|h| *h == c) {
+                self.view.hand.remove(i);
+            }
+            self.played.push(c);
+        }
+    }
+
+    fn audit(
+        &self,
+        me: &Identity,
+        dealer: PlayerId,
+        room: &str,
+        pending_ok: bool,
+    ) -> Result<AuditReport, AuditError> {
+        let t = Transcript {
+            header: Some(TranscriptHeader::new(dealer, room.to_owned(), self.view.hand_id)),
+            hand_id: self.view.hand_id,
+            events: self.envelopes.clone(),
+        };
+        let mut a = Auditor::new(Some(dealer));
+        if self.view.seat.is_some() {
+            a = a.with_viewer(me);
+        }
+        a.allow_pending_reveal = pending_ok;
+        a.audit(&t, self.my_seed)
+    }
+}
