@@ -283,6 +283,15 @@ fn settings_tiers_and_overrides() {
     assert_eq!(n["tier"], json!("bronze"));
     assert_eq!(n["rake_percent"], json!(5));
     assert_eq!(n["sam_gong"], json!("ten-value"));
+    // Normalised settings state the resolved limits and normalise to themselves.
+    assert_eq!((&n["entry_chips"], &n["min_bet"], &n["max_bet"]), (&json!(1000), &json!(100), &json!(500)));
+    assert_eq!(g.normalize_settings(&n).unwrap(), n);
+    let o = g.normalize_settings(&json!({"tier": "gold", "max_bet": 20000})).unwrap();
+    assert_eq!((&o["min_bet"], &o["max_bet"]), (&json!(10000), &json!(20000)));
+    assert_eq!(g.normalize_settings(&o).unwrap(), o);
+    // The dealer's way to pass its room bets: as settings fields.
+    let d = g.normalize_settings(&json!({"min_bet": 10, "max_bet": 50})).unwrap();
+    assert_eq!((&d["tier"], &d["min_bet"], &d["max_bet"]), (&json!("bronze"), &json!(10), &json!(50)));
     assert_eq!(g.normalize_settings(&json!({"tier": "鑽石廳"})).unwrap()["tier"], json!("diamond"));
     let limits = |v: Value| {
         let s: SamGongSettings = serde_json::from_value(v).unwrap();

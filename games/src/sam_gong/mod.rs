@@ -84,21 +84,20 @@ impl Tier {
 }
 
 /// Room settings. Missing fields take their defaults; unknown fields are
-/// ignored. `{}` is a bronze table with the PRD rules.
+/// ignored. `{}` is a bronze table with the PRD rules. Serialised (and so
+/// normalised) with the limits resolved, so the signed settings state the
+/// actual entry chips and bet range.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, into = "ResolvedSettings")]
 pub struct SamGongSettings {
     /// The table tier; gives entry chips and the bet range.
     pub tier: Tier,
     /// Overrides the tier's entry chips (the dealer's join threshold; the
     /// plugin itself only reports it).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub entry_chips: Option<Chips>,
     /// Overrides the tier's minimum bet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_bet: Option<Chips>,
     /// Overrides the tier's maximum bet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_bet: Option<Chips>,
     /// Which hands count as Sam Gong: `ten-value` (PRD, default) or `face-cards`.
     pub sam_gong: SamGongRule,
@@ -119,6 +118,33 @@ impl Default for SamGongSettings {
             sam_gong: SamGongRule::TenValue,
             rake_percent: 5,
             tutorial: false,
+        }
+    }
+}
+
+/// The serialised form of [`SamGongSettings`]: every limit resolved.
+#[derive(Debug, Clone, Serialize)]
+struct ResolvedSettings {
+    tier: Tier,
+    entry_chips: Chips,
+    min_bet: Chips,
+    max_bet: Chips,
+    sam_gong: SamGongRule,
+    rake_percent: u8,
+    tutorial: bool,
+}
+
+impl From<SamGongSettings> for ResolvedSettings {
+    fn from(s: SamGongSettings) -> Self {
+        let l = s.limits();
+        ResolvedSettings {
+            tier: s.tier,
+            entry_chips: l.entry_chips,
+            min_bet: l.min_bet,
+            max_bet: l.max_bet,
+            sam_gong: s.sam_gong,
+            rake_percent: s.rake_percent,
+            tutorial: s.tutorial,
         }
     }
 }
