@@ -501,7 +501,10 @@ fn check_chain(t: &Transcript) -> Result<(), AuditError> {
             return fail(format!("event {i} has seq {} (missing, repeated or reordered event)", e.seq));
         }
         if e.prev != prev {
-            return fail(format!("event {i}: prev is not the hash of event {}", i.wrapping_sub(1) as isize));
+            return match i {
+                0 => fail("event 0: prev is not zero".into()),
+                _ => fail(format!("event {i}: prev is not the hash of event {}", i - 1)),
+            };
         }
         prev = e.hash();
     }

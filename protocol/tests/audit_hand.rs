@@ -544,3 +544,50 @@ fn check_names_and_order_are_stable() {
     sorted.sort();
     assert_eq!(sorted, AuditCheck::ALL.to_vec());
 }
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Any bit of any committed value changed by the dealer (and re-signed)
+    /// fails the audit with the check that covers it.
+    #[test]
+    fn any_committed_bit_changed_is_caught(pos in 0usize..52, byte in 0usize..32, bit in 0u8..8, what in 0u8..4) {
+        let mut h = Hand::new(Opts::default());
+        let expected = match what {
+            0 => {
+                h.end_mut().openings[pos].salt.0[byte] ^= 1 << bit;
+                AuditCheck::Leaves
+            }
+            1 => {
+                h.start_mut().leaves[pos].0[byte] ^= 1 << bit;
+                AuditCheck::Leaves
+            }
+            2 => {
+                h.start_mut().root.0[byte] ^= 1 << bit;
+                AuditCheck::MerkleRoot
+            }
+            _ => {
+                h.end_mut().dealer_seed.as_mut().unwrap().0[byte] ^= 1 << bit;
+                AuditCheck::SeedCommitment
+            }
+        };
+        let t = h.transcript();
+        let e = audit(&t, &opts_for(&h)).unwrap_err();
+        prop_assert_eq!(e.check, expected, "{}", e);
+    }
+
+    /// Any two dealt cards of a deal swapped is caught by the deal order.
+    #[test]
+    fn any_swap_of_dealt_positions_is_caught(deal in 0usize..2, a in 0usize..5, b in 0usize..5) {
+        prop_assume!(a != b);
+        let mut h = Hand::new(Opts::default());
+        let d = h.deal_mut(deal);
+        let n = d.cards.len();
+        d.cards.swap(a % n, b % n);
+        prop_assume!(a % n != b % n);
+        let t = h.transcript();
+        prop_assert_eq!(audit(&t, &opts_for(&h)).unwrap_err().check, AuditCheck::DealOrder);
+    }
+}
