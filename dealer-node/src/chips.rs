@@ -159,6 +159,7 @@ enum JournalLine {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    Complete,
     End {
         outcome: String,
     },
@@ -326,6 +327,33 @@ impl HandLedger {
         }
     }
 
+    /// The number of operations so far: a mark for [`HandLedger::undo_since`].
+    pub fn mark(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Gives back the net effect of the operations since `mark` (a player
+    /// action whose later debit was refused). `Unsettled` if the provider
+    /// does not answer: the hand must then be voided.
+    pub async fn undo_since(&mut self, desk: &ChipDesk, mark: usize) -> Result<(), LedgerError> {
+        if self
+            .ops
+            .iter()
+            .skip(mark)
+            .any(|o| o.status != Some(OpStatus::Done) && o.status != Some(OpStatus::Refused))
+        {
+            return Err(LedgerError::Unsettled);
+        }
+        reverse_from(self, desk, mark, "undo-", "undo: action refused").await
+    }
+
+    /// Records that the game is over and every game movement is done: a
+    /// restart completes the remaining payouts (dealer commission) instead
+    /// of refunding the hand.
+    pub fn mark_complete(&mut self) -> Result<(), LedgerError> {
+        self.write(&JournalLine::Complete)
+    }
+
     /// Closes a settled hand's journal.
     pub fn close_settled(mut self) -> Result<Totals, LedgerError> {
         let t = self.check_conservation()?;
@@ -372,6 +400,13 @@ fn totals(ops: &[HandOp]) -> Totals {
 /// Re-asks uncertain operations, then refunds net changes. Shared by `void`
 /// and crash recovery.
 async fn refund_ops(l: &mut HandLedger, desk: &ChipDesk) -> Result<(), LedgerError> {
+    settle_uncertain(l, desk).await?;
+    reverse_from(l, desk, 0, "refund-", "refund: hand voided").await
+}
+
+/// Asks the provider again, with the same keys, about every operation whose
+/// outcome is unknown (uncertain, or an intent without an answer).
+async fn settle_uncertain(l: &mut HandLedger, desk: &ChipDesk) -> Result<(), LedgerError> {
     let uncertain: Vec<usize> = l
         .ops
         .iter()
@@ -391,13 +426,24 @@ async fn refund_ops(l: &mut HandLedger, desk: &ChipDesk) -> Result<(), LedgerErr
             Err(_) => return Err(LedgerError::Unsettled),
         }
     }
-    // Net change per account; give it back.
+    Ok(())
+}
+
+/// Gives every account back its net change over the applied operations
+/// from index `from` on.
+async fn reverse_from(
+    l: &mut HandLedger,
+    desk: &ChipDesk,
+    from: usize,
+    tag: &str,
+    memo: &str,
+) -> Result<(), LedgerError> {
     let mut net: BTreeMap<AccountId, i128> = BTreeMap::new();
-    for o in l.ops.iter().filter(|o| o.status == Some(OpStatus::Done)) {
+    for o in l.ops.iter().skip(from).filter(|o| o.status == Some(OpStatus::Done)) {
         let d = i128::from(o.amount.0);
         *net.entry(o.account.clone()).or_default() += if o.kind == ChipOpKind::Credit { d } else { -d };
     }
-    // Credits back first would create chips if a later debit failed; debit
+    // Crediting first would create chips if a later debit failed: debit the
     // accounts that gained first (they hold the chips), then credit.
     let mut plan: Vec<(ChipOpKind, AccountId, Chips)> = Vec::new();
     for (acct, n) in &net {
@@ -411,7 +457,7 @@ async fn refund_ops(l: &mut HandLedger, desk: &ChipDesk) -> Result<(), LedgerErr
         }
     }
     for (kind, acct, amount) in plan {
-        match l.run_tagged(desk, kind, &acct, amount, "refund: hand voided", "refund-").await {
+        match l.run_tagged(desk, kind, &acct, amount, memo, tag).await {
             Ok(_) => {}
             Err(LedgerError::Chip(e)) if e.is_retryable() => return Err(LedgerError::Unsettled),
             Err(e) => return Err(e),
@@ -455,6 +501,7 @@ async fn recover_one(path: &Path, desk: &ChipDesk) -> Result<Recovered, LedgerEr
     let (mut room, mut hand_id) = (String::new(), String::new());
     let mut ops: Vec<HandOp> = Vec::new();
     let mut ended = false;
+    let mut complete = false;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         // A torn last line (crash mid-write) is skipped; its op is re-issued
         // below only if its intent line survived.
@@ -470,6 +517,7 @@ async fn recover_one(path: &Path, desk: &ChipDesk) -> Result<Recovered, LedgerEr
                     o.status = Some(status);
                 }
             }
+            JournalLine::Complete => complete = true,
             JournalLine::End { .. } => ended = true,
         }
     }
@@ -482,7 +530,12 @@ async fn recover_one(path: &Path, desk: &ChipDesk) -> Result<Recovered, LedgerEr
         journal: Some((path.to_path_buf(), f)),
         log_path: dir.map(|d| d.join("chips.jsonl")),
     };
-    if !ended {
+    if !ended && complete {
+        // The hand was played out: finish its payouts.
+        settle_uncertain(&mut l, desk).await?;
+        l.check_conservation()?;
+        l.write(&JournalLine::End { outcome: "settled-after-restart".into() })?;
+    } else if !ended {
         refund_ops(&mut l, desk).await?;
         l.check_conservation()?;
         l.write(&JournalLine::End { outcome: "voided-after-restart".into() })?;
@@ -580,6 +633,23 @@ mod tests {
         assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(110));
         assert_eq!(chips.balance(&acct("b")).await.unwrap(), Chips(90));
         assert_eq!(chips.total().await, 200);
+    }
+
+    #[tokio::test]
+    async fn undo_gives_back_one_step() {
+        let chips = Arc::new(LocalChips::new());
+        chips.grant(&acct("a"), Chips(10)).await.unwrap();
+        let d = desk(chips.clone());
+        let mut l = HandLedger::open("r", "h", None, 0).unwrap();
+        l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(4), "blind").await.unwrap();
+        let m = l.mark();
+        l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(3), "bet").await.unwrap();
+        assert!(l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(30), "bet").await.is_err());
+        l.undo_since(&d, m).await.unwrap();
+        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(6));
+        l.run(&d, ChipOpKind::Credit, &acct("a"), Chips(4), "blind back").await.unwrap();
+        l.close_settled().unwrap();
+        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(10));
     }
 
     #[tokio::test]

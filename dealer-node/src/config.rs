@@ -195,13 +195,26 @@ impl RoomConfig {
         ConfigError::Room { room: self.id.clone(), reason: reason.into() }
     }
 
-    /// Checks the room against its game and fills in the game-dependent
-    /// defaults (player counts, normalised settings). Returns the game.
+    /// Checks the room against its game (from the games registry) and fills
+    /// in the game-dependent defaults (player counts, normalised settings).
+    /// Returns the game.
     pub fn validate(&mut self) -> Result<std::sync::Arc<dyn claw_games::DynGame>, ConfigError> {
+        self.validate_with(&[])
+    }
+
+    /// Like [`RoomConfig::validate`], looking the game up in `extra` first
+    /// (games that are not in the registry, e.g. test games).
+    pub fn validate_with(
+        &mut self,
+        extra: &[std::sync::Arc<dyn claw_games::DynGame>],
+    ) -> Result<std::sync::Arc<dyn claw_games::DynGame>, ConfigError> {
         if !valid_room_id(&self.id) {
             return Err(self.err("room id must be 1–64 chars of [A-Za-z0-9_-]"));
         }
-        let game = claw_games::registry::get(&self.game).map_err(|e| self.err(e.to_string()))?;
+        let game = match extra.iter().find(|g| g.meta().name == self.game) {
+            Some(g) => g.clone(),
+            None => claw_games::registry::get(&self.game).map_err(|e| self.err(e.to_string()))?,
+        };
         let meta = game.meta();
         if self.min_players == 0 {
             self.min_players = meta.min_players;
@@ -325,11 +338,16 @@ impl RoomsFile {
 pub struct Limits {
     /// Open WebSocket connections, handshaking or not.
     pub max_connections: usize,
-    /// Largest accepted frame/message, in bytes.
+    /// Largest WebSocket message, in bytes: a longer one closes the
+    /// connection. Messages over the protocol's 64 KiB frame limit but under
+    /// this one get an `error` (oversize) and the connection stays.
     pub max_frame_bytes: usize,
     /// Time from TCP accept to the end of the 4-step handshake.
     pub handshake_deadline: Duration,
-    /// Messages per second per connection (actions and queries together).
+    /// Messages per second per player, shared by queries and every message
+    /// the dealer did not ask for (actions on the player's turn and seeds
+    /// during seed collection are paced by the dealer and do not count).
+    /// Raw frames are limited to ten times this per connection.
     pub rate_per_sec: u32,
     /// Messages allowed in a burst above the steady rate.
     pub rate_burst: u32,
@@ -347,7 +365,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_connections: 10_000,
-            max_frame_bytes: 64 * 1024,
+            max_frame_bytes: 256 * 1024,
             handshake_deadline: Duration::from_secs(10),
             rate_per_sec: 10,
             rate_burst: 10,
@@ -387,9 +405,12 @@ impl NodeConfig {
         }
     }
 
-    /// Validates every room (unique ids, known games); returns the games in
-    /// room order.
-    pub fn validate(&mut self) -> Result<Vec<std::sync::Arc<dyn claw_games::DynGame>>, ConfigError> {
+    /// Validates every room (unique ids, known games — `extra` first, then
+    /// the registry); returns the games in room order.
+    pub fn validate(
+        &mut self,
+        extra: &[std::sync::Arc<dyn claw_games::DynGame>],
+    ) -> Result<Vec<std::sync::Arc<dyn claw_games::DynGame>>, ConfigError> {
         if self.rooms.is_empty() {
             return Err(ConfigError::Node("no rooms".into()));
         }
@@ -399,13 +420,18 @@ impl NodeConfig {
             if !seen.insert(r.id.clone()) {
                 return Err(ConfigError::Node(format!("room id {:?} used twice", r.id)));
             }
-            games.push(r.validate()?);
+            games.push(r.validate_with(extra)?);
         }
         let l = &self.limits;
-        if l.max_connections == 0 || l.max_frame_bytes < 1024 || l.rate_per_sec == 0 || l.chip_attempts == 0 {
+        if l.max_connections == 0
+            || l.max_frame_bytes < claw_protocol::messages::MAX_FRAME_BYTES
+            || l.rate_per_sec == 0
+            || l.chip_attempts == 0
+            || l.send_queue == 0
+        {
             return Err(ConfigError::Node(
-                "limits: max_connections, rate_per_sec and chip_attempts must be positive, \
-                 max_frame_bytes at least 1024"
+                "limits: max_connections, rate_per_sec, chip_attempts and send_queue must be positive, \
+                 max_frame_bytes at least the protocol's 64 KiB"
                     .into(),
             ));
         }

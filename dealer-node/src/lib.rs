@@ -20,3 +20,4 @@ pub mod testgame;
 
 pub use config::{ConfigError, Limits, NodeConfig, RoomConfig, RoomsFile};
 pub use engine::{GameSpec, Hand, HandSeat};
+pub use node::{DealerNode, NodeError, NodeHandle};

@@ -1,1 +1,302 @@
-//! placeholder
+//! The dealer node: rooms, the WebSocket server and the HTTP endpoint,
+//! started in-process and stopped gracefully.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), claw_dealer::NodeError> {
+//! use claw_dealer::{DealerNode, NodeConfig, RoomConfig};
+//! let rooms = vec![RoomConfig::new("holdem", "texas-holdem")];
+//! let node = DealerNode::start(NodeConfig::local("/tmp/claw-data", rooms)).await?;
+//! println!("{}", node.invite_url("holdem").unwrap());
+//! node.shutdown(std::time::Duration::from_secs(5)).await;
+//! # Ok(()) }
+//! ```
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use claw_chips::{AccountId, ChipProvider, LocalChips};
+use claw_games::DynGame;
+use claw_protocol::handshake::ChallengeBook;
+use claw_protocol::{Chips, Identity, PlayerId};
+use rand::rngs::OsRng;
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, oneshot, watch, Semaphore};
+
+use crate::chips::{recover, ChipDesk, Grants};
+use crate::config::{ConfigError, NodeConfig};
+use crate::http::{self, HttpState};
+use crate::metrics::Metrics;
+use crate::room::{spawn_room, NodeContext, RoomCmd, RoomEvent, RoomHandle};
+use crate::server::{serve, ServerState};
+
+/// Why a node could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("dealer key: {0}")]
+    Identity(#[from] claw_protocol::IdentityError),
+    #[error("data directory {path}: {source}")]
+    DataDir { path: String, source: std::io::Error },
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: SocketAddr, source: std::io::Error },
+    #[error("room {room}: {reason}")]
+    Room { room: String, reason: String },
+}
+
+/// Sets up a node before it starts (chips, identity, extra games).
+pub struct DealerNode {
+    config: NodeConfig,
+    provider: Option<Arc<dyn ChipProvider>>,
+    grants: Option<Arc<dyn Grants>>,
+    welcome_grant: Chips,
+    identity: Option<Identity>,
+    games: Vec<Arc<dyn DynGame>>,
+}
+
+impl DealerNode {
+    /// A node with `config`. Without further setup it uses an in-memory
+    /// chip ledger and the dealer key file `DATA_DIR/dealer.key`.
+    pub fn builder(config: NodeConfig) -> DealerNode {
+        DealerNode {
+            config,
+            provider: None,
+            grants: None,
+            welcome_grant: Chips::ZERO,
+            identity: None,
+            games: Vec::new(),
+        }
+    }
+
+    /// Starts a node with the default setup (see [`DealerNode::builder`];
+    /// [`DealerNode::launch`] starts a customised one).
+    pub async fn start(config: NodeConfig) -> Result<NodeHandle, NodeError> {
+        DealerNode::builder(config).launch().await
+    }
+
+    /// The chip provider to use.
+    pub fn chips(mut self, provider: Arc<dyn ChipProvider>) -> DealerNode {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// An in-memory ledger that grants every new player `welcome` chips and
+    /// funds house bankrolls (tests, demos).
+    pub fn local_chips(mut self, chips: Arc<LocalChips>, welcome: Chips) -> DealerNode {
+        self.provider = Some(chips.clone());
+        self.grants = Some(chips);
+        self.welcome_grant = welcome;
+        self
+    }
+
+    /// Operator grants for welcome chips and house bankrolls.
+    pub fn grants(mut self, grants: Arc<dyn Grants>, welcome: Chips) -> DealerNode {
+        self.grants = Some(grants);
+        self.welcome_grant = welcome;
+        self
+    }
+
+    /// The dealer identity (instead of the key file).
+    pub fn identity(mut self, id: Identity) -> DealerNode {
+        self.identity = Some(id);
+        self
+    }
+
+    /// A game that is not in the registry (looked up before the registry).
+    pub fn game(mut self, g: Arc<dyn DynGame>) -> DealerNode {
+        self.games.push(g);
+        self
+    }
+
+    /// Validates the config, loads or creates the dealer key, refunds hands
+    /// a crash interrupted, starts the rooms, binds the listeners.
+    pub async fn launch(self) -> Result<NodeHandle, NodeError> {
+        let DealerNode { mut config, provider, grants, welcome_grant, identity, games } = self;
+        let room_games = config.validate(&games)?;
+        let dir_err =
+            |e: std::io::Error| NodeError::DataDir { path: config.data_dir.display().to_string(), source: e };
+        std::fs::create_dir_all(&config.data_dir).map_err(dir_err)?;
+        let dealer = match identity {
+            Some(id) => id,
+            None => Identity::load_or_create(config.data_dir.join("dealer.key"), &mut OsRng)?,
+        };
+        let dealer = Arc::new(dealer);
+        let provider: Arc<dyn ChipProvider> = match provider {
+            Some(p) => p,
+            None => Arc::new(LocalChips::new()),
+        };
+        let dealer_account = AccountId::new(format!("dealer:{}", dealer.id()))
+            .map_err(|e| NodeError::Room { room: "-".into(), reason: e.to_string() })?;
+        let desk =
+            ChipDesk::new(provider, dealer_account, config.limits.chip_timeout, config.limits.chip_attempts);
+        for r in recover(&config.data_dir, &desk).await {
+            match r {
+                Ok(rec) => {
+                    tracing::warn!(room = %rec.room, hand = %rec.hand_id, refunded = rec.totals.credits,
+                    "finished a hand interrupted by a crash")
+                }
+                Err((path, e)) => tracing::error!(journal = %path.display(), error = %e,
+                    "could not finish an interrupted hand; will retry at next start"),
+            }
+        }
+        let metrics = Arc::new(Metrics::default());
+        let (events, _) = broadcast::channel(1024);
+        let ctx = Arc::new(NodeContext {
+            dealer: Arc::clone(&dealer),
+            desk,
+            grants,
+            welcome_grant,
+            welcomed: tokio::sync::Mutex::new(Default::default()),
+            metrics: Arc::clone(&metrics),
+            data_dir: config.data_dir.clone(),
+            limits: config.limits.clone(),
+            events: events.clone(),
+        });
+        let mut rooms = HashMap::new();
+        let mut order = Vec::new();
+        for (cfg, game) in config.rooms.iter().cloned().zip(room_games) {
+            let id = cfg.id.clone();
+            let h = spawn_room(cfg, game, Arc::clone(&ctx))
+                .map_err(|e| NodeError::Room { room: id.clone(), reason: e.to_string() })?;
+            order.push(id.clone());
+            rooms.insert(id, h);
+        }
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| NodeError::Listen { addr: config.listen, source: e })?;
+        let addr = listener.local_addr().map_err(|e| NodeError::Listen { addr: config.listen, source: e })?;
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let state = Arc::new(ServerState {
+            rooms: rooms.clone(),
+            ctx: Arc::clone(&ctx),
+            book: std::sync::Mutex::new(ChallengeBook::new()),
+            permits: Arc::new(Semaphore::new(config.limits.max_connections)),
+        });
+        let server = tokio::spawn(serve(listener, state, stop_rx.clone()));
+        let http_addr = match config.http_listen {
+            Some(a) => {
+                let st = HttpState {
+                    metrics: Arc::clone(&metrics),
+                    dealer_id: dealer.id().to_string(),
+                    rooms: order.clone(),
+                };
+                let (bound, _task) = http::serve(a, st, stop_rx.clone())
+                    .await
+                    .map_err(|e| NodeError::Listen { addr: a, source: e })?;
+                Some(bound)
+            }
+            None => None,
+        };
+        let host = config.public_host.clone().unwrap_or_else(|| match addr {
+            SocketAddr::V4(a) if a.ip().is_unspecified() => format!("127.0.0.1:{}", a.port()),
+            SocketAddr::V6(a) => format!("[{}]:{}", a.ip(), a.port()),
+            a => a.to_string(),
+        });
+        let host = if host.contains(':') && !host.starts_with('[') || host.ends_with(']') {
+            host
+        } else {
+            format!("{host}:{}", addr.port())
+        };
+        tracing::info!(%addr, dealer = %dealer.id(), rooms = order.len(), "dealer node listening");
+        Ok(NodeHandle {
+            addr,
+            http_addr,
+            host,
+            dealer: dealer.id(),
+            rooms,
+            order,
+            metrics,
+            events,
+            stop: stop_tx,
+            server: Some(server),
+        })
+    }
+}
+
+/// A running node.
+pub struct NodeHandle {
+    addr: SocketAddr,
+    http_addr: Option<SocketAddr>,
+    host: String,
+    dealer: PlayerId,
+    rooms: HashMap<String, RoomHandle>,
+    order: Vec<String>,
+    metrics: Arc<Metrics>,
+    events: broadcast::Sender<RoomEvent>,
+    stop: watch::Sender<bool>,
+    server: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl NodeHandle {
+    /// The WebSocket listen address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The health/metrics address, when enabled.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http_addr
+    }
+
+    /// The dealer's public key (player id form).
+    pub fn dealer_id(&self) -> PlayerId {
+        self.dealer
+    }
+
+    /// `ws://HOST:PORT/ROOM#DEALER_PUBKEY_HEX`.
+    pub fn invite_url(&self, room: &str) -> Option<String> {
+        self.rooms.contains_key(room).then(|| format!("ws://{}/{room}#{}", self.host, self.dealer))
+    }
+
+    /// Every room's id and invite URL, in config order.
+    pub fn invite_urls(&self) -> Vec<(String, String)> {
+        self.order.iter().filter_map(|r| self.invite_url(r).map(|u| (r.clone(), u))).collect()
+    }
+
+    /// A room's handle.
+    pub fn room(&self, id: &str) -> Option<&RoomHandle> {
+        self.rooms.get(id)
+    }
+
+    /// Finished and voided hands, room closures.
+    pub fn subscribe(&self) -> broadcast::Receiver<RoomEvent> {
+        self.events.subscribe()
+    }
+
+    /// The node's metrics.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        Arc::clone(&self.metrics)
+    }
+
+    /// Waits until every room is closed (e.g. after `max_hands`).
+    pub async fn wait_rooms_closed(&self) {
+        for r in self.rooms.values() {
+            r.wait_closed().await;
+        }
+    }
+
+    /// Graceful stop: no new connections or hands; running hands get
+    /// `grace` to finish, then are voided with refunds; deferred reveals
+    /// are published; connections are closed.
+    pub async fn shutdown(mut self, grace: Duration) {
+        let _ = self.stop.send(true);
+        let mut waits = Vec::new();
+        for r in self.rooms.values() {
+            let (done, rx) = oneshot::channel();
+            if r.send(RoomCmd::Shutdown { grace, done }).await {
+                waits.push(rx);
+            }
+        }
+        for w in waits {
+            let _ = w.await;
+        }
+        for r in self.rooms.values() {
+            r.wait_closed().await;
+        }
+        if let Some(s) = self.server.take() {
+            let _ = s.await;
+        }
+    }
+}

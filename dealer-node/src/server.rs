@@ -1,1 +1,401 @@
-//! placeholder
+//! The WebSocket server: rooms addressed by path (`ws://host:port/<room>`),
+//! a connection cap, a message size limit, a deadline on the whole
+//! handshake (TCP accept to `accepted`), the 4-step handshake from the
+//! protocol crate, then a reader that rate-limits raw frames and hands
+//! decoded messages to the room, and a writer that drains the connection's
+//! queue.
+//!
+//! A bad frame, a failed handshake or a hostile peer ends at most its own
+//! connection; every per-connection task catches its own errors.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use claw_protocol::handshake::{ChallengeBook, Hello, RejectReason, Rejected, Response, ServerHandshake};
+use claw_protocol::messages::{decode_client, ErrorCode, ErrorMsg, ServerMessage};
+use futures_util::{SinkExt, StreamExt};
+use rand::rngs::OsRng;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, oneshot, watch, Semaphore};
+use tokio::time::{timeout_at, Instant};
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response as HttpResponse};
+use tokio_tungstenite::tungstenite::http::StatusCode;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+use crate::metrics::{dec, inc};
+use crate::room::{next_conn_id, unix_ms, ConnTx, NodeContext, Outbound, RoomCmd, RoomHandle, TokenBucket};
+
+/// What every connection task shares.
+pub struct ServerState {
+    pub rooms: HashMap<String, RoomHandle>,
+    pub ctx: Arc<NodeContext>,
+    /// Answered challenges, node-wide (a response is accepted once).
+    pub book: Mutex<ChallengeBook>,
+    /// One permit per open connection.
+    pub permits: Arc<Semaphore>,
+}
+
+/// Longest a single frame write may block on a peer that does not read.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Accepts connections until `stop` turns true.
+pub async fn serve(listener: TcpListener, state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            r = listener.accept() => match r {
+                Ok((stream, peer)) => {
+                    inc(&state.ctx.metrics.connections_total);
+                    let st = Arc::clone(&state);
+                    tokio::spawn(async move { connection(st, stream, peer).await });
+                }
+                Err(e) => {
+                    // Out of file descriptors and the like: back off a little.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            },
+            r = stop.changed() => {
+                if r.is_err() || *stop.borrow() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+type Ws = WebSocketStream<TcpStream>;
+
+/// Decrements the open-connection gauge when the connection ends.
+struct OpenGuard(Arc<NodeContext>);
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        dec(&self.0.metrics.connections_open);
+    }
+}
+
+async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr) {
+    let ctx = Arc::clone(&state.ctx);
+    let limits = ctx.limits.clone();
+    let deadline = Instant::now() + limits.handshake_deadline;
+    let permit = Arc::clone(&state.permits).try_acquire_owned().ok();
+    let _ = stream.set_nodelay(true);
+    let full = permit.is_none();
+    let mut room_id: Option<String> = None;
+    let rooms = &state.rooms;
+    let callback = |req: &Request, resp: HttpResponse| -> Result<HttpResponse, ErrorResponse> {
+        let refuse = |code: StatusCode, text: &str| {
+            let mut r = ErrorResponse::new(Some(text.to_owned()));
+            *r.status_mut() = code;
+            r
+        };
+        if full {
+            return Err(refuse(StatusCode::SERVICE_UNAVAILABLE, "connection limit reached"));
+        }
+        let path = req.uri().path().trim_start_matches('/');
+        if !rooms.contains_key(path) {
+            return Err(refuse(StatusCode::NOT_FOUND, "no such room"));
+        }
+        room_id = Some(path.to_owned());
+        Ok(resp)
+    };
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(limits.max_frame_bytes))
+        .max_frame_size(Some(limits.max_frame_bytes));
+    let upgraded =
+        timeout_at(deadline, tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(config)))
+            .await;
+    let ws = match upgraded {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(e)) => {
+            if full {
+                inc(&ctx.metrics.connections_refused_cap);
+            }
+            tracing::debug!(%peer, error = %e, "websocket upgrade refused");
+            return;
+        }
+        Err(_) => {
+            inc(&ctx.metrics.handshakes_failed);
+            tracing::debug!(%peer, "websocket upgrade timed out");
+            return;
+        }
+    };
+    let Some(room) = room_id.and_then(|r| state.rooms.get(&r).cloned()) else { return };
+    inc(&ctx.metrics.connections_open);
+    let _open = OpenGuard(Arc::clone(&ctx));
+    let _permit = permit;
+    session(state, ws, room, peer, deadline).await;
+}
+
+enum HandshakeEnd {
+    Admitted { conn: ConnTx, rx: mpsc::Receiver<Outbound> },
+    Failed,
+}
+
+/// Runs the 4-step handshake, then the session.
+async fn session(state: Arc<ServerState>, mut ws: Ws, room: RoomHandle, peer: SocketAddr, deadline: Instant) {
+    let ctx = Arc::clone(&state.ctx);
+    let (conn, rx) = match handshake(&state, &mut ws, &room, deadline).await {
+        HandshakeEnd::Admitted { conn, rx } => (conn, rx),
+        HandshakeEnd::Failed => {
+            inc(&ctx.metrics.handshakes_failed);
+            let _ = tokio::time::timeout(Duration::from_secs(1), ws.close(None)).await;
+            return;
+        }
+    };
+    let conn_id = conn.id;
+    tracing::debug!(%peer, room = %room.id, conn = conn_id, "session open");
+    let (sink, mut stream) = ws.split();
+    let mut writer = tokio::spawn(writer(sink, rx));
+    room.try_send(RoomCmd::Ready { conn: conn_id });
+    let limits = &ctx.limits;
+    let mut bucket = TokenBucket::new(
+        limits.rate_per_sec.saturating_mul(10),
+        limits.rate_burst.saturating_mul(10),
+        Instant::now(),
+    );
+    let mut bad_in_a_row = 0u32;
+    let mut writer_done = false;
+    let error = |code: ErrorCode, message: String| {
+        crate::room::encode(&ServerMessage::Error(ErrorMsg { code, message }))
+    };
+    loop {
+        let next = tokio::select! {
+            m = stream.next() => m,
+            _ = &mut writer => {
+                writer_done = true;
+                break;
+            }
+        };
+        let frame = match next {
+            Some(Ok(Message::Text(t))) => t,
+            Some(Ok(Message::Binary(_))) => {
+                inc(&ctx.metrics.bad_frames);
+                bad_in_a_row += 1;
+                if let Some(f) =
+                    error(ErrorCode::Malformed, "binary frames are not part of the protocol".into())
+                {
+                    conn.send(f);
+                }
+                if bad_in_a_row > limits.flood_close_after {
+                    break;
+                }
+                continue;
+            }
+            Some(Ok(Message::Close(_))) | None => break,
+            Some(Ok(_)) => continue, // ping/pong
+            Some(Err(e)) => {
+                // Oversize beyond the hard limit, protocol errors, resets.
+                inc(&ctx.metrics.bad_frames);
+                tracing::debug!(%peer, conn = conn_id, error = %e, "connection error");
+                break;
+            }
+        };
+        let now = Instant::now();
+        if !bucket.try_take(now) {
+            inc(&ctx.metrics.rate_limited);
+            bad_in_a_row += 1;
+            if let Some(f) = error(ErrorCode::RateLimited, "too many frames".into()) {
+                conn.send(f);
+            }
+            if bad_in_a_row > limits.flood_close_after {
+                tracing::warn!(%peer, conn = conn_id, "frame flood: closing");
+                conn.close(1008, "flood");
+                break;
+            }
+            continue;
+        }
+        match decode_client(frame.as_str()) {
+            Ok(msg) => {
+                bad_in_a_row = 0;
+                if !room.send(RoomCmd::Message { conn: conn_id, msg: Box::new(msg), at: now }).await {
+                    break;
+                }
+            }
+            Err(e) => {
+                inc(&ctx.metrics.bad_frames);
+                bad_in_a_row += 1;
+                if let Some(f) = crate::room::encode(&ServerMessage::Error(ErrorMsg::from_decode(&e))) {
+                    conn.send(f);
+                }
+                if bad_in_a_row > limits.flood_close_after {
+                    conn.close(1008, "too many bad frames");
+                    break;
+                }
+            }
+        }
+    }
+    room.send(RoomCmd::Closed { conn: conn_id }).await;
+    conn.close(1000, "bye");
+    drop(conn);
+    if !writer_done && tokio::time::timeout(Duration::from_secs(5), &mut writer).await.is_err() {
+        writer.abort();
+    }
+    tracing::debug!(%peer, conn = conn_id, "session closed");
+}
+
+/// Steps 1–4 of the handshake on `ws`, all before `deadline`.
+async fn handshake(state: &ServerState, ws: &mut Ws, room: &RoomHandle, deadline: Instant) -> HandshakeEnd {
+    let ctx = &state.ctx;
+    let mut hs = ServerHandshake::new(Arc::clone(&ctx.dealer), room.id.clone(), room.public_config.clone());
+    let mut rng = OsRng;
+    let reject =
+        |hs: &mut ServerHandshake, reason: RejectReason| -> Rejected { hs.reject(reason, unix_ms()) };
+    let verified = loop {
+        let next = match timeout_at(deadline, ws.next()).await {
+            Ok(n) => n,
+            Err(_) => {
+                let r = reject(&mut hs, RejectReason::DeadlineExceeded);
+                send_rejected(ws, &r).await;
+                return HandshakeEnd::Failed;
+            }
+        };
+        let text = match next {
+            Some(Ok(Message::Text(t))) => t,
+            Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+            Some(Ok(Message::Binary(_))) => {
+                let r = reject(&mut hs, RejectReason::Malformed);
+                send_rejected(ws, &r).await;
+                return HandshakeEnd::Failed;
+            }
+            _ => return HandshakeEnd::Failed,
+        };
+        let now = unix_ms();
+        let ty = peek_type(text.as_str());
+        let step = match ty.as_deref() {
+            Some("hello") if text.len() <= claw_protocol::messages::MAX_FRAME_BYTES => {
+                match serde_json::from_str::<Hello>(text.as_str()) {
+                    Ok(hello) => match hs.on_hello(&hello, now, &mut rng) {
+                        Ok(ch) => Ok(crate::room::encode(&ServerMessage::Challenge(ch))),
+                        Err(r) => Err(r),
+                    },
+                    Err(_) => Err(reject(&mut hs, RejectReason::Malformed)),
+                }
+            }
+            Some("response") if text.len() <= claw_protocol::messages::MAX_FRAME_BYTES => {
+                match serde_json::from_str::<Response>(text.as_str()) {
+                    Ok(resp) => {
+                        let r = {
+                            let mut book = state.book.lock().unwrap_or_else(|p| p.into_inner());
+                            hs.on_response(&resp, now, &mut book)
+                        };
+                        match r {
+                            Ok(v) => break v,
+                            Err(r) => Err(r),
+                        }
+                    }
+                    Err(_) => Err(reject(&mut hs, RejectReason::Malformed)),
+                }
+            }
+            Some("hello") | Some("response") => Err(reject(&mut hs, RejectReason::Malformed)),
+            Some(_) => Err(reject(&mut hs, RejectReason::UnexpectedMessage)),
+            None => Err(reject(&mut hs, RejectReason::Malformed)),
+        };
+        match step {
+            Ok(Some(frame)) => {
+                if timeout_at(deadline, ws.send(Message::Text(frame))).await.map_or(true, |r| r.is_err()) {
+                    return HandshakeEnd::Failed;
+                }
+            }
+            Ok(None) => return HandshakeEnd::Failed,
+            Err(r) => {
+                tracing::info!(room = %room.id, reason = %r.reason, "handshake rejected");
+                send_rejected(ws, &r).await;
+                return HandshakeEnd::Failed;
+            }
+        }
+    };
+    // The player proved its key: ask the room to admit it.
+    let player = verified.player.signing;
+    let conn_id = next_conn_id();
+    let (tx, rx) = mpsc::channel(ctx.limits.send_queue);
+    let conn = ConnTx::new(conn_id, tx);
+    let (reply, answer) = oneshot::channel();
+    let sent = room.send(RoomCmd::Connect { verified: Box::new(verified), conn: conn.clone(), reply }).await;
+    let admit = match (sent, timeout_at(deadline, answer).await) {
+        (true, Ok(Ok(Ok(a)))) => a,
+        (_, Ok(Ok(Err(reason)))) => {
+            let r = reject(&mut hs, reason);
+            send_rejected(ws, &r).await;
+            return HandshakeEnd::Failed;
+        }
+        (_, Err(_)) => {
+            // The room did not answer in time; if it admitted us meanwhile,
+            // the Closed below releases the seat to the reconnect rules.
+            room.send(RoomCmd::Closed { conn: conn_id }).await;
+            let r = reject(&mut hs, RejectReason::Busy);
+            send_rejected(ws, &r).await;
+            return HandshakeEnd::Failed;
+        }
+        _ => {
+            let r = reject(&mut hs, RejectReason::Busy);
+            send_rejected(ws, &r).await;
+            return HandshakeEnd::Failed;
+        }
+    };
+    let Some(accepted) = hs.accept(admit.seat, Some(admit.token), unix_ms(), &mut rng) else {
+        room.send(RoomCmd::Closed { conn: conn_id }).await;
+        return HandshakeEnd::Failed;
+    };
+    let ok = match crate::room::encode(&ServerMessage::Accepted(accepted)) {
+        Some(f) => timeout_at(deadline, ws.send(Message::Text(f))).await.is_ok_and(|r| r.is_ok()),
+        None => false,
+    };
+    if !ok {
+        room.send(RoomCmd::Closed { conn: conn_id }).await;
+        return HandshakeEnd::Failed;
+    }
+    tracing::info!(room = %room.id, player = %player.short(), conn = conn_id, "handshake accepted");
+    HandshakeEnd::Admitted { conn, rx }
+}
+
+async fn send_rejected(ws: &mut Ws, r: &Rejected) {
+    if let Some(f) = crate::room::encode(&ServerMessage::Rejected(r.clone())) {
+        let _ = tokio::time::timeout(Duration::from_secs(2), ws.send(Message::Text(f))).await;
+    }
+    let close = CloseFrame { code: CloseCode::Policy, reason: r.reason.code().into() };
+    let _ = tokio::time::timeout(Duration::from_secs(2), ws.send(Message::Close(Some(close)))).await;
+}
+
+/// The `type` of a JSON object frame.
+fn peek_type(frame: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Peek {
+        #[serde(rename = "type")]
+        ty: String,
+    }
+    serde_json::from_str::<Peek>(frame).ok().map(|p| p.ty)
+}
+
+/// Drains a connection's queue into the socket, batching what is queued.
+async fn writer(mut sink: futures_util::stream::SplitSink<Ws, Message>, mut rx: mpsc::Receiver<Outbound>) {
+    'outer: while let Some(o) = rx.recv().await {
+        let mut next = Some(o);
+        while let Some(o) = next.take() {
+            match o {
+                Outbound::Frame(f) => {
+                    match tokio::time::timeout(WRITE_TIMEOUT, sink.feed(Message::Text(f))).await {
+                        Ok(Ok(())) => {}
+                        _ => break 'outer,
+                    }
+                }
+                Outbound::Close { code, reason } => {
+                    let frame = CloseFrame { code: CloseCode::from(code), reason: reason.into() };
+                    let _ = tokio::time::timeout(WRITE_TIMEOUT, sink.send(Message::Close(Some(frame)))).await;
+                    break 'outer;
+                }
+            }
+            next = rx.try_recv().ok();
+        }
+        match tokio::time::timeout(WRITE_TIMEOUT, sink.flush()).await {
+            Ok(Ok(())) => {}
+            _ => break,
+        }
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(1), sink.close()).await;
+}

@@ -230,21 +230,23 @@ pub struct Hand {
 }
 
 impl Hand {
-    /// Opens a hand: picks the hand id and dealer seed, signs `hand-prepare`
-    /// (the first transcript event, returned for broadcast).
+    /// Opens hand `hand_id` (fresh random bytes, chosen by the caller so that
+    /// chip operations can be keyed by it before the hand exists): draws the
+    /// dealer seed and signs `hand-prepare` (the first transcript event,
+    /// returned for broadcast).
     pub fn prepare<R: CryptoRngCore + ?Sized>(
         spec: Arc<GameSpec>,
         dealer: Arc<Identity>,
         seats: Vec<HandSeat>,
         memory: Value,
         hand_number: u64,
+        hand_id: HandId,
         rng: &mut R,
     ) -> Result<(Hand, EventEnvelope), EngineError> {
         let n = seats.len();
         if n == 0 || n > usize::from(spec.meta.max_players) || n < usize::from(spec.meta.min_players) {
             return Err(EngineError::State(format!("{} players for {}", n, spec.meta.name)));
         }
-        let hand_id = HandId::random(rng);
         let dealer_seed = Seed::random(rng);
         let mut tb = TranscriptBuilder::with_header(hand_id, dealer.id(), spec.room_id.clone());
         let body = EventBody::HandPrepare(HandPrepare {

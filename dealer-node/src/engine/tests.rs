@@ -79,8 +79,16 @@ fn action(p: &Identity, hand: HandId, seq: u32, a: Value) -> SignedAction {
 /// Plays a whole hand with `choices[seat]` (bet/fold) and returns it.
 fn play(t: &Table, spec: Arc<GameSpec>, choices: &[&str]) -> (Hand, Vec<EventEnvelope>, HandEnd) {
     let mut rng = OsRng;
-    let (mut hand, prep) =
-        Hand::prepare(spec, t.dealer.clone(), t.seats(100), Value::Null, 0, &mut rng).unwrap();
+    let (mut hand, prep) = Hand::prepare(
+        spec,
+        t.dealer.clone(),
+        t.seats(100),
+        Value::Null,
+        0,
+        HandId::random(&mut rng),
+        &mut rng,
+    )
+    .unwrap();
     let mut events = vec![prep];
     if hand.collecting_seeds() {
         for (i, p) in t.players.iter().enumerate() {
@@ -208,6 +216,7 @@ fn actions_are_checked_before_they_touch_the_game() {
         t.seats(100),
         Value::Null,
         0,
+        HandId::random(&mut rng),
         &mut rng,
     )
     .unwrap();
@@ -270,6 +279,7 @@ fn seeds_are_verified() {
         t.seats(100),
         Value::Null,
         0,
+        HandId::random(&mut rng),
         &mut rng,
     )
     .unwrap();
@@ -305,8 +315,16 @@ fn every_registered_game_deals_an_auditable_hand() {
         let spec = Arc::new(
             GameSpec::new("r", g.clone(), settings, EntropyMode::Joint, RevealPolicy::Full, 2000).unwrap(),
         );
-        let (mut hand, _) =
-            Hand::prepare(spec, t.dealer.clone(), t.seats(10_000), Value::Null, 0, &mut rng).unwrap();
+        let (mut hand, _) = Hand::prepare(
+            spec,
+            t.dealer.clone(),
+            t.seats(10_000),
+            Value::Null,
+            0,
+            HandId::random(&mut rng),
+            &mut rng,
+        )
+        .unwrap();
         hand.start(&mut rng).unwrap();
         let mut c = hand.commit(&mut rng, 0).unwrap();
         let mut steps = 0;

@@ -1,0 +1,154 @@
+//! Complete hands of every registered game (and the test game), end to
+//! end: real WebSockets, joint entropy, every hand audited by every player.
+
+use std::sync::Arc;
+
+use claw_dealer::RoomConfig;
+use claw_protocol::messages::{QueryData, QueryType, RevealPolicy, ServerMessage};
+
+use crate::common::*;
+
+async fn play_game(game: &str, players: u8, hands: u64, reveal: RevealPolicy) {
+    let mut room = fast_room("r", game);
+    room.max_hands = Some(hands);
+    room.min_players = players;
+    room.reveal = reveal;
+    if game == "blackjack" {
+        room.house_bankroll = claw_protocol::Chips(1_000_000);
+    }
+    let f = Fixture::start(vec![room]).await;
+    let g: Arc<dyn claw_games::DynGame> = match game {
+        "high-card" => claw_dealer::testgame::high_card(),
+        other => claw_games::registry::get(other).unwrap(),
+    };
+    let before = f.chips.total().await;
+    let clients = seat_players(&f, "r", 10, players).await;
+    let ids: Vec<_> = clients.iter().map(|c| c.id()).collect();
+    let reports = run_bots(clients, g, hands as usize).await;
+    for (_, r) in &reports {
+        assert_eq!(r.hands_audited as u64, hands, "{game}: every hand audited by every player");
+    }
+    f.node.room("r").unwrap().wait_closed().await;
+    // Chips are conserved: what players lost, the dealer and house hold.
+    assert_eq!(
+        f.chips.total().await,
+        before + 10_000 * u128::from(players) + if game == "blackjack" { 1_000_000 } else { 0 }
+    );
+    let m = f.node.metrics();
+    assert_eq!(m.hands_finished.load(std::sync::atomic::Ordering::Relaxed), hands);
+    assert_eq!(m.hands_voided.load(std::sync::atomic::Ordering::Relaxed), 0);
+    // Every hand is archived and audits offline.
+    let dir = f.dir.path().join("rooms").join("r").join("transcripts");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(files.len() as u64, hands);
+    let g2: Arc<dyn claw_games::DynGame> = match game {
+        "high-card" => claw_dealer::testgame::high_card(),
+        other => claw_games::registry::get(other).unwrap(),
+    };
+    for e in files {
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let r = TestReplayer(g2.clone());
+        let opts = claw_protocol::audit::AuditOptions {
+            dealer: Some(f.dealer()),
+            replayer: Some(&r),
+            ..Default::default()
+        };
+        let rep = claw_protocol::audit::audit_jsonl(&text, &opts)
+            .unwrap_or_else(|e| panic!("{game}: archived hand: {e}"));
+        assert!(rep.complete());
+    }
+    let _ = ids;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn high_card_hands_end_to_end() {
+    play_game("high-card", 4, 5, RevealPolicy::Full).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn texas_holdem_hands_end_to_end() {
+    play_game("texas-holdem", 6, 5, RevealPolicy::Full).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blackjack_hands_end_to_end() {
+    play_game("blackjack", 3, 5, RevealPolicy::Full).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dou_di_zhu_hands_end_to_end() {
+    play_game("dou-di-zhu", 3, 3, RevealPolicy::Full).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sam_gong_hands_with_deferred_reveal() {
+    play_game("sam-gong", 4, 5, RevealPolicy::Deferred).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_registered_game_is_covered() {
+    let tested = ["texas-holdem", "blackjack", "dou-di-zhu", "sam-gong"];
+    for name in claw_games::registry::names() {
+        assert!(tested.contains(&name), "add an end-to-end test for {name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queries_answer_without_secrets() {
+    let mut room = RoomConfig::new("q", "high-card");
+    room.commission = claw_protocol::Chips(1);
+    let f = Fixture::start(vec![room]).await;
+    let mut c = f.client("q", 1).await;
+    let j = c.join().await;
+    assert!(j.accepted);
+    let ServerMessage::QueryResult(r) = c.query(QueryType::MyBalance, "n1").await else { panic!() };
+    assert!(matches!(r.data, QueryData::MyBalance { balance } if balance.0 == 10_000));
+    let ServerMessage::QueryResult(r) = c.query(QueryType::RoomConfig, "n2").await else { panic!() };
+    let QueryData::RoomConfig { config } = r.data else { panic!() };
+    assert_eq!(config.room_id, "q");
+    let ServerMessage::QueryResult(r) = c.query(QueryType::MyStatus, "n3").await else { panic!() };
+    assert!(matches!(r.data, QueryData::MyStatus { seat: Some(_), .. }));
+    let ServerMessage::QueryResult(r) = c.query(QueryType::RoomState, "n4").await else { panic!() };
+    assert!(matches!(r.data, QueryData::RoomState { ref players, .. } if players.len() == 1));
+    let ServerMessage::QueryResult(r) = c.query(QueryType::TableState, "n5").await else { panic!() };
+    assert!(matches!(r.data, QueryData::TableState { hand_id: None, .. }));
+    c.send_raw(r#"{"type":"query","query_type":"dealer-deck","nonce":"n6"}"#).await;
+    let e = c
+        .recv_until(|m| match m {
+            ServerMessage::QueryError(e) => Some(e.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(e.nonce, "n6");
+    // Start a hand with a second player and ask for the table mid-hand: the
+    // answer holds no hidden card, no salt and no seed.
+    let mut d = f.client("q", 2).await;
+    assert!(d.join().await.accepted);
+    let hand = c
+        .recv_until(|m| match m {
+            ServerMessage::Event(e)
+                if matches!(e.decode_body().unwrap(), claw_protocol::messages::EventBody::GameStart(_)) =>
+            {
+                Some(e.hand_id)
+            }
+            _ => None,
+        })
+        .await;
+    let ServerMessage::QueryResult(r) = c.query(QueryType::TableState, "n7").await else { panic!() };
+    let text = serde_json::to_string(&r).unwrap();
+    assert!(text.contains(&hand.to_string()));
+    for secret in ["salt", "seed", "sealed", "deck", "hole"] {
+        assert!(!text.contains(secret), "table-state mentions {secret}: {text}");
+    }
+    for q in [QueryType::RoomConfig, QueryType::RoomState, QueryType::MyStatus] {
+        let text = serde_json::to_string(&c.query(q, "n8").await).unwrap();
+        for secret in ["token", "salt", "seed", "secret"] {
+            assert!(!text.contains(secret), "{q:?} mentions {secret}: {text}");
+        }
+    }
+    let _ = d;
+}
