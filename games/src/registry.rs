@@ -10,6 +10,8 @@ pub fn all() -> Vec<Arc<dyn DynGame>> {
     vec![
         // Each game adds one line here.
         erased(crate::texas_holdem::TexasHoldem),
+        erased(crate::blackjack::Blackjack),
+        erased(crate::dou_di_zhu::DouDiZhu),
         erased(crate::sam_gong::SamGong),
     ]
 }
