@@ -310,6 +310,7 @@ fn settings_tiers_and_overrides() {
         json!({"min_bet": 600}),
         json!({"min_bet": 10, "max_bet": 9}),
         json!({"rake_percent": 101}),
+        json!({"max_bet": (1u64 << 50) + 1}),
         json!({"sam_gong": "jokers"}),
         json!({"tutorial": "yes"}),
     ] {
@@ -409,4 +410,36 @@ fn tutorial_tables_keep_the_banker_at_seat_0() {
     let p = players(&[0, 100000]);
     let h = g.new_hand(&settings, &p, &memory).unwrap();
     assert_eq!(h.public_state()["banker"], json!(0));
+}
+
+#[test]
+fn the_largest_bets_do_not_overflow() {
+    // Five callers all winning 3× on a 2^50 bet, at a practice table (no
+    // balance limits) and at a real one.
+    let big = 1u64 << 50;
+    for tutorial in [true, false] {
+        let settings = json!({"tutorial": tutorial, "min_bet": big, "max_bet": big});
+        let hands = ["2c 3c 4c", "Ks Qs Js", "Kh Qh Jh", "Kd Qd Jd", "Kc Qc Jc", "Ts Th Td"];
+        let balances = if tutorial { vec![0; 6] } else { vec![big * 16, big, big, big, big, big] };
+        let (mut r, mut events) = start(settings, &balances, &hands);
+        events.extend(r.act(Seat(0), &json!({"type": "bet", "amount": big})).unwrap());
+        for s in 1..6 {
+            events.extend(r.act(Seat(s), &json!({"type": "call"})).unwrap());
+        }
+        let result = r.hand().result().unwrap();
+        check_conservation(&events, &result, 6).unwrap();
+        if !tutorial {
+            assert_eq!(
+                result.net,
+                vec![
+                    -15 * big as i64,
+                    3 * big as i64,
+                    3 * big as i64,
+                    3 * big as i64,
+                    3 * big as i64,
+                    3 * big as i64
+                ]
+            );
+        }
+    }
 }

@@ -61,6 +61,7 @@ fn is_face(card: Card) -> bool {
 pub struct HandValue {
     /// Sum of points mod 10 (0 for a Sam Gong).
     pub points: u8,
+    /// Whether the hand is a Sam Gong under the table's rule.
     pub sam_gong: bool,
     /// D8 step 1: the highest suit among the cards (1 = ♣ … 4 = ♠).
     pub top_suit: u8,
@@ -127,8 +128,11 @@ impl PartialOrd for HandValue {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
+    /// The player's hand is higher.
     Win,
+    /// The banker's hand is higher.
     Lose,
+    /// Equal after the D8 tiebreak: the call is returned.
     Tie,
 }
 

@@ -14,6 +14,8 @@
 //! never revealed by the plugin (the engine's `deferred` reveal policy opens
 //! them later for the audit).
 
+#![deny(missing_docs)]
+
 pub mod eval;
 pub mod rotation;
 pub mod settle;
@@ -40,6 +42,10 @@ pub struct SamGong;
 
 /// Cards dealt to each player.
 pub const CARDS_PER_PLAYER: usize = 3;
+
+/// The largest `max_bet` a table may set (2^50, about 10^15 chips), so that
+/// every payout and net change fits in an `i64`.
+pub const MAX_BET: Chips = Chips(1 << 50);
 
 /// The room tiers of EDD §3.3 (青銅廳 … 鑽石廳).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -152,8 +158,11 @@ impl From<SamGongSettings> for ResolvedSettings {
 /// The resolved table limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableLimits {
+    /// Chips a player needs to sit down (reported; the dealer enforces it).
     pub entry_chips: Chips,
+    /// The smallest banker bet (also the timeout bet).
     pub min_bet: Chips,
+    /// The largest banker bet.
     pub max_bet: Chips,
 }
 
@@ -175,7 +184,10 @@ impl SamGongSettings {
 pub enum SamGongAction {
     /// The banker's bet (底注), within the tier's range and its balance.
     #[serde(alias = "banker-bet")]
-    Bet { amount: Chips },
+    Bet {
+        /// The bet; every caller must match it.
+        amount: Chips,
+    },
     /// Match the banker's bet.
     Call,
     /// Drop out; nothing lost, the hand stays face down.
@@ -200,29 +212,42 @@ pub enum Phase {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SeatStatus {
+    /// This hand's banker.
     Banker,
     /// Has not decided yet.
     Waiting,
+    /// Matched the banker's bet (escrowed).
     Called,
+    /// Dropped out; its cards stay face down.
     Folded,
 }
 
 /// The full state of a hand, hidden cards included (never sent to players).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SamGongState {
+    /// The room settings the hand runs under.
     pub settings: SamGongSettings,
+    /// The resolved entry chips and bet range.
     pub limits: TableLimits,
+    /// The hand's players in seat order, with their balances at hand start.
     pub players: Vec<PlayerInfo>,
+    /// The table memory this hand started from.
     pub memory: SamGongMemory,
+    /// This hand's banker.
     pub banker: Seat,
+    /// Where the hand is.
     pub phase: Phase,
     /// Each seat's three cards, once dealt.
     pub hands: Vec<[DealtCard; 3]>,
+    /// The banker's bet (0 until it bets); also each call.
     pub banker_bet: Chips,
+    /// Each seat's part in the hand, by seat.
     pub status: Vec<SeatStatus>,
+    /// The seat the hand waits for.
     pub to_act: Option<Seat>,
     /// Each seat's hand value, filled at showdown for non-folded seats.
     pub values: Vec<Option<HandValue>>,
+    /// The settlement, once the hand is over.
     pub settlement: Option<Settlement>,
 }
 
@@ -297,7 +322,7 @@ impl SamGong {
         }
         // Practice hands settle against a banker that can always pay.
         let banker_start = if state.settings.tutorial {
-            let owed: u64 = seats.len() as u64 * state.banker_bet.0.saturating_mul(4);
+            let owed = state.banker_bet.0.saturating_mul(4).saturating_mul(seats.len() as u64);
             Chips(state.balance(banker).0.max(state.banker_bet.0).saturating_add(owed))
         } else {
             state.balance(banker)
@@ -321,6 +346,48 @@ impl SamGong {
         state.settlement = Some(s);
         state.phase = Phase::Settled;
         state.to_act = None;
+        Ok(out)
+    }
+
+    /// Applies an action `validate` accepted.
+    fn apply_valid(
+        &self,
+        state: &mut SamGongState,
+        seat: Seat,
+        action: &SamGongAction,
+    ) -> Result<Vec<PendingAction>, GameError> {
+        let practice = state.settings.tutorial;
+        let mut out = Vec::new();
+        match action {
+            SamGongAction::Bet { amount } => {
+                state.banker_bet = *amount;
+                if !practice {
+                    out.push(PendingAction::Debit {
+                        party: Party::Seat(seat),
+                        amount: *amount,
+                        reason: "banker bet (escrow)".into(),
+                    });
+                }
+                state.phase = Phase::PlayerBet;
+                state.to_act = state.clockwise().first().copied();
+                return Ok(out);
+            }
+            SamGongAction::Call => {
+                state.status[seat.index()] = SeatStatus::Called;
+                if !practice {
+                    out.push(PendingAction::Debit {
+                        party: Party::Seat(seat),
+                        amount: state.banker_bet,
+                        reason: "call (escrow)".into(),
+                    });
+                }
+            }
+            SamGongAction::Fold => state.status[seat.index()] = SeatStatus::Folded,
+        }
+        match self.next_after(state, seat) {
+            Some(next) => state.to_act = Some(next),
+            None => out.extend(self.settle_hand(state)?),
+        }
         Ok(out)
     }
 
@@ -357,6 +424,9 @@ impl GamePlugin for SamGong {
                 "max_bet {} is below min_bet {}",
                 l.max_bet, l.min_bet
             )));
+        }
+        if l.max_bet > MAX_BET {
+            return Err(GameError::BadSettings(format!("max_bet is above {MAX_BET}")));
         }
         if s.rake_percent > 100 {
             return Err(GameError::BadSettings("rake_percent must be 0–100".into()));
@@ -513,38 +583,11 @@ impl GamePlugin for SamGong {
         action: &SamGongAction,
     ) -> Result<Vec<PendingAction>, GameError> {
         self.validate(state, seat, action)?;
-        let practice = state.settings.tutorial;
-        let mut out = Vec::new();
-        match action {
-            SamGongAction::Bet { amount } => {
-                state.banker_bet = *amount;
-                if !practice {
-                    out.push(PendingAction::Debit {
-                        party: Party::Seat(seat),
-                        amount: *amount,
-                        reason: "banker bet (escrow)".into(),
-                    });
-                }
-                state.phase = Phase::PlayerBet;
-                state.to_act = state.clockwise().first().copied();
-                return Ok(out);
-            }
-            SamGongAction::Call => {
-                state.status[seat.index()] = SeatStatus::Called;
-                if !practice {
-                    out.push(PendingAction::Debit {
-                        party: Party::Seat(seat),
-                        amount: state.banker_bet,
-                        reason: "call (escrow)".into(),
-                    });
-                }
-            }
-            SamGongAction::Fold => state.status[seat.index()] = SeatStatus::Folded,
-        }
-        match self.next_after(state, seat) {
-            Some(next) => state.to_act = Some(next),
-            None => out.extend(self.settle_hand(state)?),
-        }
+        // Work on a copy so that an error (an overflow in the settlement)
+        // leaves the state untouched.
+        let mut next = state.clone();
+        let out = self.apply_valid(&mut next, seat, action)?;
+        *state = next;
         Ok(out)
     }
 

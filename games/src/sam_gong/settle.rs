@@ -44,12 +44,15 @@ pub fn rake(pot: u64, percent: u8) -> u64 {
 /// How one non-banker seat ended its decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Decision {
+    /// Folded: no chips in, none out.
     Folded,
-    /// Called `bet`; `outcome` against the banker and the payout multiple N
-    /// the player's hand earns when it wins.
+    /// Called the banker's bet.
     Called {
+        /// The call (the banker's bet).
         bet: Chips,
+        /// The hand's result against the banker.
         outcome: Outcome,
+        /// The payout multiple N the hand earns when it wins (3, 2 or 1).
         multiplier: u64,
     },
 }
@@ -58,9 +61,13 @@ pub enum Decision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EntryResult {
+    /// Beat the banker and was paid (in full, or all the banker had left).
     Win,
+    /// Lost the call to the banker.
     Lose,
+    /// Tied: call returned.
     Tie,
+    /// Folded.
     Fold,
     /// A winner the insolvent banker could not pay: net −call (D13).
     InsolventWin,
@@ -69,7 +76,9 @@ pub enum EntryResult {
 /// One non-banker seat's settlement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
+    /// The seat.
     pub seat: Seat,
+    /// How it ended.
     pub result: EntryResult,
     /// The called bet (0 for a fold).
     pub bet: Chips,
@@ -89,19 +98,25 @@ fn is_zero(c: &Chips) -> bool {
 /// The whole settlement of one hand.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settlement {
+    /// The banker's seat.
     pub banker: Seat,
+    /// The banker's bet (each call equals it).
     pub banker_bet: Chips,
     /// Non-banker seats, clockwise from the banker's left.
     pub entries: Vec<Entry>,
     /// The rake base: calls of losers settled before any insolvency.
     pub pot: Chips,
+    /// The rake on `pot`, paid to the dealer's account.
     pub rake: Chips,
     /// Calls forfeited to the banker after it went insolvent (not raked).
     pub forfeited: Chips,
+    /// Whether a winner found the banker short (D13).
     pub banker_insolvent: bool,
+    /// Whether every player folded.
     pub all_fold: bool,
     /// The banker's balance after the hand.
     pub banker_remaining: Chips,
+    /// The banker's net change over the hand.
     pub banker_net: i64,
 }
 

@@ -23,7 +23,9 @@ use super::eval::parse_hand;
 /// One scripted round: the NPC banker's hand (seat 0) and the learner's (seat 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScriptedRound {
+    /// The NPC banker's three cards (seat 0).
     pub banker: &'static str,
+    /// The learner's three cards (seat 1).
     pub learner: &'static str,
 }
 
