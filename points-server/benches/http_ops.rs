@@ -1,1 +1,131 @@
-fn main() {}
+//! Debit/credit operations per second over HTTP (through `HttpChips`, as the
+//! dealer calls it) against a real server on 127.0.0.1, on SQLite and, when
+//! CLAW_TEST_PG_URL is set, on PostgreSQL. Every operation is durable
+//! (SQLite WAL + synchronous=FULL; PostgreSQL synchronous_commit=on).
+//!
+//! `cargo bench -p claw-points --bench http_ops` (BENCH_OPS=N changes the
+//! number of operations per run; default 2000).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use claw_chips::{AccountId, ChipProvider, HttpChips, HttpChipsConfig, IdempotencyKey};
+use claw_points::{Limits, ServerConfig};
+use claw_protocol::Chips;
+use sqlx::Connection;
+
+const TOKEN: &str = "bench-token-0123456789abcdef";
+
+async fn pg_database(base: &str) -> String {
+    let mut admin = sqlx::postgres::PgConnection::connect(base).await.expect("connect to CLAW_TEST_PG_URL");
+    let name = format!("claw_bench_{}", &claw_points::generate_token()[..12]);
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await
+        .expect("create db");
+    let mut url = url::Url::parse(base).expect("url");
+    url.set_path(&format!("/{name}"));
+    url.to_string()
+}
+
+struct Figures {
+    ops_per_sec: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+async fn run(chips: Arc<HttpChips>, run_id: &str, total: usize, concurrency: usize) -> Figures {
+    let per_worker = total / concurrency;
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for w in 0..concurrency {
+        let chips = chips.clone();
+        let run_id = run_id.to_owned();
+        tasks.push(tokio::spawn(async move {
+            let account = AccountId::new(format!("bench-{w}")).unwrap();
+            let mut lat = Vec::with_capacity(per_worker);
+            for i in 0..per_worker {
+                let key = IdempotencyKey::new(format!("{run_id}/{w}/{i}")).unwrap();
+                let t = Instant::now();
+                // Alternate bet and win so the balance stays put.
+                if i % 2 == 0 {
+                    chips.debit(&key, &account, Chips(10), "bet").await.expect("debit");
+                } else {
+                    chips.credit(&key, &account, Chips(10), "win").await.expect("credit");
+                }
+                lat.push(t.elapsed());
+            }
+            lat
+        }));
+    }
+    let mut lat = Vec::with_capacity(total);
+    for t in tasks {
+        lat.extend(t.await.unwrap());
+    }
+    let elapsed = start.elapsed();
+    lat.sort_unstable();
+    Figures {
+        ops_per_sec: lat.len() as f64 / elapsed.as_secs_f64(),
+        p50: lat[lat.len() / 2],
+        p99: lat[(lat.len() * 99 / 100).min(lat.len() - 1)],
+    }
+}
+
+async fn bench_backend(label: &str, db_url: String, total: usize) {
+    let server = claw_points::serve(ServerConfig {
+        db_url,
+        listen: "127.0.0.1:0".parse().unwrap(),
+        token: TOKEN.into(),
+        limits: Limits { rate_per_sec: 0, ..Limits::default() },
+    })
+    .await
+    .expect("server");
+    let chips = Arc::new(HttpChips::new(HttpChipsConfig::new(server.url(), TOKEN)).expect("client"));
+    for w in 0..64 {
+        let account = AccountId::new(format!("bench-{w}")).unwrap();
+        chips
+            .grant(&IdempotencyKey::new(format!("fund/{w}")).unwrap(), &account, Chips(1_000_000), "")
+            .await
+            .unwrap();
+    }
+    // Warm-up (connections, statement caches).
+    run(chips.clone(), "warm", 64, 8).await;
+    for concurrency in [1, 8, 32, 64] {
+        let f = run(chips.clone(), &format!("c{concurrency}"), total, concurrency).await;
+        println!(
+            "{label:<10} concurrency {concurrency:>2}: {:>7.0} ops/s   p50 {:>6.2} ms   p99 {:>6.2} ms",
+            f.ops_per_sec,
+            f.p50.as_secs_f64() * 1e3,
+            f.p99.as_secs_f64() * 1e3
+        );
+    }
+    let report = server.store().verify().await.expect("verify");
+    assert!(report.ok, "audit log verifies after the benchmark");
+    server.shutdown().await.expect("shutdown");
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn main() {
+    let total: usize = std::env::var("BENCH_OPS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    println!("claw-points HTTP debit/credit benchmark: {total} ops per run; CPU {} x{cores}", cpu_model());
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        bench_backend("sqlite", claw_points::sqlite_url(&dir.path().join("bench.db")), total).await;
+        match std::env::var("CLAW_TEST_PG_URL") {
+            Ok(base) => bench_backend("postgres", pg_database(&base).await, total).await,
+            Err(_) => println!("postgres   SKIPPED: set CLAW_TEST_PG_URL (scripts/start-postgres.sh)"),
+        }
+    });
+}

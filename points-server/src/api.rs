@@ -68,13 +68,12 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         tracing::error!(error = %e, "storage failure");
         match e {
-            StoreError::Db(sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)) => {
-                ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "unavailable",
-                    "database unavailable, retry later",
-                )
-            }
+            StoreError::Db(sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_))
+            | StoreError::Unavailable(_) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "database unavailable, retry later",
+            ),
             _ => ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",

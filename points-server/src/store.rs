@@ -1,18 +1,18 @@
 //! The ledger storage: one code path over SQLite and PostgreSQL (`sqlx::Any`).
 //!
-//! Every mutation runs in one database transaction that first locks the audit
-//! chain's head row, so mutations are serialised (in this process by an async
-//! gate, across processes by the database lock). Inside it: the idempotency
-//! key is looked up (a repeat replays the stored answer), the movements are
-//! applied with conditional updates (never below zero; the `CHECK (balance >=
-//! 0)` constraint is the backstop), then the ledger rows, the audit entry, the
-//! new chain head and the answer are written, and the transaction commits.
+//! Mutations go to one writer task that commits them in groups: one database
+//! transaction that first locks the audit chain's head row (so mutations are
+//! serialised, also across processes), then, for each mutation in its own
+//! savepoint, looks up the idempotency key (a repeat replays the stored
+//! answer), applies the movements with conditional updates (never below zero;
+//! the `CHECK (balance >= 0)` constraint is the backstop) and writes the ledger
+//! rows, the audit entry and the answer; then the new head, and one commit.
+//! Answers are released only after the commit.
 //! SQLite runs in WAL mode with `synchronous = FULL`: an acknowledged write
 //! has been fsynced.
 
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use claw_chips::{AccountId, IdempotencyKey};
@@ -21,7 +21,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
-use tokio::sync::Mutex;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::audit::{entry_hash, AuditBody, AuditEntry, AuditMove, EntryKind, GENESIS_HASH};
 
@@ -93,9 +93,12 @@ pub enum StoreError {
     /// A stored row does not parse (only possible if someone edited the database).
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
-    /// The background task running a mutation died.
-    #[error("database task failed: {0}")]
+    /// The group commit a mutation was part of failed, or the writer task stopped.
+    #[error("ledger writer failed: {0}")]
     Task(String),
+    /// The database could not be reached for a group commit.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
 }
 
 /// The operation named in the audit log.
@@ -228,7 +231,7 @@ pub struct VerifyReport {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
-    gate: Arc<Mutex<()>>,
+    writer: mpsc::Sender<Job>,
 }
 
 fn now_ms() -> i64 {
@@ -280,7 +283,9 @@ impl Store {
             });
         }
         let pool = pool.connect_with(options).await?;
-        Ok(Store { pool, backend, gate: Arc::new(Mutex::new(())) })
+        let (writer, rx) = mpsc::channel(4 * MAX_GROUP);
+        tokio::spawn(writer_loop(pool.clone(), backend, rx));
+        Ok(Store { pool, backend, writer })
     }
 
     /// Which engine this store runs on.
@@ -310,190 +315,17 @@ impl Store {
         }
     }
 
-    /// Applies a mutation exactly once per key. The work runs in its own task so
-    /// that a client hanging up cannot cut a transaction in half.
+    /// Applies a mutation exactly once per key. Mutations are queued to one
+    /// writer task that commits them in groups (one transaction, one fsync,
+    /// each mutation in its own savepoint); the answer comes after the commit.
+    /// A client hanging up cannot cut a transaction short.
     pub async fn apply(&self, key: &IdempotencyKey, m: Mutation) -> Result<Answer, StoreError> {
-        let store = self.clone();
-        let key = key.clone();
-        tokio::spawn(async move { store.apply_locked(&key, &m).await })
+        let (reply, answer) = oneshot::channel();
+        self.writer
+            .send(Job { key: key.clone(), m, reply })
             .await
-            .map_err(|e| StoreError::Task(e.to_string()))?
-    }
-
-    async fn apply_locked(&self, key: &IdempotencyKey, m: &Mutation) -> Result<Answer, StoreError> {
-        let fingerprint = m.fingerprint();
-        let _gate = self.gate.lock().await;
-        let mut tx = match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
-        };
-        // Lock the chain head first: serialises every mutation, also across processes.
-        let head = sqlx::query("UPDATE audit_head SET seq = seq WHERE id = 1 RETURNING seq, hash")
-            .fetch_one(&mut *tx)
-            .await?;
-        let head_seq: i64 = head.try_get(0)?;
-        let head_hash: String = head.try_get(1)?;
-
-        let earlier =
-            sqlx::query("SELECT fingerprint, status, response FROM idempotency WHERE idem_key = $1")
-                .bind(key.as_str())
-                .fetch_optional(&mut *tx)
-                .await?;
-        if let Some(row) = earlier {
-            tx.rollback().await?;
-            let fp: String = row.try_get(0)?;
-            if fp == fingerprint {
-                let status: i32 = row.try_get(1)?;
-                let body: String = row.try_get(2)?;
-                let status =
-                    u16::try_from(status).map_err(|_| StoreError::Corrupt(format!("status {status}")))?;
-                return Ok(Answer { status, body, replayed: true });
-            }
-            let body = json!({
-                "code": "key-reused",
-                "message": format!("idempotency key {key} was already used for a different request"),
-            });
-            return Ok(Answer { status: 409, body: body.to_string(), replayed: false });
-        }
-
-        let seq = head_seq + 1;
-        let now = now_ms();
-        let mut sp = sqlx::Connection::begin(&mut *tx).await?;
-        let mut applied: Vec<AuditMove> = Vec::with_capacity(m.moves.len());
-        let mut failure: Option<serde_json::Value> = None;
-        for mv in &m.moves {
-            let amount = to_i64(mv.amount);
-            let row = match mv.kind {
-                EntryKind::Debit => {
-                    sqlx::query(
-                        "UPDATE accounts SET balance = balance - $1, updated_seq = $2 \
-                         WHERE id = $3 AND balance >= $1 RETURNING balance",
-                    )
-                    .bind(amount)
-                    .bind(seq)
-                    .bind(mv.account.as_str())
-                    .fetch_optional(&mut *sp)
-                    .await?
-                }
-                EntryKind::Credit | EntryKind::Grant => {
-                    sqlx::query(
-                        "INSERT INTO accounts (id, balance, updated_seq) VALUES ($3, $1, $2) \
-                         ON CONFLICT (id) DO UPDATE SET balance = accounts.balance + excluded.balance, \
-                         updated_seq = excluded.updated_seq \
-                         WHERE accounts.balance <= $4 - excluded.balance RETURNING balance",
-                    )
-                    .bind(amount)
-                    .bind(seq)
-                    .bind(mv.account.as_str())
-                    .bind(to_i64(MAX_BALANCE))
-                    .fetch_optional(&mut *sp)
-                    .await?
-                }
-            };
-            match row {
-                Some(r) => {
-                    let balance = from_i64(r.try_get::<i64, _>(0)?, "balance")?;
-                    applied.push(AuditMove {
-                        account: mv.account.to_string(),
-                        kind: mv.kind,
-                        amount: mv.amount,
-                        balance,
-                        memo: mv.memo.clone(),
-                    });
-                }
-                None => {
-                    let current = sqlx::query("SELECT balance FROM accounts WHERE id = $1")
-                        .bind(mv.account.as_str())
-                        .fetch_optional(&mut *sp)
-                        .await?
-                        .map(|r| r.try_get::<i64, _>(0))
-                        .transpose()?
-                        .unwrap_or(0);
-                    let current = from_i64(current, "balance")?;
-                    failure = Some(if mv.kind == EntryKind::Debit {
-                        json!({
-                            "code": "insufficient",
-                            "message": format!("insufficient balance in {}: has {current}, needs {}", mv.account, mv.amount),
-                            "account": mv.account.as_str(),
-                            "balance": current,
-                            "needed": mv.amount,
-                        })
-                    } else {
-                        json!({
-                            "code": "balance-overflow",
-                            "message": format!("crediting {} to {} would exceed the largest balance {MAX_BALANCE}", mv.amount, mv.account),
-                            "account": mv.account.as_str(),
-                            "balance": current,
-                            "amount": mv.amount,
-                        })
-                    });
-                    break;
-                }
-            }
-        }
-
-        if let Some(fail) = failure {
-            // Nothing moves, but the answer is final for this key.
-            sp.rollback().await?;
-            let body = fail.to_string();
-            insert_answer(&mut tx, key, &fingerprint, 409, &body, now).await?;
-            tx.commit().await?;
-            return Ok(Answer { status: 409, body, replayed: false });
-        }
-        sp.commit().await?;
-
-        for (idx, mv) in applied.iter().enumerate() {
-            sqlx::query(
-                "INSERT INTO ledger (audit_seq, idx, account, kind, amount, balance_after, memo, created_ms) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            )
-            .bind(seq)
-            .bind(idx as i32)
-            .bind(mv.account.as_str())
-            .bind(mv.kind.as_str())
-            .bind(to_i64(mv.amount))
-            .bind(to_i64(mv.balance))
-            .bind(mv.memo.as_str())
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-        }
-        let body = serde_json::to_string(&AuditBody { entries: applied.clone() })
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let op = m.op.as_str();
-        let hash = entry_hash(seq as u64, &head_hash, now, op, key.as_str(), &body)
-            .ok_or_else(|| StoreError::Corrupt(format!("audit head hash {head_hash:?} is not 64 hex")))?;
-        sqlx::query(
-            "INSERT INTO audit_log (seq, op, idem_key, body, created_ms, prev_hash, hash) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(seq)
-        .bind(op)
-        .bind(key.as_str())
-        .bind(body.as_str())
-        .bind(now)
-        .bind(head_hash.as_str())
-        .bind(hash.as_str())
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")
-            .bind(seq)
-            .bind(hash.as_str())
-            .execute(&mut *tx)
-            .await?;
-
-        let answer = if m.op == OpName::Settle {
-            let balances: Vec<_> =
-                applied.iter().map(|a| json!({"account": a.account, "balance": a.balance})).collect();
-            json!({"key": key.as_str(), "seq": seq, "balances": balances})
-        } else {
-            let a = &applied[0];
-            json!({"key": key.as_str(), "seq": seq, "account": a.account, "balance": a.balance})
-        };
-        let answer = answer.to_string();
-        insert_answer(&mut tx, key, &fingerprint, 200, &answer, now).await?;
-        tx.commit().await?;
-        Ok(Answer { status: 200, body: answer, replayed: false })
+            .map_err(|_| StoreError::Task("the ledger writer has stopped".into()))?;
+        answer.await.map_err(|_| StoreError::Task("the ledger writer dropped the request".into()))?
     }
 
     /// One page of an account's movements, oldest first, strictly after the
@@ -746,6 +578,262 @@ impl Store {
     }
 }
 
+/// One queued mutation and where to send its answer.
+struct Job {
+    key: IdempotencyKey,
+    m: Mutation,
+    reply: oneshot::Sender<Result<Answer, StoreError>>,
+}
+
+/// Most mutations committed in one transaction.
+const MAX_GROUP: usize = 64;
+
+/// The single writer: takes every queued mutation (up to MAX_GROUP) and
+/// commits them together.
+async fn writer_loop(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(j) => batch.push(j),
+                Err(_) => break,
+            }
+        }
+        match commit_group(&pool, backend, &batch).await {
+            Ok(outcomes) => {
+                for (job, out) in batch.into_iter().zip(outcomes) {
+                    let _ = job.reply.send(out);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, mutations = batch.len(), "ledger group commit failed; nothing applied");
+                let unavailable = matches!(e, StoreError::Db(sqlx::Error::PoolTimedOut | sqlx::Error::Io(_)));
+                for job in batch {
+                    let msg = e.to_string();
+                    let _ = job.reply.send(Err(if unavailable {
+                        StoreError::Unavailable(msg)
+                    } else {
+                        StoreError::Task(msg)
+                    }));
+                }
+            }
+        }
+    }
+}
+
+/// Chain head as known inside a group: last seq and hash.
+struct Head {
+    seq: i64,
+    hash: String,
+}
+
+/// Applies a group in one transaction. Each mutation runs in a savepoint: a
+/// database error in one rolls back only that one (its caller gets the error).
+/// Any failure of the transaction itself fails the whole group (nothing applied).
+async fn commit_group(
+    pool: &AnyPool,
+    backend: Backend,
+    batch: &[Job],
+) -> Result<Vec<Result<Answer, StoreError>>, StoreError> {
+    let mut tx = match backend {
+        Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await?,
+        Backend::Postgres => pool.begin().await?,
+    };
+    // Lock the chain head first: serialises every mutation, also across processes.
+    let row = sqlx::query("UPDATE audit_head SET seq = seq WHERE id = 1 RETURNING seq, hash")
+        .fetch_one(&mut *tx)
+        .await?;
+    let mut head = Head { seq: row.try_get(0)?, hash: row.try_get(1)? };
+    let start_seq = head.seq;
+    let now = now_ms();
+    let mut outcomes = Vec::with_capacity(batch.len());
+    for job in batch {
+        let mut sp = sqlx::Connection::begin(&mut *tx).await?;
+        match apply_one(&mut sp, &job.key, &job.m, &mut head, now).await {
+            Ok(answer) => {
+                sp.commit().await?;
+                outcomes.push(Ok(answer));
+            }
+            Err(e) => {
+                sp.rollback().await?;
+                outcomes.push(Err(e));
+            }
+        }
+    }
+    if head.seq != start_seq {
+        sqlx::query("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")
+            .bind(head.seq)
+            .bind(head.hash.as_str())
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(outcomes)
+}
+
+/// One mutation inside the group transaction: replay, refuse, or apply and
+/// append its audit entry (advancing `head` only when it applies).
+async fn apply_one(
+    conn: &mut sqlx::AnyConnection,
+    key: &IdempotencyKey,
+    m: &Mutation,
+    head: &mut Head,
+    now: i64,
+) -> Result<Answer, StoreError> {
+    let fingerprint = m.fingerprint();
+    let earlier = sqlx::query("SELECT fingerprint, status, response FROM idempotency WHERE idem_key = $1")
+        .bind(key.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    if let Some(row) = earlier {
+        let fp: String = row.try_get(0)?;
+        if fp == fingerprint {
+            let status: i32 = row.try_get(1)?;
+            let body: String = row.try_get(2)?;
+            let status =
+                u16::try_from(status).map_err(|_| StoreError::Corrupt(format!("status {status}")))?;
+            return Ok(Answer { status, body, replayed: true });
+        }
+        let body = json!({
+            "code": "key-reused",
+            "message": format!("idempotency key {key} was already used for a different request"),
+        });
+        return Ok(Answer { status: 409, body: body.to_string(), replayed: false });
+    }
+
+    let seq = head.seq + 1;
+    let mut moves = sqlx::Connection::begin(&mut *conn).await?;
+    let mut applied: Vec<AuditMove> = Vec::with_capacity(m.moves.len());
+    let mut failure: Option<serde_json::Value> = None;
+    for mv in &m.moves {
+        let amount = to_i64(mv.amount);
+        let row = match mv.kind {
+            EntryKind::Debit => {
+                sqlx::query(
+                    "UPDATE accounts SET balance = balance - $1, updated_seq = $2 \
+                     WHERE id = $3 AND balance >= $1 RETURNING balance",
+                )
+                .bind(amount)
+                .bind(seq)
+                .bind(mv.account.as_str())
+                .fetch_optional(&mut *moves)
+                .await?
+            }
+            EntryKind::Credit | EntryKind::Grant => {
+                sqlx::query(
+                    "INSERT INTO accounts (id, balance, updated_seq) VALUES ($3, $1, $2) \
+                     ON CONFLICT (id) DO UPDATE SET balance = accounts.balance + excluded.balance, \
+                     updated_seq = excluded.updated_seq \
+                     WHERE accounts.balance <= $4 - excluded.balance RETURNING balance",
+                )
+                .bind(amount)
+                .bind(seq)
+                .bind(mv.account.as_str())
+                .bind(to_i64(MAX_BALANCE))
+                .fetch_optional(&mut *moves)
+                .await?
+            }
+        };
+        match row {
+            Some(r) => {
+                let balance = from_i64(r.try_get::<i64, _>(0)?, "balance")?;
+                applied.push(AuditMove {
+                    account: mv.account.to_string(),
+                    kind: mv.kind,
+                    amount: mv.amount,
+                    balance,
+                    memo: mv.memo.clone(),
+                });
+            }
+            None => {
+                let current = sqlx::query("SELECT balance FROM accounts WHERE id = $1")
+                    .bind(mv.account.as_str())
+                    .fetch_optional(&mut *moves)
+                    .await?
+                    .map(|r| r.try_get::<i64, _>(0))
+                    .transpose()?
+                    .unwrap_or(0);
+                let current = from_i64(current, "balance")?;
+                failure = Some(if mv.kind == EntryKind::Debit {
+                    json!({
+                        "code": "insufficient",
+                        "message": format!("insufficient balance in {}: has {current}, needs {}", mv.account, mv.amount),
+                        "account": mv.account.as_str(),
+                        "balance": current,
+                        "needed": mv.amount,
+                    })
+                } else {
+                    json!({
+                        "code": "balance-overflow",
+                        "message": format!("crediting {} to {} would exceed the largest balance {MAX_BALANCE}", mv.amount, mv.account),
+                        "account": mv.account.as_str(),
+                        "balance": current,
+                        "amount": mv.amount,
+                    })
+                });
+                break;
+            }
+        }
+    }
+
+    if let Some(fail) = failure {
+        // Nothing moves, but the answer is final for this key.
+        moves.rollback().await?;
+        let body = fail.to_string();
+        insert_answer(conn, key, &fingerprint, 409, &body, now).await?;
+        return Ok(Answer { status: 409, body, replayed: false });
+    }
+    moves.commit().await?;
+
+    for (idx, mv) in applied.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO ledger (audit_seq, idx, account, kind, amount, balance_after, memo, created_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(seq)
+        .bind(idx as i32)
+        .bind(mv.account.as_str())
+        .bind(mv.kind.as_str())
+        .bind(to_i64(mv.amount))
+        .bind(to_i64(mv.balance))
+        .bind(mv.memo.as_str())
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    }
+    let body = serde_json::to_string(&AuditBody { entries: applied.clone() })
+        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let op = m.op.as_str();
+    let hash = entry_hash(seq as u64, &head.hash, now, op, key.as_str(), &body)
+        .ok_or_else(|| StoreError::Corrupt(format!("audit head hash {:?} is not 64 hex", head.hash)))?;
+    sqlx::query(
+        "INSERT INTO audit_log (seq, op, idem_key, body, created_ms, prev_hash, hash) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(seq)
+    .bind(op)
+    .bind(key.as_str())
+    .bind(body.as_str())
+    .bind(now)
+    .bind(head.hash.as_str())
+    .bind(hash.as_str())
+    .execute(&mut *conn)
+    .await?;
+
+    let answer = if m.op == OpName::Settle {
+        let balances: Vec<_> =
+            applied.iter().map(|a| json!({"account": a.account, "balance": a.balance})).collect();
+        json!({"key": key.as_str(), "seq": seq, "balances": balances})
+    } else {
+        let a = applied.first().ok_or_else(|| StoreError::Corrupt("empty mutation".into()))?;
+        json!({"key": key.as_str(), "seq": seq, "account": a.account, "balance": a.balance})
+    };
+    let answer = answer.to_string();
+    insert_answer(conn, key, &fingerprint, 200, &answer, now).await?;
+    *head = Head { seq, hash };
+    Ok(Answer { status: 200, body: answer, replayed: false })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn ledger_digest(
     h: &mut Sha256,
@@ -770,7 +858,7 @@ fn ledger_digest(
 }
 
 async fn insert_answer(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    conn: &mut sqlx::AnyConnection,
     key: &IdempotencyKey,
     fingerprint: &str,
     status: i32,
@@ -785,7 +873,7 @@ async fn insert_answer(
     .bind(status)
     .bind(body)
     .bind(now)
-    .execute(&mut **tx)
+    .execute(&mut *conn)
     .await?;
     Ok(())
 }
