@@ -15,6 +15,8 @@
 //! house for what it lost net. So total debits = total credits, and
 //! `house_net = -(sum of player nets)`. Rules and rounding: docs/games/blackjack.md.
 
+#![deny(missing_docs)]
+
 pub mod rules;
 
 use claw_protocol::{CardId, Chips, Rank, Seat};
@@ -85,11 +87,17 @@ pub struct BlackjackMemory {}
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum BlackjackAction {
     /// Betting phase: stake `amount` (within [min_bet, max_bet] and the stack).
-    Bet { amount: Chips },
+    Bet {
+        /// Chips to stake.
+        amount: Chips,
+    },
     /// Betting phase: sit this hand out.
     Skip {},
     /// Insurance phase: insure for `amount`, 1 to half the bet (rounded down).
-    Insurance { amount: Chips },
+    Insurance {
+        /// Chips to stake on insurance.
+        amount: Chips,
+    },
     /// Insurance phase: decline insurance.
     NoInsurance {},
     /// Take a card.
@@ -158,19 +166,41 @@ pub enum SeatStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Awaiting {
+    /// The first deal: two cards per betting seat, up card and hole card.
     Initial,
-    Hit { seat: u8, hand: u8 },
-    Double { seat: u8, hand: u8 },
-    Split { seat: u8, hand: u8 },
+    /// One card for a hit on `hand` of `seat`.
+    Hit {
+        /// Seat index.
+        seat: u8,
+        /// Index of the hand within the seat.
+        hand: u8,
+    },
+    /// One card for a double on `hand` of `seat`.
+    Double {
+        /// Seat index.
+        seat: u8,
+        /// Index of the hand within the seat.
+        hand: u8,
+    },
+    /// Two cards after a split: one for `hand`, one for the new hand after it.
+    Split {
+        /// Seat index.
+        seat: u8,
+        /// Index of the hand that was split.
+        hand: u8,
+    },
+    /// One card for the house.
     House,
 }
 
 /// One of a player's hands (a seat has several after splits).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlayerHand {
+    /// The cards, in the order dealt.
     pub cards: Vec<CardId>,
     /// Chips riding on this hand (the bet, twice it after a double).
     pub stake: Chips,
+    /// Doubled down (took its one card).
     pub doubled: bool,
     /// Made by a split (so never a natural).
     pub from_split: bool,
@@ -194,6 +224,7 @@ impl PlayerHand {
 pub struct SeatState {
     /// Chips left to stake this hand.
     pub stack: Chips,
+    /// Betting, sat out, or not decided yet.
     pub status: SeatStatus,
     /// The initial bet.
     pub bet: Chips,
@@ -201,6 +232,7 @@ pub struct SeatState {
     pub insurance: Chips,
     /// Whether this seat has answered the insurance offer.
     pub insurance_decided: bool,
+    /// One hand, or more after splits, in playing order.
     pub hands: Vec<PlayerHand>,
     /// Total debited from this seat this hand.
     pub staked: Chips,
@@ -211,19 +243,27 @@ pub struct SeatState {
 /// Everything about a Blackjack hand in progress, the hole card included.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlackjackState {
+    /// The table settings.
     pub settings: BlackjackSettings,
+    /// One entry per seat, in seat order.
     pub seats: Vec<SeatState>,
     /// The house's cards: up card, hole card, then draws.
     pub house: Vec<CardId>,
+    /// Deck position of the hole card, once dealt.
     pub hole_position: Option<u16>,
+    /// Whether the hole card has been revealed to everyone.
     pub hole_revealed: bool,
+    /// Where the hand is.
     pub phase: Phase,
+    /// The deal asked for and not yet received.
     pub awaiting: Option<Awaiting>,
     /// What the pending deal must look like.
     pub expected: Vec<DealSpec>,
-    /// Cards in the shoe and cards dealt from it.
+    /// Cards in the shoe.
     pub shoe_size: usize,
+    /// Cards dealt from the shoe so far.
     pub dealt: usize,
+    /// Outcome in words, set at settlement.
     pub summary: String,
 }
 

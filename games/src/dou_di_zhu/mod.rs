@@ -16,6 +16,8 @@
 //! next hand starts from the next first bidder. Details in
 //! docs/games/dou-di-zhu.md.
 
+#![deny(missing_docs)]
+
 pub mod patterns;
 
 use std::collections::HashSet;
@@ -75,37 +77,53 @@ pub struct DdzMemory {
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum DdzAction {
     /// Bidding: bid 1–3 points, above the current bid.
-    Bid { points: u8 },
+    Bid {
+        /// 1, 2 or 3.
+        points: u8,
+    },
     /// Bidding: do not bid. Play: do not beat the last play (not when leading).
     Pass {},
     /// Play these physical cards.
-    Play { cards: Vec<CardId> },
+    Play {
+        /// The cards, each named once, all in the player's hand.
+        cards: Vec<CardId>,
+    },
 }
 
 /// Where a hand is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DdzPhase {
+    /// Waiting for the hole and kitty deals.
     Dealing,
+    /// Players bid for the landlord.
     Bidding,
+    /// Cards are played.
     Playing,
+    /// Over (played out, or nobody bid).
     Done,
 }
 
 /// The play to beat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lead {
+    /// Who played it.
     pub seat: u8,
+    /// How it reads.
     pub combo: Combo,
+    /// The cards, sorted by rank.
     pub cards: Vec<CardId>,
 }
 
 /// One turn in the history: a bid, a play, or a pass (`cards`/`points` None).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Turn {
+    /// Who acted.
     pub seat: u8,
+    /// The bid, for a bid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub points: Option<u8>,
+    /// The cards, for a play.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cards: Option<Vec<CardId>>,
 }
@@ -113,8 +131,11 @@ pub struct Turn {
 /// How a played-out hand scored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DdzOutcome {
+    /// The landlord emptied his hand first.
     pub landlord_won: bool,
+    /// Landlord won and the farmers never played.
     pub spring: bool,
+    /// Farmers won and the landlord played only his first lead.
     pub anti_spring: bool,
     /// bid × 2^bombs × 2 (spring), after the table cap.
     pub multiplier: u64,
@@ -125,27 +146,43 @@ pub struct DdzOutcome {
 /// Everything about a Dou Di Zhu hand in progress, hidden cards included.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DdzState {
+    /// The table settings.
     pub settings: DdzSettings,
+    /// Each seat's balance at hand start: the most it can lose.
     pub balances: Vec<Chips>,
     /// Each seat's cards, sorted by rank.
     pub hands: Vec<Vec<CardId>>,
+    /// The three kitty cards.
     pub kitty: Vec<CardId>,
+    /// Their deck positions, for the reveal.
     pub kitty_positions: Vec<u16>,
+    /// Whether the kitty has been shown (when the landlord took it).
     pub kitty_revealed: bool,
+    /// Where the hand is.
     pub phase: DdzPhase,
+    /// Seat that bid first this hand.
     pub first_bidder: u8,
+    /// Bids and bidding passes, in order.
     pub bids: Vec<Turn>,
+    /// The highest bid so far (0: none).
     pub high_bid: u8,
+    /// The landlord, once bidding is over.
     pub landlord: Option<u8>,
+    /// Seat to act.
     pub turn: u8,
+    /// The play to beat; None when the player to act leads.
     pub lead: Option<Lead>,
+    /// Passes since the last play.
     pub passes: u8,
+    /// Every play and pass, in order.
     pub plays: Vec<Turn>,
     /// Bombs and rockets played.
     pub bombs: u32,
     /// Plays (not passes) made per seat.
     pub play_counts: Vec<u32>,
+    /// The score, once played out.
     pub outcome: Option<DdzOutcome>,
+    /// Outcome in words.
     pub summary: String,
 }
 

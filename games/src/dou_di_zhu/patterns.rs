@@ -97,8 +97,11 @@ impl Pattern {
 /// length (number of links of a chain, 1 otherwise).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Combo {
+    /// The pattern kind.
     pub pattern: Pattern,
+    /// The main rank ([`value`] scale).
     pub main: u8,
+    /// Links in a chain, 1 otherwise.
     pub len: u8,
 }
 
