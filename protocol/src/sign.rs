@@ -171,12 +171,20 @@ pub fn verify_batch(items: &[BatchItem<'_>]) -> Result<(), SignatureError> {
         }
         _ => {}
     }
-    let mut keys = Vec::with_capacity(items.len());
+    // Most items share a signer (the dealer): decompress each key once.
+    let mut cache: std::collections::HashMap<PlayerId, VerifyingKey> = std::collections::HashMap::new();
+    let mut keys: Vec<VerifyingKey> = Vec::with_capacity(items.len());
     for (index, i) in items.iter().enumerate() {
-        keys.push(
-            verifying_key(i.signer, i.purpose)
-                .map_err(|e| SignatureError::BatchItem { index, source: Box::new(e) })?,
-        );
+        let key = match cache.get(i.signer) {
+            Some(k) => *k,
+            None => {
+                let k = verifying_key(i.signer, i.purpose)
+                    .map_err(|e| SignatureError::BatchItem { index, source: Box::new(e) })?;
+                cache.insert(*i.signer, k);
+                k
+            }
+        };
+        keys.push(key);
     }
     let messages: Vec<Vec<u8>> = items.iter().map(|i| signed_message(i.purpose, i.body)).collect();
     let message_refs: Vec<&[u8]> = messages.iter().map(Vec::as_slice).collect();
