@@ -134,19 +134,29 @@ impl fmt::Debug for HandValue {
 #[inline]
 pub fn evaluate(cards: &[Card]) -> HandValue {
     let mut suits = [0u16; 4];
+    // One byte per suit counting its cards: with at most seven cards no byte
+    // overflows, and "some suit has five" is a single add-and-mask.
+    let mut counts = 0u32;
     for c in cards {
         let code = c.code();
         if code < 52 {
             suits[usize::from(code & 3)] |= 1 << (code >> 2);
+            counts += 1 << ((code & 3) * 8);
         }
     }
-    evaluate_masks(suits)
+    let maybe_flush = cards.len() > 7 || (counts + 0x0303_0303) & 0x0808_0808 != 0;
+    eval_masks(suits, maybe_flush)
 }
 
 /// The best hand from four 13-bit rank masks (bit `r` = rank `r + 2`), one
 /// per suit (clubs, diamonds, hearts, spades). Bits above 12 are ignored.
-#[inline]
 pub fn evaluate_masks(suits: [u16; 4]) -> HandValue {
+    eval_masks(suits, true)
+}
+
+/// `maybe_flush` false promises that no suit holds five cards.
+#[inline(always)]
+fn eval_masks(suits: [u16; 4], maybe_flush: bool) -> HandValue {
     const MASK: u16 = 0x1fff;
     let [c, d, h, s] = suits.map(|m| m & MASK);
     let any = c | d | h | s;
@@ -155,7 +165,7 @@ pub fn evaluate_masks(suits: [u16; 4]) -> HandValue {
     // full house, so it can return at once; with more cards it waits.
     let mut flush = 0u32;
     for m in [c, d, h, s] {
-        if m.count_ones() >= 5 {
+        if maybe_flush && m.count_ones() >= 5 {
             let sf = straight_high(m);
             if sf != 0 {
                 return HandValue(cat(Category::StraightFlush) | sf << 16);
@@ -218,34 +228,54 @@ fn high_bit(m: u16) -> u32 {
     15 - m.leading_zeros()
 }
 
-/// The top `n` ranks of `m` as rank values packed in nibbles, the first at
-/// bits 16..20 (callers shift kickers right to place them after a leading rank).
+/// The top `n` (1..=5) ranks of `m` as rank values packed in nibbles, the
+/// first at bits 16..20 (callers shift kickers right to place them after a
+/// leading rank).
 #[inline]
-fn top(mut m: u16, n: u32) -> u32 {
-    let mut out = 0u32;
-    let mut shift = 16;
-    for _ in 0..n {
-        if m == 0 {
-            break;
-        }
-        let r = high_bit(m);
-        out |= (r + 2) << shift;
-        m &= !(1 << r);
-        shift -= 4;
-    }
-    out
+fn top(m: u16, n: u32) -> u32 {
+    TOP5[usize::from(m & 0x1fff)] & !(0xfffff >> (4 * n))
 }
 
 /// The rank value of the top card of the best straight in `m` (5 for the
 /// wheel A-2-3-4-5), or 0 when there is none.
 #[inline]
 fn straight_high(m: u16) -> u32 {
-    // Bit 0 is the ace played low, bit r + 1 is rank index r.
-    let w = (u32::from(m) << 1) | (u32::from(m) >> 12 & 1);
-    let run = w & (w >> 1) & (w >> 2) & (w >> 3) & (w >> 4);
-    if run == 0 {
-        0
-    } else {
-        31 - run.leading_zeros() + 5
-    }
+    u32::from(STRAIGHT[usize::from(m & 0x1fff)])
 }
+
+/// For every 13-bit rank mask: its five highest ranks packed as in `top`.
+static TOP5: [u32; 8192] = {
+    let mut t = [0u32; 8192];
+    let mut m = 0;
+    while m < 8192 {
+        let mut out = 0u32;
+        let mut shift = 16i32;
+        let mut r = 12i32;
+        while r >= 0 && shift >= 0 {
+            if m & (1 << r) != 0 {
+                out |= ((r + 2) as u32) << shift;
+                shift -= 4;
+            }
+            r -= 1;
+        }
+        t[m] = out;
+        m += 1;
+    }
+    t
+};
+
+/// For every 13-bit rank mask: the top rank value of its best straight, or 0.
+static STRAIGHT: [u8; 8192] = {
+    let mut t = [0u8; 8192];
+    let mut m = 0u32;
+    while m < 8192 {
+        // Bit 0 is the ace played low, bit r + 1 is rank index r.
+        let w = (m << 1) | (m >> 12 & 1);
+        let run = w & (w >> 1) & (w >> 2) & (w >> 3) & (w >> 4);
+        if run != 0 {
+            t[m as usize] = (31 - run.leading_zeros() + 5) as u8;
+        }
+        m += 1;
+    }
+    t
+};
