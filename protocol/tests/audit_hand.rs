@@ -146,6 +146,19 @@ fn the_header_key_is_used_when_no_dealer_is_given_and_must_agree_otherwise() {
 }
 
 #[test]
+fn a_live_verified_transcript_can_skip_the_signature_recheck() {
+    let h = Hand::new(Opts::default());
+    let mut t = h.transcript();
+    let r = audit_verified_live(&t, &opts_for(&h)).unwrap();
+    assert_eq!(r.passed, AuditCheck::ALL[..12].to_vec());
+    // Only the signatures are skipped: a bad one passes, the chain is still checked.
+    t.events[3].sig.0[0] ^= 1;
+    audit_verified_live(&t, &opts_for(&h)).unwrap();
+    t.events.swap(3, 4);
+    assert_eq!(audit_verified_live(&t, &opts_for(&h)).unwrap_err().check, AuditCheck::HashChain);
+}
+
+#[test]
 fn a_forged_event_signature_fails_dealer_signatures() {
     let h = Hand::new(Opts::default());
     let mut t = h.transcript();
