@@ -158,8 +158,11 @@ fn odd_inputs_never_panic() {
     assert_eq!(evaluate(&all).to_string(), "royal flush");
 }
 
-/// A deliberately naive 5-card ranking: (category, ranks by count then rank).
-fn naive5(c: &[Card]) -> (u8, Vec<u8>) {
+/// A naive ranking: (category, ranks ordered by count then rank).
+type Naive = (u8, Vec<u8>);
+
+/// A deliberately naive 5-card ranking.
+fn naive5(c: &[Card]) -> Naive {
     let mut ranks: Vec<u8> = c.iter().map(|c| c.rank().unwrap().value()).collect();
     ranks.sort_unstable_by(|a, b| b.cmp(a));
     let flush = c.iter().all(|x| x.suit() == c[0].suit());
@@ -190,7 +193,7 @@ fn naive5(c: &[Card]) -> (u8, Vec<u8>) {
     }
 }
 
-fn naive7(c: &[Card]) -> (u8, Vec<u8>) {
+fn naive7(c: &[Card]) -> Naive {
     let mut best = (0, vec![]);
     for skip1 in 0..7 {
         for skip2 in skip1 + 1..7 {
@@ -206,7 +209,7 @@ fn naive7(c: &[Card]) -> (u8, Vec<u8>) {
 fn agrees_with_naive_best_of_21() {
     let mut rng = ChaCha20Rng::seed_from_u64(7);
     let mut deck: Vec<Card> = Card::standard_52().collect();
-    let mut prev: Option<(Vec<Card>, HandValue, (u8, Vec<u8>))> = None;
+    let mut prev: Option<(Vec<Card>, HandValue, Naive)> = None;
     for _ in 0..20_000 {
         deck.shuffle(&mut rng);
         let hand = deck[..7].to_vec();

@@ -17,14 +17,23 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
+    /// Nothing: five unrelated cards.
     HighCard = 0,
+    /// Two cards of one rank.
     Pair = 1,
+    /// Two pairs.
     TwoPair = 2,
+    /// Three cards of one rank (trips or a set).
     ThreeOfAKind = 3,
+    /// Five ranks in a row (A-2-3-4-5 is the lowest, T-J-Q-K-A the highest).
     Straight = 4,
+    /// Five cards of one suit.
     Flush = 5,
+    /// Three of one rank and two of another.
     FullHouse = 6,
+    /// Four cards of one rank.
     FourOfAKind = 7,
+    /// A straight in one suit (the ace-high one is the royal flush).
     StraightFlush = 8,
 }
 

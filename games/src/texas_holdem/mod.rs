@@ -12,6 +12,8 @@
 //! - uncalled chips go back when the betting round ends; pots are paid at the
 //!   end, the odd chips of a split to the winners nearest the button's left.
 
+#![deny(missing_docs)]
+
 pub mod eval;
 pub mod pots;
 
@@ -69,6 +71,7 @@ pub struct Memory {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Action {
+    /// Give up the hand; chips already in stay in the pots.
     Fold,
     /// Only when there is nothing to call.
     Check,
@@ -76,10 +79,12 @@ pub enum Action {
     Call,
     /// Open the betting of a round: the player's bet becomes `to`.
     Bet {
+        /// The player's total bet for the round after this action.
         to: Chips,
     },
     /// Raise an existing bet: the player's bet for the round becomes `to`.
     Raise {
+        /// The player's total bet for the round after this action.
         to: Chips,
     },
     /// Put the whole stack in: a call, a bet or a raise (full or short).
@@ -90,9 +95,13 @@ pub enum Action {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Street {
+    /// Hole cards dealt, blinds posted, first betting round.
     Preflop,
+    /// Three community cards.
     Flop,
+    /// The fourth community card.
     Turn,
+    /// The fifth community card, last betting round.
     River,
     /// The hand is over (showdown or everyone else folded).
     Complete,
@@ -113,6 +122,7 @@ impl Street {
 /// One seat's part of the hand.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlayerState {
+    /// Who sits here.
     pub id: PlayerId,
     /// Balance at the start of the hand.
     pub start: Chips,
@@ -122,7 +132,9 @@ pub struct PlayerState {
     pub bet: Chips,
     /// Chips put in during the whole hand (antes included, returns deducted).
     pub committed: Chips,
+    /// Out of the hand; cannot win any pot.
     pub folded: bool,
+    /// No chips left to bet (until uncalled chips come back).
     pub all_in: bool,
     /// Has acted in the current betting round (posting a blind is not acting).
     pub acted: bool,
@@ -135,25 +147,36 @@ pub struct PlayerState {
 /// A hand of Hold'em in progress. Holds the hole cards: never sent to players.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
+    /// The room settings, validated.
     pub settings: Settings,
+    /// Every seat, in seat order.
     pub players: Vec<PlayerState>,
+    /// The button's seat index.
     pub button: usize,
+    /// The small blind's seat index (the button heads-up).
     pub small_blind: usize,
+    /// The big blind's seat index.
     pub big_blind: usize,
+    /// The betting round, or `Complete`.
     pub street: Street,
+    /// Community cards, in deal order.
     pub board: Vec<DealtCard>,
+    /// Burned cards (face down, never shown by the plugin).
     pub burned: Vec<DealtCard>,
     /// The bet to match in this round (pre-flop at least the big blind, even
     /// when the big blind could only post part of it).
     pub level: Chips,
     /// The last full bet or raise increment in this round (≥ big blind).
     pub min_raise: Chips,
+    /// The seat index whose action the hand waits for.
     pub to_act: Option<usize>,
     /// The deal requested and not yet received.
     pub awaiting: Option<Street>,
+    /// `start` has run (blinds posted, hole cards requested).
     pub started: bool,
     /// Showdown hands were revealed (at an all-in run-out or the showdown).
     pub revealed: bool,
+    /// The result, once the hand is over.
     pub result: Option<GameResult>,
 }
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 /// One pot: its chips and the seats (indexes, ascending) that can win it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pot {
+    /// Chips in the pot.
     pub amount: u64,
     /// Seat indexes still in the hand that contributed up to this layer.
     pub eligible: Vec<usize>,
