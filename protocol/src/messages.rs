@@ -65,14 +65,25 @@ pub const MAX_TEXT_LEN: usize = 256;
 pub enum DecodeError {
     /// The frame is longer than [`MAX_FRAME_BYTES`]; it was not parsed.
     #[error("frame of {len} bytes exceeds the {max}-byte limit")]
-    Oversize { len: usize, max: usize },
+    Oversize {
+        /// Length of the frame in bytes.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
     /// Not JSON, not an object, no `type`, or a field of the wrong shape.
     #[error("malformed message: {reason}")]
-    Malformed { reason: String },
+    Malformed {
+        /// What was wrong (serde's message, at most 200 bytes).
+        reason: String,
+    },
     /// A well-formed object whose `type` this side does not know (or that
     /// travels only in the other direction).
     #[error("unknown message type {type_name:?}")]
-    UnknownType { type_name: String },
+    UnknownType {
+        /// The `type` received (at most 64 bytes).
+        type_name: String,
+    },
 }
 
 impl DecodeError {
@@ -86,7 +97,12 @@ impl DecodeError {
 pub enum EncodeError {
     /// The encoded frame would exceed [`MAX_FRAME_BYTES`]; peers would refuse it.
     #[error("encoded frame of {len} bytes exceeds the {max}-byte limit")]
-    Oversize { len: usize, max: usize },
+    Oversize {
+        /// Length the frame would have.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
     /// serde_json refused the value (cannot happen for the types of this
     /// module; kept so no code path panics).
     #[error("cannot encode: {0}")]

@@ -106,31 +106,52 @@ impl EventEnvelope {
 pub enum TranscriptError {
     /// The event belongs to another hand.
     #[error("event {seq}: hand {got}, expected {expected}")]
-    WrongHand { seq: u64, expected: HandId, got: HandId },
+    WrongHand {
+        /// The event's seq.
+        seq: u64,
+        /// The hand being verified.
+        expected: HandId,
+        /// The event's hand.
+        got: HandId,
+    },
     /// Out of order, missing or repeated event.
     #[error("event sequence: expected seq {expected}, got {got}")]
-    Sequence { expected: u64, got: u64 },
+    Sequence {
+        /// The seq due next.
+        expected: u64,
+        /// The seq received.
+        got: u64,
+    },
     /// `prev` is not the hash of the previous event.
     #[error("event {seq}: prev does not match the previous event's hash")]
-    Chain { seq: u64 },
+    Chain {
+        /// The event's seq.
+        seq: u64,
+    },
     /// The dealer's signature does not verify.
     #[error("event {seq}: {source}")]
     Signature {
+        /// The event's seq.
         seq: u64,
+        /// Why.
         #[source]
         source: SignatureError,
     },
     /// The body is not a valid event.
     #[error("event {seq}: body: {source}")]
     Body {
+        /// The event's seq.
         seq: u64,
+        /// Why.
         #[source]
         source: DecodeError,
     },
     /// A line of a JSON-lines transcript could not be read.
     #[error("line {line}: {source}")]
     Line {
+        /// 1-based line number.
         line: usize,
+        /// Why.
         #[source]
         source: DecodeError,
     },
@@ -143,7 +164,9 @@ pub enum TranscriptError {
     /// The event would not fit in a frame.
     #[error("event {seq}: {source}")]
     Encode {
+        /// The event's seq.
         seq: u64,
+        /// Why.
         #[source]
         source: EncodeError,
     },
