@@ -48,7 +48,7 @@ async fn run(chips: Arc<HttpChips>, run_id: &str, total: usize, concurrency: usi
                 let key = IdempotencyKey::new(format!("{run_id}/{w}/{i}")).unwrap();
                 let t = Instant::now();
                 // Alternate bet and win so the balance stays put.
-                if i % 2 == 0 {
+                if i.is_multiple_of(2) {
                     chips.debit(&key, &account, Chips(10), "bet").await.expect("debit");
                 } else {
                     chips.credit(&key, &account, Chips(10), "win").await.expect("credit");

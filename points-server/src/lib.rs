@@ -19,6 +19,8 @@
 //!
 //! API and storage details: `docs/points-server.md`.
 
+#![warn(missing_docs)]
+
 pub mod api;
 pub mod audit;
 pub mod store;

@@ -603,3 +603,72 @@ async fn dropping_the_server_stops_it() {
     }
     assert!(stopped);
 }
+
+/// Many mutations queued at once go through one group commit: duplicates,
+/// key reuse and refusals inside one group behave as if applied one by one.
+async fn group_commit_mixes_outcomes(db: TestDb) {
+    use claw_chips::{AccountId, IdempotencyKey};
+    use claw_points::audit::EntryKind;
+    use claw_points::store::{Move, Mutation, OpName};
+    let store = claw_points::Store::open(&db.url).await.unwrap();
+    let mv = |kind, account: &str, amount| Move {
+        kind,
+        account: AccountId::new(account).unwrap(),
+        amount,
+        memo: String::new(),
+    };
+    let key = |k: &str| IdempotencyKey::new(k).unwrap();
+    let grant = Mutation { op: OpName::Grant, moves: vec![mv(EntryKind::Grant, "a", 100)] };
+    assert_eq!(store.apply(&key("g"), grant).await.unwrap().status, 200);
+
+    let mut tasks = Vec::new();
+    for i in 0..40u64 {
+        let store = store.clone();
+        let (k, m) = match i % 4 {
+            // The same debit four times per pair of tasks: one applies.
+            0 | 1 => (
+                format!("dup{}", i / 8),
+                Mutation { op: OpName::Debit, moves: vec![mv(EntryKind::Debit, "a", 3)] },
+            ),
+            // Key reuse with a different amount.
+            2 => (
+                format!("dup{}", i / 8),
+                Mutation { op: OpName::Debit, moves: vec![mv(EntryKind::Debit, "a", 4)] },
+            ),
+            // Too large: refused.
+            _ => (
+                format!("big{i}"),
+                Mutation { op: OpName::Debit, moves: vec![mv(EntryKind::Debit, "a", 1000)] },
+            ),
+        };
+        tasks.push(tokio::spawn(async move { (i, store.apply(&key(&k), m).await.unwrap()) }));
+    }
+    let mut by_key: std::collections::HashMap<u64, Vec<(u64, claw_points::store::Answer)>> =
+        Default::default();
+    for t in tasks {
+        let (i, a) = t.await.unwrap();
+        by_key.entry(i / 8).or_default().push((i, a));
+    }
+    for answers in by_key.values() {
+        // Per key dupN: whichever body landed first wins; same-body repeats get its answer,
+        // the other body gets key-reused; the oversized debits are refused.
+        let four_won = answers.iter().any(|(i, a)| i % 4 == 2 && a.status == 200);
+        let fresh = answers.iter().filter(|(i, a)| i % 4 != 3 && a.status == 200 && !a.replayed).count();
+        assert_eq!(fresh, 1, "exactly one request per key applies");
+        for (i, a) in answers {
+            match (i % 4, four_won) {
+                (3, _) => assert!(a.status == 409 && a.body.contains("insufficient"), "{}", a.body),
+                (2, true) | (0 | 1, false) => assert_eq!(a.status, 200, "{}", a.body),
+                _ => assert!(a.status == 409 && a.body.contains("key-reused"), "{}", a.body),
+            }
+        }
+    }
+    // Five keys, each applied once: 3 or 4 chips each depending on which body landed first.
+    let report = store.verify().await.unwrap();
+    assert!(report.ok, "{:?}", report.problems);
+    assert_eq!(report.entries, 6);
+    assert_eq!(report.total_balance + report.total_debited, 100);
+    store.close().await;
+}
+
+on_both_backends!(group_commit_mixes_outcomes);

@@ -46,7 +46,7 @@ fn transfer(i: u64, worker: u64) -> Value {
     let to = if to == from { (to + 1) % ACCOUNTS } else { to };
     let amount = 1 + (i * 7 + worker) % 40;
     let key = format!("w{worker}/op/{i}");
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         // A settle batch: debit, credit and a commission to the house.
         json!({"key": key, "ops": [
             {"kind": "debit", "account": format!("p{from}"), "amount": amount + 1, "memo": "bet"},
