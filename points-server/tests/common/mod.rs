@@ -31,6 +31,10 @@ pub fn sqlite_db() -> TestDb {
 /// None (with a visible note) when the variable is unset.
 pub async fn pg_db(test: &str) -> Option<TestDb> {
     let Ok(base) = std::env::var("CLAW_TEST_PG_URL") else {
+        // CI sets CLAW_REQUIRE_PG=1 so that a missing database fails instead of skipping.
+        if std::env::var_os("CLAW_REQUIRE_PG").is_some_and(|v| !v.is_empty() && v != "0") {
+            panic!("{test}: CLAW_REQUIRE_PG is set but CLAW_TEST_PG_URL is not");
+        }
         // Written to the real stderr (not the captured one) so it shows in CI logs.
         let _ = writeln!(
             std::io::stderr(),
