@@ -26,14 +26,39 @@ use serde::{Deserialize, Serialize};
 /// some providers offer them (the local ledger, the points server).
 #[async_trait]
 pub trait Grants: Send + Sync {
-    /// Adds `amount` to `account`; returns the new balance.
-    async fn grant(&self, account: &AccountId, amount: Chips) -> Result<Chips, ChipError>;
+    /// Adds `amount` to `account` once per `key`; returns the new balance.
+    async fn grant(
+        &self,
+        key: &IdempotencyKey,
+        account: &AccountId,
+        amount: Chips,
+        memo: &str,
+    ) -> Result<Chips, ChipError>;
 }
 
 #[async_trait]
 impl Grants for LocalChips {
-    async fn grant(&self, account: &AccountId, amount: Chips) -> Result<Chips, ChipError> {
+    async fn grant(
+        &self,
+        _key: &IdempotencyKey,
+        account: &AccountId,
+        amount: Chips,
+        _memo: &str,
+    ) -> Result<Chips, ChipError> {
         LocalChips::grant(self, account, amount).await
+    }
+}
+
+#[async_trait]
+impl Grants for claw_chips::HttpChips {
+    async fn grant(
+        &self,
+        key: &IdempotencyKey,
+        account: &AccountId,
+        amount: Chips,
+        memo: &str,
+    ) -> Result<Chips, ChipError> {
+        claw_chips::HttpChips::grant(self, key, account, amount, memo).await
     }
 }
 

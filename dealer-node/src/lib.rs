@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! The game-claw dealer node: a sans-IO [`engine`] that deals one hand of any
 //! registered game with commitments, sealed cards and a signed transcript;
 //! [`room`] tasks that run the room and player state machines, timers and
@@ -10,6 +11,7 @@
 pub mod archive;
 pub mod chips;
 pub mod config;
+pub mod demo;
 pub mod engine;
 pub mod http;
 pub mod metrics;

@@ -1,1 +1,329 @@
-fn main() {}
+//! `claw-dealer`: runs card-game rooms over WebSocket, or a bots demo.
+//!
+//! ```text
+//! claw-dealer --game texas-holdem --buy-in 500 --commission 1
+//! claw-dealer --rooms rooms.toml
+//! claw-dealer --game texas-holdem --bots 6 --hands 100
+//! ```
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Parser, ValueEnum};
+use claw_chips::{ChipProvider, HttpChips, HttpChipsConfig, LocalChips};
+use claw_dealer::chips::Grants;
+use claw_dealer::config::{parse_duration, EntropyMode, RevealPolicy};
+use claw_dealer::{DealerNode, Limits, NodeConfig, RoomConfig, RoomsFile};
+use claw_protocol::Chips;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ChipsKind {
+    /// `http` when --chips-url is given, else the built-in points server
+    /// (SQLite in the data directory).
+    Auto,
+    /// In memory; lost at exit (tests, quick demos).
+    Local,
+    /// An external points service (--chips-url, --chips-token).
+    Http,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RevealArg {
+    Full,
+    Deferred,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EntropyArg {
+    Joint,
+    Dealer,
+}
+
+fn dur(s: &str) -> Result<Duration, String> {
+    parse_duration(s)
+}
+
+/// A provably fair card dealer: rooms over WebSocket, every card committed,
+/// every hand auditable.
+#[derive(Debug, Parser)]
+#[command(name = "claw-dealer", version, about)]
+struct Cli {
+    /// Game of the single room (texas-holdem, blackjack, dou-di-zhu, sam-gong).
+    #[arg(long, required_unless_present = "rooms")]
+    game: Option<String>,
+    /// Id of the single room (the invite URL path); default: the game name.
+    #[arg(long)]
+    room: Option<String>,
+    /// Several rooms from a TOML file (`[[room]]` tables, see docs/dealer.md).
+    #[arg(long, conflicts_with = "game")]
+    rooms: Option<PathBuf>,
+    /// Minimum chip balance to take a seat.
+    #[arg(long, default_value_t = 0)]
+    buy_in: u64,
+    /// Smallest bet (passed to games whose settings take it; players who
+    /// cannot cover commission + min bet are kicked before a hand).
+    #[arg(long, default_value_t = 0)]
+    min_bet: u64,
+    /// Largest bet (passed to games whose settings take it).
+    #[arg(long, default_value_t = 0)]
+    max_bet: u64,
+    /// Fixed fee per player per hand, paid to the dealer's account.
+    #[arg(long, default_value_t = 0)]
+    commission: u64,
+    /// Time to act before the game's auto action (e.g. 30s, 500ms).
+    #[arg(long, value_parser = dur, default_value = "30s")]
+    timeout: Duration,
+    /// Seats per room (0 = the game's maximum).
+    #[arg(long, default_value_t = 0)]
+    max_players: u8,
+    /// Players needed to start a hand (0 = the game's minimum).
+    #[arg(long, default_value_t = 0)]
+    min_players: u8,
+    /// Pause between hands (default 10s; 0 with --bots).
+    #[arg(long, value_parser = dur)]
+    between_hands: Option<Duration>,
+    /// Reveal policy (default: full; sam-gong: deferred).
+    #[arg(long, value_enum)]
+    reveal: Option<RevealArg>,
+    /// With --reveal deferred: publish this long after the hand (else at room close).
+    #[arg(long, value_parser = dur)]
+    reveal_delay: Option<Duration>,
+    /// Shuffle entropy: joint (dealer + player seeds) or dealer.
+    #[arg(long, value_enum, default_value = "joint")]
+    entropy: EntropyArg,
+    /// Game settings as JSON, e.g. '{"small_blind":5,"big_blind":10}'.
+    #[arg(long)]
+    settings: Option<String>,
+    /// WebSocket listen address (default 127.0.0.1:7777; a free port with --bots).
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// Health and metrics listen address, or `off` (default 127.0.0.1:7778; off with --bots).
+    #[arg(long)]
+    http_listen: Option<String>,
+    /// Host[:port] written in invite URLs (default: the listen address).
+    #[arg(long)]
+    public_host: Option<String>,
+    /// Key file, transcripts, chip journals, points database.
+    #[arg(long, default_value = "claw-data")]
+    data_dir: PathBuf,
+    /// Where chips live.
+    #[arg(long, value_enum, default_value = "auto")]
+    chips: ChipsKind,
+    /// URL of an external points service.
+    #[arg(long, env = "CLAW_CHIPS_URL")]
+    chips_url: Option<String>,
+    /// Bearer token of the external points service.
+    #[arg(long, env = "CLAW_CHIPS_TOKEN", hide_env_values = true)]
+    chips_token: Option<String>,
+    /// Chips granted once to every new player (default 10000 with local or
+    /// built-in chips, 0 with an external service).
+    #[arg(long)]
+    welcome: Option<u64>,
+    /// House bankroll granted to each room at start (games with a house).
+    #[arg(long, default_value_t = 1_000_000)]
+    house_bankroll: u64,
+    /// Demo: fill the room with N bots (SDK clients over WebSocket).
+    #[arg(long, default_value_t = 0)]
+    bots: u8,
+    /// Demo: hands to play, then exit.
+    #[arg(long, default_value_t = 100)]
+    hands: u64,
+    /// Demo: bot strategy (simple or random).
+    #[arg(long, default_value = "simple")]
+    bot_strategy: String,
+    /// Open connections at most.
+    #[arg(long, default_value_t = 10_000)]
+    max_connections: usize,
+    /// Messages per second per player (queries and unsolicited messages).
+    #[arg(long, default_value_t = 10)]
+    rate_limit: u32,
+    /// On Ctrl-C: time given to running hands before they are voided and refunded.
+    #[arg(long, value_parser = dur, default_value = "10s")]
+    shutdown_grace: Duration,
+}
+
+fn room_from_flags(cli: &Cli, game: &str) -> anyhow::Result<RoomConfig> {
+    let mut r = RoomConfig::new(cli.room.clone().unwrap_or_else(|| game.to_owned()), game);
+    r.buy_in = Chips(cli.buy_in);
+    r.min_bet = Chips(cli.min_bet);
+    r.max_bet = Chips(cli.max_bet);
+    r.commission = Chips(cli.commission);
+    r.action_timeout = cli.timeout;
+    r.max_players = cli.max_players;
+    r.min_players = cli.min_players;
+    r.between_hands =
+        cli.between_hands.unwrap_or(if cli.bots > 0 { Duration::ZERO } else { Duration::from_secs(10) });
+    r.reveal = match cli.reveal {
+        Some(RevealArg::Full) => RevealPolicy::Full,
+        Some(RevealArg::Deferred) => RevealPolicy::Deferred,
+        None if game == "sam-gong" && cli.bots == 0 => RevealPolicy::Deferred,
+        None => RevealPolicy::Full,
+    };
+    r.reveal_delay = cli.reveal_delay;
+    r.entropy = match cli.entropy {
+        EntropyArg::Joint => EntropyMode::Joint,
+        EntropyArg::Dealer => EntropyMode::Dealer,
+    };
+    if let Some(s) = &cli.settings {
+        r.settings = serde_json::from_str(s).context("--settings is not JSON")?;
+    }
+    r.house_bankroll = Chips(cli.house_bankroll);
+    if cli.bots > 0 {
+        r.max_hands = Some(cli.hands);
+    }
+    Ok(r)
+}
+
+struct ChipsSetup {
+    provider: Arc<dyn ChipProvider>,
+    grants: Option<Arc<dyn Grants>>,
+    welcome: Chips,
+    points: Option<claw_points::RunningServer>,
+    label: String,
+}
+
+async fn chips_setup(cli: &Cli) -> anyhow::Result<ChipsSetup> {
+    let kind = match (cli.chips, &cli.chips_url) {
+        (ChipsKind::Auto, Some(_)) => ChipsKind::Http,
+        (k, _) => k,
+    };
+    match kind {
+        ChipsKind::Local => {
+            let c = Arc::new(LocalChips::new());
+            Ok(ChipsSetup {
+                provider: c.clone(),
+                grants: Some(c),
+                welcome: Chips(cli.welcome.unwrap_or(10_000)),
+                points: None,
+                label: "local (in memory)".into(),
+            })
+        }
+        ChipsKind::Http => {
+            let url = cli.chips_url.clone().context("--chips http needs --chips-url")?;
+            let token =
+                cli.chips_token.clone().context("--chips http needs --chips-token (or CLAW_CHIPS_TOKEN)")?;
+            let c = Arc::new(HttpChips::new(HttpChipsConfig::new(url.clone(), token)).context("chips URL")?);
+            c.health().await.with_context(|| format!("points service at {url}"))?;
+            Ok(ChipsSetup {
+                provider: c.clone(),
+                grants: Some(c),
+                welcome: Chips(cli.welcome.unwrap_or(0)),
+                points: None,
+                label: format!("http {url}"),
+            })
+        }
+        ChipsKind::Auto => {
+            std::fs::create_dir_all(&cli.data_dir)?;
+            let db = claw_points::sqlite_url(&cli.data_dir.join("points.db"));
+            let token = claw_points::generate_token();
+            let cfg =
+                claw_points::ServerConfig::new(db, SocketAddr::from(([127, 0, 0, 1], 0)), token.clone());
+            let server = claw_points::serve(cfg).await.context("built-in points server")?;
+            let url = server.url();
+            let c = Arc::new(
+                HttpChips::new(HttpChipsConfig::new(url.clone(), token)).context("built-in points URL")?,
+            );
+            Ok(ChipsSetup {
+                provider: c.clone(),
+                grants: Some(c),
+                welcome: Chips(cli.welcome.unwrap_or(10_000)),
+                points: Some(server),
+                label: format!("built-in points server {url} (SQLite in {})", cli.data_dir.display()),
+            })
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| {
+            tracing_subscriber::EnvFilter::new(if cli.bots > 0 { "warn" } else { "info" })
+        }))
+        .with_writer(std::io::stderr)
+        .init();
+    let rooms = match (&cli.rooms, &cli.game) {
+        (Some(path), _) => RoomsFile::load(path)?.room,
+        (None, Some(game)) => vec![room_from_flags(&cli, game)?],
+        (None, None) => bail!("give --game or --rooms"),
+    };
+    if cli.bots > 0 && rooms.len() != 1 {
+        bail!("--bots needs a single room (--game)");
+    }
+    let demo = cli.bots > 0;
+    let listen =
+        cli.listen.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], if demo { 0 } else { 7777 })));
+    let http_listen = match cli.http_listen.as_deref() {
+        Some("off") => None,
+        Some(a) => Some(a.parse::<SocketAddr>().context("--http-listen")?),
+        None if demo => None,
+        None => Some(SocketAddr::from(([127, 0, 0, 1], 7778))),
+    };
+    let limits =
+        Limits { max_connections: cli.max_connections, rate_per_sec: cli.rate_limit, ..Limits::default() };
+    let config = NodeConfig {
+        listen,
+        http_listen,
+        public_host: cli.public_host.clone(),
+        data_dir: cli.data_dir.clone(),
+        rooms,
+        limits,
+    };
+    let chips = chips_setup(&cli).await?;
+    let mut builder = DealerNode::builder(config).chips(chips.provider.clone());
+    if let Some(g) = chips.grants.clone() {
+        builder = builder.grants(g, chips.welcome);
+    }
+    let node = builder.launch().await?;
+    if !demo {
+        eprintln!("claw-dealer: chips: {}", chips.label);
+        if let Some(h) = node.http_addr() {
+            eprintln!("claw-dealer: health http://{h}/health, metrics http://{h}/metrics");
+        }
+        for (room, url) in node.invite_urls() {
+            eprintln!("claw-dealer: room {room}");
+            println!("{url}");
+        }
+    }
+    let code = if demo {
+        let room = node.invite_urls().first().map(|r| r.0.clone()).unwrap_or_default();
+        let game = cli.game.clone().unwrap_or_default();
+        let params = claw_dealer::demo::DemoParams {
+            room,
+            game,
+            bots: cli.bots,
+            hands: cli.hands,
+            strategy: cli.bot_strategy.clone(),
+            progress: true,
+        };
+        let mut out = std::io::stdout();
+        let outcome = tokio::select! {
+            r = claw_dealer::demo::run(&node, &chips.provider, &params, &mut out) => r?,
+            _ = tokio::signal::ctrl_c() => {
+                eprintln!("\nclaw-dealer: interrupted");
+                node.shutdown(cli.shutdown_grace).await;
+                return Ok(());
+            }
+        };
+        println!(
+            "transcripts: {}",
+            cli.data_dir.join("rooms").join(&params.room).join("transcripts").display()
+        );
+        i32::from(!(outcome.all_audited && outcome.hands == cli.hands))
+    } else {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => eprintln!("claw-dealer: Ctrl-C: no new hands; finishing running ones"),
+            _ = node.wait_rooms_closed() => {}
+        }
+        0
+    };
+    node.shutdown(cli.shutdown_grace).await;
+    if let Some(p) = chips.points {
+        let _ = p.shutdown().await;
+    }
+    std::process::exit(code);
+}

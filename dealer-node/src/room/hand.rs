@@ -95,6 +95,10 @@ impl Room {
         if self.hand.is_some() || self.closing.is_some() || self.phase == RoomPhase::Closed {
             return;
         }
+        if self.hold {
+            self.phase = RoomPhase::Waiting;
+            return;
+        }
         if self.max_hands_reached() {
             self.begin_close(Duration::ZERO, None);
             return;

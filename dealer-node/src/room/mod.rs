@@ -107,6 +107,9 @@ pub enum RoomCmd {
     Shutdown { grace: Duration, done: oneshot::Sender<()> },
     /// The room's public state, for tests and the demo.
     Inspect { reply: oneshot::Sender<RoomSnapshot> },
+    /// Hold new hands (true) or allow them again (false); the demo holds
+    /// the first hand until every bot is seated.
+    Hold(bool),
 }
 
 /// A room's public state.
@@ -147,6 +150,11 @@ impl RoomHandle {
             return None;
         }
         rx.await.ok()
+    }
+
+    /// Holds new hands (true) or allows them again (false).
+    pub async fn hold_hands(&self, hold: bool) -> bool {
+        self.send(RoomCmd::Hold(hold)).await
     }
 
     /// Waits until the room is closed.
@@ -195,6 +203,10 @@ pub(crate) struct Room {
     memory: Value,
     hands_played: u64,
     hands_voided: u64,
+    /// No new hands while set.
+    hold: bool,
+    /// Credit scores, kept across sessions (lowered by leaving mid-hand).
+    credit: HashMap<PlayerId, i32>,
     next_hand_at: Option<Instant>,
     deferred: Vec<DeferredHand>,
     archive: Option<Archive>,
@@ -244,6 +256,8 @@ pub fn spawn_room(
         memory: Value::Null,
         hands_played: 0,
         hands_voided: 0,
+        credit: HashMap::new(),
+        hold: false,
         next_hand_at: None,
         deferred: Vec::new(),
         archive,
@@ -291,7 +305,13 @@ impl Room {
             return;
         }
         if let Some(g) = &self.ctx.grants {
-            match g.grant(&self.house, self.cfg.house_bankroll).await {
+            let Ok(key) = claw_chips::IdempotencyKey::new(format!(
+                "bankroll/{}/{}",
+                self.cfg.id, self.cfg.house_bankroll
+            )) else {
+                return;
+            };
+            match g.grant(&key, &self.house, self.cfg.house_bankroll, "house bankroll").await {
                 Ok(b) => tracing::info!(room = %self.cfg.id, balance = %b, "house bankroll granted"),
                 Err(e) => tracing::error!(room = %self.cfg.id, error = %e, "house bankroll grant failed"),
             }
@@ -380,6 +400,12 @@ impl Room {
             RoomCmd::Inspect { reply } => {
                 let _ = reply.send(self.snapshot());
             }
+            RoomCmd::Hold(h) => {
+                self.hold = h;
+                if !h {
+                    self.schedule_start();
+                }
+            }
         }
     }
 
@@ -438,7 +464,8 @@ impl Room {
             return Err(RejectReason::Busy);
         }
         let token = Nonce::random(&mut self.rng);
-        let p = Player::new(&v, conn.clone(), token, &self.ctx.limits, now);
+        let mut p = Player::new(&v, conn.clone(), token, &self.ctx.limits, now);
+        p.credit_score = self.credit.get(&id).copied().unwrap_or(p.credit_score);
         self.players.insert(id, p);
         self.conns.insert(conn.id, id);
         inc(&self.ctx.metrics.players_connected);
@@ -684,9 +711,10 @@ impl Room {
         if amount.0 == 0 || !self.ctx.welcomed.lock().await.insert(account.clone()) {
             return;
         }
+        let Ok(key) = claw_chips::IdempotencyKey::new(format!("welcome/{account}")) else { return };
         match self.ctx.desk.balance(account).await {
             Ok(b) if b < amount => {
-                if let Err(e) = g.grant(account, Chips(amount.0 - b.0)).await {
+                if let Err(e) = g.grant(&key, account, amount, "welcome chips").await {
                     tracing::warn!(error = %e, "welcome grant failed");
                 }
             }
@@ -726,6 +754,7 @@ impl Room {
         let Some(p) = self.players.get_mut(id) else { return };
         if in_hand {
             p.credit_score -= 10;
+            self.credit.insert(*id, p.credit_score);
         }
         if let Some(s) = p.seat.take() {
             if let Some(slot) = self.seats.get_mut(s.index()) {

@@ -1,1 +1,470 @@
-//! attacks
+//! Every attack of DESIGN.md §9 that touches the node, over real sockets.
+//! Each one must be refused and must leave the node and the other players
+//! unharmed.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use claw_dealer::RoomConfig;
+use claw_protocol::handshake::{hello_body, ClientHandshake, HandshakeError, Hello, RejectReason, Response};
+use claw_protocol::messages::{
+    ActionRejectCode, ClientMessage, ErrorCode, EventBody, PlayerSeed, QueryData, QueryType, RawJson,
+    ServerMessage, SignedAction, PROTOCOL_VERSION,
+};
+use claw_protocol::{Identity, Nonce, Purpose, Seed, Signature};
+use futures_util::StreamExt;
+use rand::rngs::OsRng;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::common::*;
+
+fn hello_for(me: &Identity, room: &str, ts: u64, version: &str) -> Hello {
+    let mut h = Hello {
+        protocol_version: version.into(),
+        sdk_version: "attacker".into(),
+        room_id: room.into(),
+        player: me.id(),
+        encryption_key: me.encryption_key(),
+        timestamp_ms: ts,
+        client_nonce: Nonce::random(&mut OsRng),
+        reconnect_token: None,
+        sig: Signature([0; 64]),
+    };
+    h.sig = me.sign(Purpose::Hello, &hello_body(&h));
+    h
+}
+
+async fn rejected_reason(ws: &mut Ws) -> RejectReason {
+    loop {
+        match recv_ws(ws).await {
+            Some(ServerMessage::Rejected(r)) => return r.reason,
+            Some(ServerMessage::Challenge(_)) => continue,
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+    }
+}
+
+/// The room still serves honest players after an attack.
+async fn still_serves(f: &Fixture, room: &str) {
+    let mut c = f.client(room, 200).await;
+    let ServerMessage::QueryResult(r) = c.query(QueryType::RoomConfig, "alive").await else {
+        panic!("no answer")
+    };
+    assert!(matches!(r.data, QueryData::RoomConfig { .. }));
+}
+
+fn room() -> Vec<RoomConfig> {
+    vec![RoomConfig::new("a", "high-card"), RoomConfig::new("b", "high-card")]
+}
+
+#[tokio::test]
+async fn impersonation_is_refused() {
+    let f = Fixture::start(room()).await;
+    let victim = Identity::from_seed([1; 32]);
+    let attacker = Identity::from_seed([2; 32]);
+    // Hello claiming the victim's key, signed by the attacker.
+    let mut h = hello_for(&victim, "a", now_ms(), PROTOCOL_VERSION);
+    h.sig = attacker.sign(Purpose::Hello, &hello_body(&h));
+    let mut ws = raw_ws(f.addr(), "a").await;
+    send_text(&mut ws, ClientMessage::Hello(h).encode().unwrap()).await;
+    assert_eq!(rejected_reason(&mut ws).await, RejectReason::BadHelloSignature);
+    // A correct hello by the victim (replayed by the attacker), then a
+    // response the attacker signs: refused.
+    let h = hello_for(&victim, "a", now_ms(), PROTOCOL_VERSION);
+    let mut ws = raw_ws(f.addr(), "a").await;
+    send_text(&mut ws, ClientMessage::Hello(h).encode().unwrap()).await;
+    let Some(ServerMessage::Challenge(c)) = recv_ws(&mut ws).await else { panic!("challenge") };
+    let mut r =
+        Response { challenge: c.challenge, dealer: c.dealer, room_id: "a".into(), sig: Signature([0; 64]) };
+    r.sig = attacker.sign(Purpose::Response, b"anything");
+    send_text(&mut ws, ClientMessage::Response(r).encode().unwrap()).await;
+    assert_eq!(rejected_reason(&mut ws).await, RejectReason::BadResponseSignature);
+    assert!(recv_ws(&mut ws).await.is_none(), "closed after the rejection");
+    still_serves(&f, "a").await;
+}
+
+#[tokio::test]
+async fn replayed_and_stale_handshakes_are_refused() {
+    let f = Fixture::start(room()).await;
+    let me = Arc::new(Identity::from_seed([3; 32]));
+    // Record an honest handshake.
+    let mut ws = raw_ws(f.addr(), "a").await;
+    let (mut hs, hello) =
+        ClientHandshake::start(me.clone(), f.dealer(), "a", "t", None, now_ms(), &mut OsRng);
+    send_text(&mut ws, ClientMessage::Hello(hello.clone()).encode().unwrap()).await;
+    let Some(ServerMessage::Challenge(c)) = recv_ws(&mut ws).await else { panic!() };
+    let resp = hs.on_challenge(&c, now_ms()).unwrap();
+    send_text(&mut ws, ClientMessage::Response(resp.clone()).encode().unwrap()).await;
+    assert!(matches!(recv_ws(&mut ws).await, Some(ServerMessage::Accepted(_))));
+    // Replay both messages on a new connection: the old response answers a
+    // challenge this connection never issued (and was used already).
+    let mut ws2 = raw_ws(f.addr(), "a").await;
+    send_text(&mut ws2, ClientMessage::Hello(hello).encode().unwrap()).await;
+    let Some(ServerMessage::Challenge(_)) = recv_ws(&mut ws2).await else { panic!() };
+    send_text(&mut ws2, ClientMessage::Response(resp).encode().unwrap()).await;
+    let reason = rejected_reason(&mut ws2).await;
+    assert!(matches!(reason, RejectReason::ChallengeReused | RejectReason::UnknownChallenge), "{reason:?}");
+    // A hello from a minute ago (a replay of an old capture).
+    let mut ws3 = raw_ws(f.addr(), "a").await;
+    let old = hello_for(&Identity::from_seed([4; 32]), "a", now_ms() - 60_000, PROTOCOL_VERSION);
+    send_text(&mut ws3, ClientMessage::Hello(old).encode().unwrap()).await;
+    assert_eq!(rejected_reason(&mut ws3).await, RejectReason::ClockSkew);
+    // Another protocol version.
+    let mut ws4 = raw_ws(f.addr(), "a").await;
+    let v2 = hello_for(&Identity::from_seed([5; 32]), "a", now_ms(), "claw/2");
+    send_text(&mut ws4, ClientMessage::Hello(v2).encode().unwrap()).await;
+    assert_eq!(rejected_reason(&mut ws4).await, RejectReason::VersionMismatch);
+    // A hello for room b sent on room a's path.
+    let mut ws5 = raw_ws(f.addr(), "a").await;
+    let wrong = hello_for(&Identity::from_seed([6; 32]), "b", now_ms(), PROTOCOL_VERSION);
+    send_text(&mut ws5, ClientMessage::Hello(wrong).encode().unwrap()).await;
+    assert_eq!(rejected_reason(&mut ws5).await, RejectReason::WrongRoom);
+    still_serves(&f, "a").await;
+}
+
+#[tokio::test]
+async fn relayed_handshake_for_another_dealer_is_refused() {
+    let f = Fixture::start(room()).await;
+    let me = Identity::from_seed([7; 32]);
+    let mut ws = raw_ws(f.addr(), "a").await;
+    let h = hello_for(&me, "a", now_ms(), PROTOCOL_VERSION);
+    let nonce = h.client_nonce;
+    send_text(&mut ws, ClientMessage::Hello(h.clone()).encode().unwrap()).await;
+    let Some(ServerMessage::Challenge(c)) = recv_ws(&mut ws).await else { panic!() };
+    // The player believes it talks to another dealer (a relay in between).
+    let other_dealer = Identity::from_seed([8; 32]).id();
+    let mut r = Response {
+        challenge: c.challenge,
+        dealer: other_dealer,
+        room_id: "a".into(),
+        sig: Signature([0; 64]),
+    };
+    r.sig = me.sign(Purpose::Response, &claw_protocol::handshake::response_body(&r, &nonce, &me.id()));
+    send_text(&mut ws, ClientMessage::Response(r).encode().unwrap()).await;
+    assert_eq!(rejected_reason(&mut ws).await, RejectReason::WrongDealer);
+    // And a client holding the wrong dealer key in its invite URL refuses
+    // the real dealer.
+    let e = Client::connect(f.addr(), "a", other_dealer, Arc::new(me), None).await.err().unwrap();
+    assert!(matches!(e, HandshakeError::DealerKeyMismatch { .. }));
+}
+
+#[tokio::test]
+async fn forged_ids_and_out_of_turn_actions_are_refused() {
+    let mut r = RoomConfig::new("a", "high-card");
+    r.min_players = 2;
+    let f = Fixture::start(vec![r]).await;
+    let mut a = f.client("a", 10).await;
+    let mut b = f.client("a", 11).await;
+    assert!(a.join().await.accepted);
+    assert!(b.join().await.accepted);
+    // Hand prepare: b sends a seed claiming to be a (from field), signed by b.
+    let hand = b
+        .recv_until(|m| match m {
+            ServerMessage::Event(e) if matches!(e.decode_body().unwrap(), EventBody::HandPrepare(_)) => {
+                Some(e.hand_id)
+            }
+            _ => None,
+        })
+        .await;
+    let mut forged = PlayerSeed::sign(&b.me, hand, Seed([9; 32]));
+    forged.from = Some(a.id());
+    b.send(ClientMessage::PlayerSeed(forged)).await;
+    let e = b
+        .recv_until(|m| match m {
+            ServerMessage::Error(e) => Some(e.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(e.code, ErrorCode::BadSeed);
+    // b signs a seed as a: refused too (signature checked against b's key).
+    let stolen = PlayerSeed::sign(&a.me, hand, Seed([9; 32]));
+    b.send(ClientMessage::PlayerSeed(stolen)).await;
+    let e = b
+        .recv_until(|m| match m {
+            ServerMessage::Error(e) => Some(e.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(e.code, ErrorCode::BadSeed);
+    a.seed(hand).await;
+    b.seed(hand).await;
+    // Seat 0 (a) acts first. b acts out of turn.
+    let turn = a
+        .recv_until(|m| match m {
+            ServerMessage::YourTurn(t) => Some(t.clone()),
+            _ => None,
+        })
+        .await;
+    b.act(hand, &serde_json::json!({"type": "bet"})).await;
+    let r = b
+        .recv_until(|m| match m {
+            ServerMessage::ActionRejected(r) => Some(r.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(r.code, ActionRejectCode::NotYourTurn);
+    // b sends a's action (signed by a, as if relayed) on its own connection.
+    let signed = SignedAction::sign(
+        &a.me,
+        hand,
+        turn.seq,
+        RawJson::from_value(&serde_json::json!({"type": "bet"})).unwrap(),
+    );
+    b.send(ClientMessage::Action(signed)).await;
+    let r = b
+        .recv_until(|m| match m {
+            ServerMessage::ActionRejected(r) => Some(r.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(r.code, ActionRejectCode::NotYourTurn);
+    // a's own action with b's signature: the signature is checked against
+    // the connection's identity.
+    let signed = SignedAction::sign(
+        &b.me,
+        hand,
+        turn.seq,
+        RawJson::from_value(&serde_json::json!({"type": "bet"})).unwrap(),
+    );
+    a.send(ClientMessage::Action(signed)).await;
+    let r = a
+        .recv_until(|m| match m {
+            ServerMessage::ActionRejected(r) => Some(r.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(r.code, ActionRejectCode::BadSignature);
+    // A query with a `from` naming someone else answers about the sender.
+    b.send_raw(format!(r#"{{"type":"query","query_type":"my-status","nonce":"x","from":"{}"}}"#, a.id()))
+        .await;
+    let r = b
+        .recv_until(|m| match m {
+            ServerMessage::QueryResult(r) => Some(r.clone()),
+            _ => None,
+        })
+        .await;
+    let QueryData::MyStatus { seat, .. } = r.data else { panic!() };
+    assert_eq!(seat, b.session.seat.or(Some(claw_protocol::Seat(1))));
+    // The honest move still goes through.
+    a.act(hand, &serde_json::json!({"type": "fold"})).await;
+    let e = b.recv_until(|m| match m {
+        ServerMessage::Event(e) if matches!(e.decode_body().unwrap(), EventBody::ActionResult(_)) => Some(()),
+        _ => None,
+    });
+    e.await;
+}
+
+#[tokio::test]
+async fn malformed_unknown_and_oversize_frames_keep_the_node_up() {
+    let f = Fixture::start(room()).await;
+    let mut c = f.client("a", 20).await;
+    for bad in [
+        "not json",
+        "{}",
+        r#"{"type": 5}"#,
+        r#"{"type":"launch-missiles"}"#,
+        r#"{"type":"action","hand_id":"zz"}"#,
+    ] {
+        c.send_raw(bad).await;
+        let e = c
+            .recv_until(|m| match m {
+                ServerMessage::Error(e) => Some(e.clone()),
+                _ => None,
+            })
+            .await;
+        assert!(matches!(e.code, ErrorCode::Malformed | ErrorCode::UnknownType), "{bad}: {e:?}");
+    }
+    // A binary frame.
+    use futures_util::SinkExt;
+    c.ws.send(tokio_tungstenite::tungstenite::Message::Binary(vec![1, 2, 3].into())).await.unwrap();
+    let e = c
+        .recv_until(|m| match m {
+            ServerMessage::Error(e) => Some(e.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(e.code, ErrorCode::Malformed);
+    // Over the protocol's 64 KiB: an oversize error, the connection stays.
+    let big = format!(r#"{{"type":"query","query_type":"room-config","nonce":"{}"}}"#, "x".repeat(100_000));
+    c.send_raw(big).await;
+    let e = c
+        .recv_until(|m| match m {
+            ServerMessage::Error(e) => Some(e.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(e.code, ErrorCode::Oversize);
+    let ServerMessage::QueryResult(_) = c.query(QueryType::RoomConfig, "still-here").await else { panic!() };
+    // Over the hard WebSocket limit: that connection closes, nothing else.
+    c.send_raw("y".repeat(2_000_000)).await;
+    loop {
+        match tokio::time::timeout(GUARD, c.ws.next()).await.expect("guard") {
+            None | Some(Err(_)) | Some(Ok(tokio_tungstenite::tungstenite::Message::Close(_))) => break,
+            _ => {}
+        }
+    }
+    // Garbage before a handshake: rejected, closed.
+    let mut ws = raw_ws(f.addr(), "a").await;
+    send_text(&mut ws, "garbage").await;
+    assert_eq!(rejected_reason(&mut ws).await, RejectReason::Malformed);
+    let mut ws = raw_ws(f.addr(), "a").await;
+    send_text(&mut ws, r#"{"type":"query","query_type":"my-balance","nonce":"n"}"#).await;
+    assert_eq!(rejected_reason(&mut ws).await, RejectReason::UnexpectedMessage);
+    still_serves(&f, "a").await;
+    still_serves(&f, "b").await;
+}
+
+#[tokio::test]
+async fn handshake_messages_after_the_handshake_are_refused() {
+    let f = Fixture::start(room()).await;
+    let mut c = f.client("a", 21).await;
+    let h = hello_for(&c.me, "a", now_ms(), PROTOCOL_VERSION);
+    c.send(ClientMessage::Hello(h)).await;
+    let e = c
+        .recv_until(|m| match m {
+            ServerMessage::Error(e) => Some(e.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(e.code, ErrorCode::NotAllowed);
+}
+
+#[tokio::test]
+async fn floods_are_rate_limited_without_disturbing_others() {
+    let f = Fixture::start(room()).await;
+    let mut flooder = f.client("a", 30).await;
+    let mut other = f.client("a", 31).await;
+    for i in 0..40 {
+        flooder
+            .send(ClientMessage::Query(claw_protocol::messages::Query {
+                query_type: QueryType::RoomState,
+                nonce: format!("f{i}"),
+            }))
+            .await;
+    }
+    let (mut ok, mut limited) = (0, 0);
+    while ok + limited < 40 {
+        match flooder.recv().await.expect("the flooder stays connected below the close threshold") {
+            ServerMessage::QueryResult(_) => ok += 1,
+            ServerMessage::QueryError(e)
+                if e.error == claw_protocol::messages::QueryErrorCode::RateLimited =>
+            {
+                limited += 1
+            }
+            _ => {}
+        }
+    }
+    assert!(limited > 0, "some queries were rate limited");
+    assert!(ok >= 1 && ok < 40);
+    // The other player is served normally.
+    let ServerMessage::QueryResult(_) = other.query(QueryType::MyBalance, "calm").await else { panic!() };
+    // A flood far beyond the limit closes the flooder's connection.
+    for i in 0..400 {
+        flooder.send_raw(format!(r#"{{"type":"query","query_type":"room-state","nonce":"g{i}"}}"#)).await;
+    }
+    // (The guard in recv fails the test if the connection stays open.)
+    while flooder.recv().await.is_some() {}
+    let ServerMessage::QueryResult(_) = other.query(QueryType::MyBalance, "calm2").await else { panic!() };
+}
+
+#[tokio::test]
+async fn slow_handshakes_hit_the_deadline() {
+    let f = Fixture::start_with(
+        room(),
+        |mut c| {
+            c.limits.handshake_deadline = Duration::from_millis(300);
+            c
+        },
+        |b| b,
+    )
+    .await;
+    // WebSocket open, no hello.
+    let mut ws = raw_ws(f.addr(), "a").await;
+    assert_eq!(rejected_reason(&mut ws).await, RejectReason::DeadlineExceeded);
+    // Hello, then silence.
+    let mut ws = raw_ws(f.addr(), "a").await;
+    send_text(
+        &mut ws,
+        ClientMessage::Hello(hello_for(&Identity::from_seed([40; 32]), "a", now_ms(), PROTOCOL_VERSION))
+            .encode()
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(rejected_reason(&mut ws).await, RejectReason::DeadlineExceeded);
+    // TCP open, not even the HTTP upgrade: the socket is closed.
+    let mut tcp = tokio::net::TcpStream::connect(f.addr()).await.unwrap();
+    tcp.write_all(b"GET /a HTTP/1.1\r\n").await.unwrap();
+    let mut buf = [0u8; 64];
+    let n = tokio::time::timeout(GUARD, tcp.read(&mut buf)).await.expect("guard").unwrap_or(0);
+    assert_eq!(n, 0, "closed without an answer");
+    still_serves(&f, "a").await;
+}
+
+#[tokio::test]
+async fn unknown_rooms_and_the_connection_cap() {
+    let f = Fixture::start_with(
+        room(),
+        |mut c| {
+            c.limits.max_connections = 3;
+            c
+        },
+        |b| b,
+    )
+    .await;
+    let e = tokio_tungstenite::connect_async(format!("ws://{}/nope", f.addr())).await.err().expect("404");
+    assert!(e.to_string().contains("404"), "{e}");
+    let mut open = Vec::new();
+    for _ in 0..3 {
+        open.push(raw_ws(f.addr(), "a").await);
+    }
+    let e = tokio_tungstenite::connect_async(format!("ws://{}/a", f.addr()))
+        .await
+        .err()
+        .expect("refused at the cap");
+    assert!(e.to_string().contains("503"), "{e}");
+    // Closing one frees a slot (the server notices the close).
+    let mut first = open.remove(0);
+    let _ = first.close(None).await;
+    drop(first);
+    let mut ok = false;
+    for _ in 0..200 {
+        if let Ok((ws, _)) = tokio_tungstenite::connect_async(format!("ws://{}/a", f.addr())).await {
+            open.push(ws);
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(ok, "a slot was freed");
+}
+
+#[tokio::test]
+async fn a_disconnected_seat_cannot_be_used_by_another_connection() {
+    let mut r = RoomConfig::new("a", "high-card");
+    r.min_players = 3;
+    let f = Fixture::start(vec![r]).await;
+    let mut a = f.client("a", 50).await;
+    assert!(a.join().await.accepted);
+    let token = a.session.reconnect_token;
+    let me = a.me.clone();
+    drop(a);
+    // Same key, no token: the seat belongs to the session with the token.
+    let e = Client::connect(f.addr(), "a", f.dealer(), me.clone(), None).await.err().unwrap();
+    assert_eq!(e, HandshakeError::Rejected(RejectReason::Refused));
+    // A wrong token: refused too.
+    let e = Client::connect(f.addr(), "a", f.dealer(), me.clone(), Some(Nonce([1; 32]))).await.err().unwrap();
+    assert_eq!(e, HandshakeError::Rejected(RejectReason::Refused));
+    // Another identity cannot act for the seat: it is not in any hand.
+    let mut x = f.client("a", 51).await;
+    x.act(claw_protocol::HandId([0; 16]), &serde_json::json!({"type": "bet"})).await;
+    let r = x
+        .recv_until(|m| match m {
+            ServerMessage::ActionRejected(r) => Some(r.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(r.code, ActionRejectCode::NotInHand);
+    // The right token resumes the seat.
+    let back = Client::connect(f.addr(), "a", f.dealer(), me, Some(token)).await.unwrap();
+    assert!(back.session.seat.is_some());
+}

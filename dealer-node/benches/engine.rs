@@ -1,0 +1,149 @@
+//! Dealer-side processing, engine only (sans-IO, no sockets, no chips):
+//! a whole hand (prepare, seed checks, shuffle, commitments, sealing,
+//! action checks, signing every event, the reveal) and one action, for
+//! every registered game. Player-side signing is done beforehand and not
+//! measured.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use claw_dealer::engine::{GameSpec, Hand, HandSeat};
+use claw_protocol::messages::{EntropyMode, PlayerSeed, RawJson, RevealPolicy, SignedAction, YourTurn};
+use claw_protocol::{Chips, HandId, Identity, Purpose, Seed};
+use criterion::{criterion_group, criterion_main, Criterion};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::Value;
+
+struct Table {
+    spec: Arc<GameSpec>,
+    dealer: Arc<Identity>,
+    players: Vec<Identity>,
+    seats: Vec<HandSeat>,
+}
+
+fn table(game: &str, n: u8) -> Table {
+    let g = claw_games::registry::get(game).unwrap();
+    let settings = g.normalize_settings(&Value::Null).unwrap();
+    let spec =
+        Arc::new(GameSpec::new("bench", g, settings, EntropyMode::Joint, RevealPolicy::Full, 2000).unwrap());
+    let dealer = Arc::new(Identity::from_seed([250; 32]));
+    let players: Vec<Identity> = (0..n).map(|i| Identity::from_seed([i + 1; 32])).collect();
+    let seats = players
+        .iter()
+        .map(|p| HandSeat {
+            id: p.id(),
+            encryption_key: p.encryption_key(),
+            balance: Chips(10_000),
+            key: dealer.shared_key(&p.encryption_key()).unwrap(),
+        })
+        .collect();
+    Table { spec, dealer, players, seats }
+}
+
+/// A deterministic, long-ish line of play: check or call when possible.
+fn choose(t: &YourTurn) -> Value {
+    let ok: Vec<_> = t.actions.iter().filter(|o| o.affordable).collect();
+    for want in ["check", "call", "stand", "pass"] {
+        if let Some(o) = ok.iter().find(|o| o.action["type"] == want) {
+            return o.action.clone();
+        }
+    }
+    ok[0].action.clone()
+}
+
+/// The players' messages of one hand, signed in advance.
+struct Script {
+    hand_id: HandId,
+    seeds: Vec<PlayerSeed>,
+    actions: Vec<SignedAction>,
+}
+
+const RNG_SEED: [u8; 32] = [42; 32];
+
+/// Plays a hand with a fixed dealer rng; with `script` the recorded player
+/// messages are used, else they are produced (and recorded). Returns the
+/// script and the time spent in act + commit and the number of actions.
+fn play(t: &Table, script: Option<&Script>) -> (Script, Duration, u32) {
+    let mut rng = ChaCha20Rng::from_seed(RNG_SEED);
+    let hand_id = script.map_or(HandId([9; 16]), |s| s.hand_id);
+    let (mut hand, _) =
+        Hand::prepare(t.spec.clone(), t.dealer.clone(), t.seats.clone(), Value::Null, 0, hand_id, &mut rng)
+            .unwrap();
+    let seeds: Vec<PlayerSeed> = match script {
+        Some(s) => s.seeds.clone(),
+        None => t
+            .players
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PlayerSeed::sign(p, hand_id, Seed([i as u8; 32])))
+            .collect(),
+    };
+    for (i, s) in seeds.iter().enumerate() {
+        hand.add_seed(claw_protocol::Seat(i as u8), s).unwrap();
+    }
+    hand.start(&mut rng).unwrap();
+    let mut c = hand.commit(&mut rng, 0).unwrap();
+    let mut actions = Vec::new();
+    let mut spent = Duration::ZERO;
+    let mut n = 0;
+    while c.end.is_none() {
+        let turn = c.your_turn.take().unwrap();
+        let i = turn.seat.index();
+        let signed = match script {
+            Some(s) => s.actions[n as usize].clone(),
+            None => SignedAction::sign(
+                &t.players[i],
+                hand_id,
+                turn.seq,
+                RawJson::from_value(&choose(&turn)).unwrap(),
+            ),
+        };
+        actions.push(signed.clone());
+        let t0 = Instant::now();
+        hand.act(&t.players[i].id(), signed).unwrap();
+        c = hand.commit(&mut rng, 0).unwrap();
+        spent += t0.elapsed();
+        n += 1;
+    }
+    (Script { hand_id, seeds, actions }, spent, n)
+}
+
+fn engine(c: &mut Criterion) {
+    let mut g = c.benchmark_group("engine");
+    g.measurement_time(Duration::from_secs(4));
+    for (game, n) in [("texas-holdem", 6u8), ("blackjack", 4), ("dou-di-zhu", 3), ("sam-gong", 6)] {
+        let t = table(game, n);
+        let (script, _, actions) = play(&t, None);
+        eprintln!("{game}: {n} players, {actions} actions per benchmarked hand");
+        g.bench_function(format!("{game}-{n}p/hand"), |b| b.iter(|| play(&t, Some(&script))));
+        g.bench_function(format!("{game}-{n}p/action"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                let mut done = 0u64;
+                while done < iters {
+                    let (_, spent, k) = play(&t, Some(&script));
+                    total += spent / k.max(1);
+                    done += 1;
+                }
+                total
+            })
+        });
+    }
+    g.finish();
+}
+
+fn primitives(c: &mut Criterion) {
+    let id = Identity::from_seed([1; 32]);
+    let sig = id.sign(Purpose::Event, &[7u8; 88]);
+    let pid = id.id();
+    let mut g = c.benchmark_group("primitives");
+    g.bench_function("ed25519-sign", |b| b.iter(|| id.sign(Purpose::Event, &[7u8; 88])));
+    g.bench_function("ed25519-verify", |b| {
+        b.iter(|| claw_protocol::verify(&pid, Purpose::Event, &[7u8; 88], &sig).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, engine, primitives);
+criterion_main!(benches);

@@ -1,0 +1,162 @@
+//! `claw-dealer --bots N --hands H`: N SDK bots play H hands against the
+//! in-process dealer over real WebSockets on 127.0.0.1; every bot audits
+//! every hand it played; a summary is printed.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use claw_chips::{AccountId, ChipProvider};
+use claw_player::node::{NodeConfig as PlayerConfig, PlayerNode};
+use claw_player::play::{play_bot, BotReport};
+use claw_player::Invite;
+use claw_protocol::{Identity, PlayerId};
+use rand::rngs::OsRng;
+use rand::SeedableRng;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::node::NodeHandle;
+use crate::room::RoomEvent;
+
+/// What the demo is asked to do.
+#[derive(Debug, Clone)]
+pub struct DemoParams {
+    pub room: String,
+    pub game: String,
+    pub bots: u8,
+    pub hands: u64,
+    /// `simple` or `random` (see the player SDK's bots).
+    pub strategy: String,
+    /// Print a progress line while hands run.
+    pub progress: bool,
+}
+
+/// What the demo did.
+#[derive(Debug, Clone)]
+pub struct DemoOutcome {
+    pub hands: u64,
+    pub voided: u64,
+    pub elapsed: Duration,
+    pub bots: Vec<(PlayerId, BotReport)>,
+    /// Every hand audited OK by every bot that played it.
+    pub all_audited: bool,
+}
+
+/// Runs the demo on a started node whose room `params.room` holds its
+/// hands and closes after `params.hands` hands.
+pub async fn run(
+    node: &NodeHandle,
+    chips: &Arc<dyn ChipProvider>,
+    params: &DemoParams,
+    out: &mut (dyn Write + Send),
+) -> anyhow::Result<DemoOutcome> {
+    let room = node.room(&params.room).ok_or_else(|| anyhow::anyhow!("no room {}", params.room))?;
+    let url = node.invite_url(&params.room).ok_or_else(|| anyhow::anyhow!("no invite URL"))?;
+    let invite = Invite::parse(&url).map_err(|e| anyhow::anyhow!("invite {url}: {e}"))?;
+    let mut events = node.subscribe();
+    room.hold_hands(true).await;
+    let mut bots = Vec::new();
+    let mut ids = Vec::new();
+    for i in 0..params.bots {
+        let me = Arc::new(Identity::generate(&mut OsRng));
+        ids.push(me.id());
+        let cfg = PlayerConfig { name: Some(format!("bot-{i}")), ..PlayerConfig::default() };
+        let mut p = PlayerNode::connect(&invite, me.clone(), cfg)
+            .await
+            .map_err(|e| anyhow::anyhow!("bot {i} could not join: {e}"))?;
+        let strategy = claw_player::bots::strategy(&params.game, &params.strategy)
+            .map_err(|e| anyhow::anyhow!("bot strategy: {e}"))?;
+        bots.push(tokio::spawn(async move {
+            let mut rng = rand_chacha::ChaCha20Rng::from_rng(OsRng)
+                .unwrap_or_else(|_| rand_chacha::ChaCha20Rng::seed_from_u64(i.into()));
+            let r = play_bot(&mut p, strategy.as_ref(), &mut rng, None, |_| {}).await;
+            p.close().await;
+            (me.id(), r)
+        }));
+    }
+    // Every bot is seated (connect returns after the join answer): go.
+    let started = Instant::now();
+    room.hold_hands(false).await;
+    let (mut hands, mut voided) = (0u64, 0u64);
+    loop {
+        match events.recv().await {
+            Ok(RoomEvent::HandFinished { room: r, .. }) if r == params.room => {
+                hands += 1;
+                if params.progress {
+                    let _ = write!(out, "\r[claw-dealer] {} hands: {hands}/{}", params.game, params.hands);
+                    let _ = out.flush();
+                }
+            }
+            Ok(RoomEvent::HandVoided { room: r, reason, .. }) if r == params.room => {
+                voided += 1;
+                let _ = writeln!(out, "\n[claw-dealer] hand voided: {reason}");
+            }
+            Ok(RoomEvent::Closed { room: r }) if r == params.room => break,
+            Ok(_) => {}
+            Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => break,
+        }
+        if room.is_closed() {
+            break;
+        }
+    }
+    let elapsed = started.elapsed();
+    if params.progress {
+        let _ = writeln!(out);
+    }
+    let mut reports = Vec::new();
+    for b in bots {
+        match tokio::time::timeout(Duration::from_secs(30), b).await {
+            Ok(Ok((id, Ok(r)))) => reports.push((id, r)),
+            Ok(Ok((id, Err(e)))) => {
+                reports.push((id, BotReport { closed: Some(format!("error: {e}")), ..BotReport::default() }))
+            }
+            _ => anyhow::bail!("a bot did not stop"),
+        }
+    }
+    let all_audited = reports.iter().all(|(_, r)| r.failures.is_empty() && r.audited_ok == r.hands);
+    // Summary.
+    let _ = writeln!(
+        out,
+        "game {}  room {}  {hands} hands in {:.2?} ({voided} voided)",
+        params.game, params.room, elapsed
+    );
+    let mut total: i128 = 0;
+    for (i, (id, r)) in reports.iter().enumerate() {
+        let bal = chips.balance(&AccountId::from(*id)).await.map(|c| c.0 as i128).unwrap_or(-1);
+        total += bal.max(0);
+        let _ = writeln!(
+            out,
+            "  bot-{i} {}  hands {:>4}  audited OK {:>4}  net {:>+8}  balance {bal}{}",
+            id.short(),
+            r.hands,
+            r.audited_ok,
+            r.net,
+            r.closed
+                .as_deref()
+                .filter(|c| c.starts_with("kicked"))
+                .map(|c| format!("  ({c})"))
+                .unwrap_or_default()
+        );
+        for (h, check, detail) in r.failures.iter().take(3) {
+            let _ = writeln!(out, "    FAILED hand {h}: {check}: {detail}");
+        }
+    }
+    let dealer = AccountId::new(format!("dealer:{}", node.dealer_id())).ok();
+    let house = AccountId::new(format!("house:{}", params.room)).ok();
+    let d = match &dealer {
+        Some(a) => chips.balance(a).await.map(|c| c.0).unwrap_or(0),
+        None => 0,
+    };
+    let h = match &house {
+        Some(a) => chips.balance(a).await.map(|c| c.0).unwrap_or(0),
+        None => 0,
+    };
+    let _ = writeln!(out, "  chips: bots {total}, dealer (commission + rake) {d}, house {h}");
+    if all_audited && hands > 0 {
+        let _ = writeln!(out, "{hands} hands audited OK");
+    } else {
+        let _ = writeln!(out, "AUDIT FAILURES or no hands played");
+    }
+    Ok(DemoOutcome { hands, voided, elapsed, bots: reports, all_audited })
+}
