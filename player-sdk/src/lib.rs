@@ -5,6 +5,8 @@
 pub mod audit;
 pub mod bots;
 pub mod invite;
+pub mod node;
+pub mod play;
 pub mod sim;
 pub mod verify;
 

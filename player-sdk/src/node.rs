@@ -1,0 +1,1029 @@
+//! `PlayerNode`: a player's connection to a dealer (seed 002's PlayerNode).
+//!
+//! [`PlayerNode::connect`] dials the invite URL, runs the 4-step handshake
+//! (refusing a dealer whose key is not the URL's), asks for a seat and
+//! returns once seated. A background task then owns the WebSocket: it
+//! verifies every event as it arrives ([`SessionVerifier`]), contributes a
+//! fresh `OsRng` seed to every hand, runs the full audit at each hand end,
+//! optionally saves each hand's transcript, matches query answers by nonce
+//! (5 s timeout) and reconnects with the session's token and exponential
+//! backoff when the connection drops. The application reads
+//! [`NodeEvent`]s with [`PlayerNode::next_event`] and answers turns with
+//! [`PlayerNode::act`], which signs the action with the hand's sequence
+//! number.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use claw_protocol::audit::{AuditCheck, AuditError, AuditReport};
+use claw_protocol::handshake::{ClientHandshake, ClientSession, HandshakeError};
+use claw_protocol::messages::{
+    decode_server, ActionChoice, ActionRejectCode, ChipMove, ClientMessage, ErrorCode, HandPlayer,
+    HandResult, JoinRejectReason, JoinRequest, KickReason, PlayerSeed, Query, QueryData, QueryErrorCode,
+    QueryType, RawJson, RoomConfig, ServerMessage, SignedAction, TablePlayer, YourTurn, MAX_FRAME_BYTES,
+};
+use claw_protocol::{CardId, CardOpening, Chips, HandId, Identity, Nonce, PlayerId, Seat, Seed};
+use futures_util::{SinkExt, StreamExt};
+use rand::rngs::OsRng;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::{sleep_until, timeout_at, Instant};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use crate::invite::Invite;
+use crate::verify::{HandView, SeenCard, SessionVerifier, Update, VerifyError};
+
+/// The SDK name and version sent in `hello` and `join-request`.
+pub const SDK_VERSION: &str = concat!("claw-player/", env!("CARGO_PKG_VERSION"));
+
+/// How long a query waits for its answer.
+pub const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// How the node retries after a dropped connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReconnectPolicy {
+    /// The first wait.
+    pub initial: Duration,
+    /// The longest wait (the wait doubles up to this).
+    pub max: Duration,
+    /// Give up after this long without a connection (the dealer holds the
+    /// seat for 60 s by default).
+    pub give_up_after: Duration,
+}
+
+impl Default for ReconnectPolicy {
+    fn default() -> Self {
+        ReconnectPolicy {
+            initial: Duration::from_millis(100),
+            max: Duration::from_secs(5),
+            give_up_after: Duration::from_secs(60),
+        }
+    }
+}
+
+impl ReconnectPolicy {
+    /// The wait before attempt `n` (0-based): `initial · 2^n`, capped at `max`.
+    pub fn delay(&self, attempt: u32) -> Duration {
+        let factor = 1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX);
+        self.initial.saturating_mul(factor).min(self.max)
+    }
+}
+
+/// Settings of a [`PlayerNode`].
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    /// Display name sent with the join request.
+    pub name: Option<String>,
+    /// Preferred seat.
+    pub seat: Option<Seat>,
+    /// Chips to bring (default: the room's buy-in).
+    pub buy_in: Option<Chips>,
+    /// Contribute a player seed to every hand (entropy `joint`).
+    pub contribute_seed: bool,
+    /// Save each finished hand's transcript as `<dir>/<hand_id>.jsonl`.
+    pub save_transcripts: Option<PathBuf>,
+    /// How long a query waits for its answer.
+    pub query_timeout: Duration,
+    /// Retry policy after a dropped connection.
+    pub reconnect: ReconnectPolicy,
+    /// Longest wait for the handshake and the join answer.
+    pub connect_timeout: Duration,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        NodeConfig {
+            name: None,
+            seat: None,
+            buy_in: None,
+            contribute_seed: true,
+            save_transcripts: None,
+            query_timeout: QUERY_TIMEOUT,
+            reconnect: ReconnectPolicy::default(),
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Why the node failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// The WebSocket could not be opened or broke during the handshake.
+    #[error("connection: {0}")]
+    Connect(String),
+    /// The handshake failed (includes a dealer key that is not the invite's).
+    #[error("handshake: {0}")]
+    Handshake(#[from] HandshakeError),
+    /// The dealer refused the seat.
+    #[error("join refused ({reason:?}): {message}")]
+    JoinRefused { reason: Option<JoinRejectReason>, message: String },
+    /// No answer in time.
+    #[error("{0} timed out")]
+    Timeout(&'static str),
+    /// The dealer answered a query with an error.
+    #[error("query failed ({code:?}): {message}")]
+    Query { code: QueryErrorCode, message: String },
+    /// There is no hand to act in.
+    #[error("no hand is running")]
+    NoHand,
+    /// An action that is not JSON the wire can carry.
+    #[error("bad action: {0}")]
+    BadAction(String),
+    /// The connection is down (reconnecting) or the node is closed.
+    #[error("not connected")]
+    NotConnected,
+    /// The node task is gone.
+    #[error("the node is closed")]
+    Closed,
+    /// Saving a transcript failed.
+    #[error("i/o: {0}")]
+    Io(String),
+}
+
+/// The result of a hand's audit, as events and JSON lines report it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditSummary {
+    /// Every check that ran passed.
+    pub ok: bool,
+    /// Checks that passed, in order.
+    pub passed: Vec<AuditCheck>,
+    /// Checks that could not run yet (deferred reveal).
+    pub skipped: Vec<AuditCheck>,
+    /// The first failed check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<AuditCheck>,
+    /// What failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl AuditSummary {
+    /// Summarises an audit outcome.
+    pub fn of(r: &Result<AuditReport, AuditError>) -> AuditSummary {
+        match r {
+            Ok(rep) => AuditSummary {
+                ok: true,
+                passed: rep.passed.clone(),
+                skipped: rep.skipped.clone(),
+                failed: None,
+                detail: None,
+            },
+            Err(e) => AuditSummary {
+                ok: false,
+                passed: Vec::new(),
+                skipped: Vec::new(),
+                failed: Some(e.check),
+                detail: Some(e.detail.clone()),
+            },
+        }
+    }
+}
+
+/// Everything the node reports, in order. Serialises as one JSON object
+/// tagged by `event` (the `claw-player` line format, docs/player-cli.md).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum NodeEvent {
+    /// Seated (or re-seated) in the room.
+    Joined {
+        player: PlayerId,
+        seat: Option<Seat>,
+        room: Option<RoomConfig>,
+        players: Vec<TablePlayer>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// A hand is being prepared (the node sent its seed).
+    HandPrepared { hand_id: HandId, hand_number: u64, seat: Option<Seat>, players: Vec<PlayerId> },
+    /// The deck is committed and the hand starts.
+    HandStarted {
+        hand_id: HandId,
+        game: String,
+        seat: Option<Seat>,
+        players: Vec<HandPlayer>,
+        settings: Value,
+    },
+    /// Cards were dealt; `my_cards` are the ones opened for this player.
+    Dealt { hand_id: HandId, phase: String, cards: Vec<SeenCard>, my_cards: Vec<CardId> },
+    /// Face-down cards were opened to everyone.
+    Revealed { hand_id: HandId, cards: Vec<CardOpening> },
+    /// Chips moved.
+    Chips { hand_id: HandId, moves: Vec<ChipMove> },
+    /// It is this player's turn. `hand` is its cards in hand, `public_state`
+    /// the game's last public state.
+    YourTurn {
+        hand_id: HandId,
+        seat: Seat,
+        seq: u32,
+        actions: Vec<ActionChoice>,
+        balance: Chips,
+        deadline_ms: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        phase: Option<String>,
+        hand: Vec<CardId>,
+        public_state: Value,
+    },
+    /// An action was applied (by its player, or by the dealer on a timeout).
+    ActionApplied {
+        hand_id: HandId,
+        seat: Seat,
+        action: Value,
+        public_state: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        timeout: Option<String>,
+    },
+    /// The dealer refused this player's action.
+    ActionRejected { hand_id: HandId, seq: u32, code: ActionRejectCode, reason: String },
+    /// The hand is over and was audited.
+    HandEnded {
+        hand_id: HandId,
+        /// This player's seat in the hand (`None`: not in it).
+        seat: Option<Seat>,
+        result: HandResult,
+        audit: AuditSummary,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        transcript: Option<PathBuf>,
+    },
+    /// Deferred secrets arrived and the audit ran again.
+    AuditCompleted { hand_id: HandId, audit: AuditSummary },
+    /// A live check failed: the dealer cannot be trusted for this hand.
+    VerificationFailed { hand_id: HandId, seq: u64, check: AuditCheck, detail: String },
+    /// The dealer removed this player.
+    Kicked { code: KickReason, reason: String },
+    /// The dealer reported an error about a message of ours.
+    DealerError { code: ErrorCode, message: String },
+    /// The connection dropped; the node is reconnecting.
+    Disconnected { reason: String },
+    /// The connection is back (same session).
+    Reconnected { attempts: u32 },
+    /// The node stopped (no more events).
+    Closed { reason: String },
+}
+
+/// What the node knows now, for [`PlayerNode::state`].
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NodeState {
+    /// The seat in the room, once seated.
+    pub seat: Option<Seat>,
+    /// The room configuration from the join answer.
+    pub room: Option<RoomConfig>,
+    /// Whether the WebSocket is up.
+    pub connected: bool,
+    /// The current (or last) hand.
+    pub hand: Option<HandView>,
+    /// The pending turn, if it is this player's turn.
+    pub turn: Option<YourTurn>,
+}
+
+enum Command {
+    Act { action: Value, reply: oneshot::Sender<Result<(HandId, u32), NodeError>> },
+    Query { kind: QueryType, reply: oneshot::Sender<Result<QueryData, NodeError>> },
+    Send(ClientMessage),
+    DropConnection,
+    Close,
+}
+
+/// A player connected to a dealer. Dropping it closes the connection.
+pub struct PlayerNode {
+    handle: NodeHandle,
+    invite: Invite,
+    events: mpsc::UnboundedReceiver<NodeEvent>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// A cloneable handle to a [`PlayerNode`]'s commands and state, for tasks
+/// that act or query while another reads the events.
+#[derive(Clone)]
+pub struct NodeHandle {
+    id: PlayerId,
+    cmd: mpsc::Sender<Command>,
+    state: Arc<Mutex<NodeState>>,
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Dials and runs the handshake; returns the socket and the session.
+async fn open(
+    invite: &Invite,
+    me: &Arc<Identity>,
+    token: Option<Nonce>,
+    deadline: Instant,
+) -> Result<(Ws, ClientSession), NodeError> {
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_FRAME_BYTES))
+        .max_frame_size(Some(MAX_FRAME_BYTES));
+    let (mut ws, _) = timeout_at(
+        deadline,
+        tokio_tungstenite::connect_async_with_config(invite.ws_url.as_str(), Some(config), true),
+    )
+    .await
+    .map_err(|_| NodeError::Timeout("connect"))?
+    .map_err(|e| NodeError::Connect(e.to_string()))?;
+    let (mut hs, hello) = ClientHandshake::start(
+        Arc::clone(me),
+        invite.dealer,
+        invite.room.clone(),
+        SDK_VERSION,
+        token,
+        unix_ms(),
+        &mut OsRng,
+    );
+    send(&mut ws, &ClientMessage::Hello(hello)).await?;
+    loop {
+        let msg = next_message(&mut ws, deadline).await?;
+        match msg {
+            ServerMessage::Challenge(c) => {
+                let r = hs.on_challenge(&c, unix_ms())?;
+                send(&mut ws, &ClientMessage::Response(r)).await?;
+            }
+            ServerMessage::Accepted(a) => return Ok((ws, hs.on_accepted(&a, unix_ms())?)),
+            ServerMessage::Rejected(r) => return Err(NodeError::Handshake(hs.on_rejected(&r))),
+            ServerMessage::Error(e) => {
+                return Err(NodeError::Connect(format!("dealer error {:?}: {}", e.code, e.message)))
+            }
+            _ => return Err(NodeError::Handshake(HandshakeError::UnexpectedMessage)),
+        }
+    }
+}
+
+async fn send(ws: &mut Ws, msg: &ClientMessage) -> Result<(), NodeError> {
+    let text = msg.encode().map_err(|e| NodeError::BadAction(e.to_string()))?;
+    ws.send(Message::text(text)).await.map_err(|e| NodeError::Connect(e.to_string()))
+}
+
+async fn next_message(ws: &mut Ws, deadline: Instant) -> Result<ServerMessage, NodeError> {
+    loop {
+        let frame = timeout_at(deadline, ws.next()).await.map_err(|_| NodeError::Timeout("handshake"))?;
+        match frame {
+            Some(Ok(Message::Text(t))) => {
+                return decode_server(t.as_str()).map_err(|e| NodeError::Connect(format!("bad frame: {e}")))
+            }
+            Some(Ok(Message::Close(f))) => {
+                return Err(NodeError::Connect(format!(
+                    "closed by the dealer{}",
+                    f.map(|f| format!(": {}", f.reason)).unwrap_or_default()
+                )))
+            }
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => return Err(NodeError::Connect(e.to_string())),
+            None => return Err(NodeError::Connect("connection closed".into())),
+        }
+    }
+}
+
+impl PlayerNode {
+    /// Connects to the dealer of `invite` as `me`, runs the handshake and
+    /// takes a seat. Fails when the dealer's key is not the invite's
+    /// ([`HandshakeError::DealerKeyMismatch`]), the handshake is refused,
+    /// or the seat is refused.
+    pub async fn connect(
+        invite: &Invite,
+        me: Arc<Identity>,
+        config: NodeConfig,
+    ) -> Result<PlayerNode, NodeError> {
+        let deadline = Instant::now() + config.connect_timeout;
+        let (ws, session) = open(invite, &me, None, deadline).await?;
+        let verifier = SessionVerifier::new(
+            invite.dealer,
+            invite.room.clone(),
+            Arc::clone(&me),
+            session.dealer.encryption,
+            session.shared_key.clone(),
+        );
+        let (cmd_tx, cmd_rx) = mpsc::channel(64);
+        let (ev_tx, events) = mpsc::unbounded_channel();
+        let state = Arc::new(Mutex::new(NodeState { connected: true, ..NodeState::default() }));
+        let (joined_tx, joined_rx) = oneshot::channel();
+        let actor = Actor {
+            invite: invite.clone(),
+            me: Arc::clone(&me),
+            config,
+            token: session.reconnect_token,
+            verifier,
+            events: ev_tx,
+            state: Arc::clone(&state),
+            queries: HashMap::new(),
+            next_seq: HashMap::new(),
+            joined: Some(joined_tx),
+            closing: false,
+        };
+        let task = tokio::spawn(actor.run(ws, cmd_rx));
+        let handle = NodeHandle { id: me.id(), cmd: cmd_tx, state };
+        let node = PlayerNode { handle, invite: invite.clone(), events, task: Some(task) };
+        match timeout_at(deadline, joined_rx).await {
+            Ok(Ok(Ok(()))) => Ok(node),
+            Ok(Ok(Err(e))) => Err(e),
+            Ok(Err(_)) => Err(NodeError::Closed),
+            Err(_) => Err(NodeError::Timeout("join")),
+        }
+    }
+
+    /// This player's id.
+    pub fn id(&self) -> PlayerId {
+        self.handle.id
+    }
+
+    /// The invite this node connected with.
+    pub fn invite(&self) -> &Invite {
+        &self.invite
+    }
+
+    /// A cloneable handle for acting and querying from other tasks.
+    pub fn handle(&self) -> NodeHandle {
+        self.handle.clone()
+    }
+
+    /// The next event; `None` once the node has stopped.
+    pub async fn next_event(&mut self) -> Option<NodeEvent> {
+        self.events.recv().await
+    }
+
+    /// A snapshot of seat, room, connection, hand and pending turn.
+    pub fn state(&self) -> NodeState {
+        self.handle.state()
+    }
+
+    /// The current (or last) hand as this player sees it.
+    pub fn hand(&self) -> Option<HandView> {
+        self.handle.state().hand
+    }
+
+    /// See [`NodeHandle::act`].
+    pub async fn act(&self, action: Value) -> Result<(HandId, u32), NodeError> {
+        self.handle.act(action).await
+    }
+
+    /// See [`NodeHandle::query`].
+    pub async fn query(&self, kind: QueryType) -> Result<QueryData, NodeError> {
+        self.handle.query(kind).await
+    }
+
+    /// Skips the coming hands but keeps the seat.
+    pub async fn sit_out(&self) -> Result<(), NodeError> {
+        self.handle.sit_out().await
+    }
+
+    /// Plays again from the next hand.
+    pub async fn sit_in(&self) -> Result<(), NodeError> {
+        self.handle.sit_in().await
+    }
+
+    /// Drops the WebSocket without leaving, as a network failure would; the
+    /// node then reconnects with its token (for tests and demos).
+    pub async fn drop_connection(&self) -> Result<(), NodeError> {
+        self.handle.command(Command::DropConnection).await
+    }
+
+    /// Leaves the room and closes the connection.
+    pub async fn leave(mut self) -> Result<(), NodeError> {
+        self.handle.command(Command::Send(ClientMessage::Leave)).await?;
+        self.handle.command(Command::Close).await?;
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+        Ok(())
+    }
+
+    /// Closes the connection (the seat stays for the reconnect window).
+    pub async fn close(mut self) {
+        let _ = self.handle.command(Command::Close).await;
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+    }
+}
+
+impl NodeHandle {
+    /// This player's id.
+    pub fn id(&self) -> PlayerId {
+        self.id
+    }
+
+    /// A snapshot of seat, room, connection, hand and pending turn.
+    pub fn state(&self) -> NodeState {
+        self.state.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    async fn command(&self, c: Command) -> Result<(), NodeError> {
+        self.cmd.send(c).await.map_err(|_| NodeError::Closed)
+    }
+
+    /// Signs `action` (a game action JSON, e.g. `{"type":"call"}`) with the
+    /// current hand's next sequence number and sends it. Returns the hand and
+    /// seq used; a refusal arrives as [`NodeEvent::ActionRejected`].
+    pub async fn act(&self, action: Value) -> Result<(HandId, u32), NodeError> {
+        let (reply, rx) = oneshot::channel();
+        self.command(Command::Act { action, reply }).await?;
+        rx.await.map_err(|_| NodeError::Closed)?
+    }
+
+    /// Asks the dealer a question; the answer is matched by nonce and must
+    /// come within the configured timeout (5 s by default).
+    pub async fn query(&self, kind: QueryType) -> Result<QueryData, NodeError> {
+        let (reply, rx) = oneshot::channel();
+        self.command(Command::Query { kind, reply }).await?;
+        rx.await.map_err(|_| NodeError::Closed)?
+    }
+
+    /// Skips the coming hands but keeps the seat.
+    pub async fn sit_out(&self) -> Result<(), NodeError> {
+        self.command(Command::Send(ClientMessage::SitOut)).await
+    }
+
+    /// Plays again from the next hand.
+    pub async fn sit_in(&self) -> Result<(), NodeError> {
+        self.command(Command::Send(ClientMessage::SitIn)).await
+    }
+
+    /// Leaves the room (the node then closes).
+    pub async fn leave(&self) -> Result<(), NodeError> {
+        self.command(Command::Send(ClientMessage::Leave)).await?;
+        self.command(Command::Close).await
+    }
+}
+
+impl Drop for PlayerNode {
+    fn drop(&mut self) {
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
+}
+
+struct PendingQuery {
+    reply: oneshot::Sender<Result<QueryData, NodeError>>,
+    deadline: Instant,
+}
+
+struct Actor {
+    invite: Invite,
+    me: Arc<Identity>,
+    config: NodeConfig,
+    token: Nonce,
+    verifier: SessionVerifier,
+    events: mpsc::UnboundedSender<NodeEvent>,
+    state: Arc<Mutex<NodeState>>,
+    queries: HashMap<String, PendingQuery>,
+    next_seq: HashMap<HandId, u32>,
+    joined: Option<oneshot::Sender<Result<(), NodeError>>>,
+    closing: bool,
+}
+
+enum Exit {
+    /// The connection dropped: reconnect.
+    Dropped(String),
+    /// Stop for good.
+    Stop(String),
+}
+
+impl Actor {
+    fn emit(&self, e: NodeEvent) {
+        let _ = self.events.send(e);
+    }
+
+    fn update_state(&self, f: impl FnOnce(&mut NodeState)) {
+        if let Ok(mut s) = self.state.lock() {
+            f(&mut s);
+        }
+    }
+
+    async fn run(mut self, ws: Ws, mut cmds: mpsc::Receiver<Command>) {
+        let mut ws = Some(ws);
+        let reason = loop {
+            let exit = match ws.take() {
+                Some(mut w) => {
+                    if let Err(e) = self.join(&mut w).await {
+                        Exit::Dropped(e.to_string())
+                    } else {
+                        let exit = self.session(&mut w, &mut cmds).await;
+                        let _ = tokio::time::timeout(Duration::from_secs(1), w.close(None)).await;
+                        exit
+                    }
+                }
+                None => Exit::Dropped("not connected".into()),
+            };
+            self.update_state(|s| {
+                s.connected = false;
+                s.turn = None;
+            });
+            self.fail_queries(|| NodeError::NotConnected);
+            match exit {
+                Exit::Stop(r) => break r,
+                Exit::Dropped(r) if self.closing => break r,
+                Exit::Dropped(r) => {
+                    if let Some(j) = self.joined.take() {
+                        let _ = j.send(Err(NodeError::Connect(r.clone())));
+                        break r;
+                    }
+                    self.emit(NodeEvent::Disconnected { reason: r.clone() });
+                    match self.reconnect(&mut cmds).await {
+                        Some((w, attempts)) => {
+                            self.emit(NodeEvent::Reconnected { attempts });
+                            ws = Some(w);
+                        }
+                        None => break format!("gave up reconnecting after: {r}"),
+                    }
+                }
+            }
+        };
+        self.emit(NodeEvent::Closed { reason });
+    }
+
+    async fn join(&mut self, ws: &mut Ws) -> Result<(), NodeError> {
+        let j = JoinRequest {
+            sdk_version: SDK_VERSION.to_owned(),
+            name: self.config.name.clone(),
+            seat: self.config.seat,
+            buy_in: self.config.buy_in,
+        };
+        send(ws, &ClientMessage::JoinRequest(j)).await?;
+        self.update_state(|s| s.connected = true);
+        Ok(())
+    }
+
+    async fn reconnect(&mut self, cmds: &mut mpsc::Receiver<Command>) -> Option<(Ws, u32)> {
+        let started = Instant::now();
+        let policy = self.config.reconnect;
+        let mut attempt = 0u32;
+        loop {
+            let wait = Instant::now() + policy.delay(attempt);
+            // Keep answering commands while waiting (they fail: not connected).
+            loop {
+                tokio::select! {
+                    _ = sleep_until(wait) => break,
+                    c = cmds.recv() => match c {
+                        None | Some(Command::Close) => { self.closing = true; return None }
+                        Some(c) => self.refuse(c),
+                    },
+                }
+            }
+            attempt += 1;
+            let deadline = Instant::now() + self.config.connect_timeout;
+            match open(&self.invite, &self.me, Some(self.token), deadline).await {
+                Ok((ws, session)) => {
+                    self.token = session.reconnect_token;
+                    self.verifier.rekey(session.dealer.encryption, session.shared_key.clone());
+                    return Some((ws, attempt));
+                }
+                Err(NodeError::Handshake(
+                    e @ (HandshakeError::DealerKeyMismatch { .. } | HandshakeError::Rejected(_)),
+                )) => {
+                    tracing::warn!(error = %e, "reconnect refused");
+                    return None;
+                }
+                Err(e) => tracing::debug!(error = %e, attempt, "reconnect failed"),
+            }
+            if started.elapsed() >= policy.give_up_after {
+                return None;
+            }
+        }
+    }
+
+    fn refuse(&self, c: Command) {
+        match c {
+            Command::Act { reply, .. } => {
+                let _ = reply.send(Err(NodeError::NotConnected));
+            }
+            Command::Query { reply, .. } => {
+                let _ = reply.send(Err(NodeError::NotConnected));
+            }
+            _ => {}
+        }
+    }
+
+    fn fail_queries(&mut self, e: impl Fn() -> NodeError) {
+        for (_, q) in self.queries.drain() {
+            let _ = q.reply.send(Err(e()));
+        }
+    }
+
+    async fn session(&mut self, ws: &mut Ws, cmds: &mut mpsc::Receiver<Command>) -> Exit {
+        loop {
+            let next_deadline = self.queries.values().map(|q| q.deadline).min();
+            tokio::select! {
+                frame = ws.next() => {
+                    let text = match frame {
+                        Some(Ok(Message::Text(t))) => t,
+                        Some(Ok(Message::Close(f))) => {
+                            return Exit::Dropped(format!("closed by the dealer{}", f.map(|f| format!(": {}", f.reason)).unwrap_or_default()))
+                        }
+                        Some(Ok(_)) => continue,
+                        Some(Err(e)) => return Exit::Dropped(e.to_string()),
+                        None => return Exit::Dropped("connection closed".into()),
+                    };
+                    match decode_server(text.as_str()) {
+                        Ok(msg) => {
+                            if let Err(e) = self.on_message(ws, msg).await {
+                                return Exit::Dropped(e.to_string());
+                            }
+                            if self.closing {
+                                return Exit::Stop("kicked".into());
+                            }
+                        }
+                        Err(e) => tracing::warn!(error = %e, "undecodable frame from the dealer"),
+                    }
+                }
+                c = cmds.recv() => match c {
+                    None | Some(Command::Close) => {
+                        self.closing = true;
+                        return Exit::Stop("closed".into());
+                    }
+                    Some(Command::DropConnection) => return Exit::Dropped("connection dropped on request".into()),
+                    Some(c) => {
+                        if let Err(e) = self.on_command(ws, c).await {
+                            return Exit::Dropped(e.to_string());
+                        }
+                    }
+                },
+                _ = async { match next_deadline { Some(d) => sleep_until(d).await, None => std::future::pending().await } } => {
+                    let now = Instant::now();
+                    let expired: Vec<String> = self.queries.iter().filter(|(_, q)| q.deadline <= now).map(|(n, _)| n.clone()).collect();
+                    for n in expired {
+                        if let Some(q) = self.queries.remove(&n) {
+                            let _ = q.reply.send(Err(NodeError::Timeout("query")));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn on_command(&mut self, ws: &mut Ws, c: Command) -> Result<(), NodeError> {
+        match c {
+            Command::Act { action, reply } => {
+                let r = self.sign_action(action);
+                match r {
+                    Ok((msg, hand, seq)) => {
+                        send(ws, &msg).await?;
+                        self.update_state(|s| s.turn = None);
+                        let _ = reply.send(Ok((hand, seq)));
+                    }
+                    Err(e) => {
+                        let _ = reply.send(Err(e));
+                    }
+                }
+            }
+            Command::Query { kind, reply } => {
+                let nonce = Nonce::random(&mut OsRng).to_string()[..32].to_owned();
+                send(ws, &ClientMessage::Query(Query { query_type: kind, nonce: nonce.clone() })).await?;
+                let deadline = Instant::now() + self.config.query_timeout;
+                self.queries.insert(nonce, PendingQuery { reply, deadline });
+            }
+            Command::Send(m) => send(ws, &m).await?,
+            Command::DropConnection | Command::Close => {}
+        }
+        Ok(())
+    }
+
+    fn sign_action(&mut self, action: Value) -> Result<(ClientMessage, HandId, u32), NodeError> {
+        let (hand, turn_seq) = {
+            let s = self.state.lock().map_err(|_| NodeError::Closed)?;
+            match (&s.turn, &s.hand) {
+                (Some(t), _) => (t.hand_id, t.seq),
+                (None, Some(h)) if h.result.is_none() => (h.hand_id, 0),
+                _ => return Err(NodeError::NoHand),
+            }
+        };
+        let raw = RawJson::from_value(&action).map_err(|e| NodeError::BadAction(e.to_string()))?;
+        let seq = self.next_seq.get(&hand).copied().unwrap_or(0).max(turn_seq);
+        self.next_seq.insert(hand, seq.saturating_add(1));
+        let signed = SignedAction::sign(&self.me, hand, seq, raw);
+        self.verifier.record_my_action(&hand, seq, signed.action.as_str(), signed.sig);
+        Ok((ClientMessage::Action(signed), hand, seq))
+    }
+
+    async fn on_message(&mut self, ws: &mut Ws, msg: ServerMessage) -> Result<(), NodeError> {
+        match msg {
+            ServerMessage::JoinResponse(j) => {
+                if j.accepted {
+                    self.update_state(|s| {
+                        s.seat = j.seat;
+                        if j.room.is_some() {
+                            s.room = j.room.clone();
+                        }
+                    });
+                    if let Some(tx) = self.joined.take() {
+                        let _ = tx.send(Ok(()));
+                    }
+                    self.emit(NodeEvent::Joined {
+                        player: self.me.id(),
+                        seat: j.seat,
+                        room: j.room,
+                        players: j.players,
+                        message: j.message,
+                    });
+                } else {
+                    let e =
+                        NodeError::JoinRefused { reason: j.reason, message: j.message.unwrap_or_default() };
+                    match self.joined.take() {
+                        Some(tx) => {
+                            let _ = tx.send(Err(e));
+                        }
+                        None => self.emit(NodeEvent::DealerError {
+                            code: ErrorCode::NotAllowed,
+                            message: e.to_string(),
+                        }),
+                    }
+                    self.closing = true;
+                }
+            }
+            ServerMessage::Event(env) => match self.verifier.on_event(&env) {
+                Ok(Some(u)) => self.on_update(ws, u).await?,
+                Ok(None) => {}
+                Err(e) => self.on_failure(e),
+            },
+            ServerMessage::YourTurn(t) => {
+                let (hand, public_state) = match self.verifier.view(&t.hand_id) {
+                    Some(v) => (v.hand.clone(), v.public_state.clone()),
+                    None => (Vec::new(), Value::Null),
+                };
+                let e = NodeEvent::YourTurn {
+                    hand_id: t.hand_id,
+                    seat: t.seat,
+                    seq: t.seq,
+                    actions: t.actions.clone(),
+                    balance: t.balance,
+                    deadline_ms: t.deadline_ms,
+                    phase: t.phase.clone(),
+                    hand,
+                    public_state,
+                };
+                self.update_state(|s| s.turn = Some(t));
+                self.emit(e);
+            }
+            ServerMessage::ActionRejected(r) => self.emit(NodeEvent::ActionRejected {
+                hand_id: r.hand_id,
+                seq: r.seq,
+                code: r.code,
+                reason: r.reason,
+            }),
+            ServerMessage::Kicked(k) => {
+                // A replaced session is not ours to resume; every other kick ends the node.
+                self.closing = true;
+                self.emit(NodeEvent::Kicked { code: k.code, reason: k.reason });
+            }
+            ServerMessage::QueryResult(r) => {
+                if let Some(q) = self.queries.remove(&r.nonce) {
+                    let _ = q.reply.send(Ok(r.data));
+                }
+            }
+            ServerMessage::QueryError(e) => {
+                if let Some(q) = self.queries.remove(&e.nonce) {
+                    let _ = q.reply.send(Err(NodeError::Query { code: e.error, message: e.message }));
+                }
+            }
+            ServerMessage::Error(e) => self.emit(NodeEvent::DealerError { code: e.code, message: e.message }),
+            ServerMessage::Challenge(_) | ServerMessage::Accepted(_) | ServerMessage::Rejected(_) => {
+                tracing::warn!("handshake message after the handshake; ignored");
+            }
+        }
+        Ok(())
+    }
+
+    fn on_failure(&mut self, e: VerifyError) {
+        tracing::warn!(error = %e, "live verification failed");
+        self.emit(NodeEvent::VerificationFailed {
+            hand_id: e.hand_id,
+            seq: e.seq,
+            check: e.check,
+            detail: e.detail,
+        });
+    }
+
+    fn sync_hand(&self, hand: &HandId) {
+        let view = self.verifier.view(hand).cloned();
+        self.update_state(|s| s.hand = view);
+    }
+
+    async fn on_update(&mut self, ws: &mut Ws, u: Update) -> Result<(), NodeError> {
+        match u {
+            Update::Prepared { hand_id, hand_number, players, seat } => {
+                if let (Some(_), true) = (seat, self.config.contribute_seed) {
+                    let seed = Seed::random(&mut OsRng);
+                    send(ws, &ClientMessage::PlayerSeed(PlayerSeed::sign(&self.me, hand_id, seed))).await?;
+                    self.verifier.set_my_seed(&hand_id, seed);
+                }
+                self.next_seq.retain(|h, _| *h == hand_id);
+                self.sync_hand(&hand_id);
+                self.update_state(|s| s.turn = None);
+                self.emit(NodeEvent::HandPrepared { hand_id, hand_number, seat, players });
+            }
+            Update::Started { hand_id, game, players, seat, settings } => {
+                self.sync_hand(&hand_id);
+                self.emit(NodeEvent::HandStarted { hand_id, game, seat, players, settings });
+            }
+            Update::Dealt { hand_id, phase, cards } => {
+                self.sync_hand(&hand_id);
+                let seat = self.verifier.view(&hand_id).and_then(|v| v.seat);
+                let my_cards = cards
+                    .iter()
+                    .filter(
+                        |c| matches!(c.target, claw_protocol::messages::DealTo::Player(s) if Some(s) == seat),
+                    )
+                    .filter_map(|c| c.card)
+                    .collect();
+                self.emit(NodeEvent::Dealt { hand_id, phase, cards, my_cards });
+            }
+            Update::Revealed { hand_id, cards } => {
+                self.sync_hand(&hand_id);
+                self.emit(NodeEvent::Revealed { hand_id, cards });
+            }
+            Update::Chips { hand_id, moves } => {
+                self.sync_hand(&hand_id);
+                self.emit(NodeEvent::Chips { hand_id, moves });
+            }
+            Update::Action { hand_id, seat, action, public_state, timeout } => {
+                self.sync_hand(&hand_id);
+                self.update_state(|s| {
+                    if s.turn.as_ref().is_some_and(|t| t.seat == seat) {
+                        s.turn = None;
+                    }
+                });
+                self.emit(NodeEvent::ActionApplied { hand_id, seat, action, public_state, timeout });
+            }
+            Update::Ended { hand_id, result, audit } => {
+                self.sync_hand(&hand_id);
+                self.update_state(|s| s.turn = None);
+                let summary = AuditSummary::of(&audit);
+                if let Err(e) = audit.as_ref() {
+                    self.emit(NodeEvent::VerificationFailed {
+                        hand_id,
+                        seq: u64::MAX,
+                        check: e.check,
+                        detail: e.detail.clone(),
+                    });
+                }
+                let transcript = self.save(&hand_id);
+                let seat = self.verifier.view(&hand_id).and_then(|v| v.seat);
+                self.emit(NodeEvent::HandEnded { hand_id, seat, result, audit: summary, transcript });
+            }
+            Update::AuditCompleted { hand_id, audit } => {
+                let summary = AuditSummary::of(&audit);
+                if let Err(e) = audit.as_ref() {
+                    self.emit(NodeEvent::VerificationFailed {
+                        hand_id,
+                        seq: u64::MAX,
+                        check: e.check,
+                        detail: e.detail.clone(),
+                    });
+                }
+                self.save(&hand_id);
+                self.emit(NodeEvent::AuditCompleted { hand_id, audit: summary });
+            }
+        }
+        Ok(())
+    }
+
+    fn save(&self, hand: &HandId) -> Option<PathBuf> {
+        let dir = self.config.save_transcripts.as_ref()?;
+        let t = self.verifier.transcript(hand)?;
+        let path = dir.join(format!("{hand}.jsonl"));
+        let r = std::fs::create_dir_all(dir)
+            .map_err(|e| e.to_string())
+            .and_then(|_| t.to_jsonl().map_err(|e| e.to_string()))
+            .and_then(|text| std::fs::write(&path, text).map_err(|e| e.to_string()));
+        match r {
+            Ok(()) => Some(path),
+            Err(e) => {
+                tracing::warn!(error = %e, path = %path.display(), "could not save the transcript");
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let p = ReconnectPolicy::default();
+        assert_eq!(p.delay(0), Duration::from_millis(100));
+        assert_eq!(p.delay(1), Duration::from_millis(200));
+        assert_eq!(p.delay(5), Duration::from_millis(3200));
+        assert_eq!(p.delay(6), Duration::from_secs(5));
+        assert_eq!(p.delay(1000), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn events_serialise_with_an_event_tag() {
+        let e = NodeEvent::Closed { reason: "bye".into() };
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!({"event": "closed", "reason": "bye"})
+        );
+    }
+}

@@ -1,0 +1,147 @@
+//! Runs a bot on a [`PlayerNode`]: answers every `your-turn` with the
+//! strategy's choice, counts hands and audits, and stops after a number of
+//! hands or when the node closes. Bots are ordinary SDK clients: everything
+//! they see went through the live verification first.
+
+use claw_games::ActionOption;
+use claw_protocol::audit::AuditCheck;
+use claw_protocol::messages::ActionChoice;
+use claw_protocol::{CardId, HandId};
+use rand_core::RngCore;
+use serde_json::Value;
+
+use crate::bots::{RandomBot, Strategy, TurnView};
+use crate::node::{NodeError, NodeEvent, PlayerNode};
+
+/// What a bot's session did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BotReport {
+    /// Hands that ended while the bot was seated in them.
+    pub hands: u64,
+    /// Hands whose audit passed every check.
+    pub audited_ok: u64,
+    /// Every failed check: the hand, the check and what failed.
+    pub failures: Vec<(HandId, AuditCheck, String)>,
+    /// Actions sent.
+    pub actions: u64,
+    /// Actions the dealer refused.
+    pub rejected: u64,
+    /// Net chips won over the session (sum of the hands' results).
+    pub net: i64,
+    /// Why the node stopped, if it did.
+    pub closed: Option<String>,
+}
+
+/// Converts `your-turn` options into the games crate's form.
+pub fn options(actions: &[ActionChoice]) -> Vec<ActionOption<Value>> {
+    actions
+        .iter()
+        .map(|a| ActionOption {
+            action: a.action.clone(),
+            cost: a.cost,
+            affordable: a.affordable,
+            range: a.range,
+        })
+        .collect()
+}
+
+/// Plays until `hands` hands have ended (or forever with `None`) or the node
+/// closes. `on_event` sees every event first (logging, JSON lines).
+pub async fn play_bot(
+    node: &mut PlayerNode,
+    strategy: &dyn Strategy,
+    rng: &mut (dyn RngCore + Send),
+    hands: Option<u64>,
+    mut on_event: impl FnMut(&NodeEvent),
+) -> Result<BotReport, NodeError> {
+    let mut report = BotReport::default();
+    let mut retries = 0u32;
+    let mut last_turn: Option<NodeEvent> = None;
+    if hands == Some(0) {
+        return Ok(report);
+    }
+    while let Some(ev) = node.next_event().await {
+        on_event(&ev);
+        match &ev {
+            NodeEvent::YourTurn { .. } => {
+                retries = 0;
+                last_turn = Some(ev.clone());
+                take_turn(node, strategy, rng, &ev, &mut report).await?;
+            }
+            NodeEvent::ActionRejected { hand_id, .. } => {
+                report.rejected += 1;
+                // Try again with a random legal option (the turn is still ours).
+                if let Some(t @ NodeEvent::YourTurn { hand_id: h, .. }) = &last_turn {
+                    if h == hand_id && retries < 3 {
+                        retries += 1;
+                        take_turn(node, &RandomBot, rng, &t.clone(), &mut report).await?;
+                    }
+                }
+            }
+            NodeEvent::HandEnded { hand_id, seat, result, audit, .. } => {
+                if let Some(seat) = seat {
+                    report.hands += 1;
+                    report.net += result.net.get(seat.index()).copied().unwrap_or(0);
+                }
+                if audit.ok {
+                    report.audited_ok += u64::from(seat.is_some());
+                } else if let Some(c) = audit.failed {
+                    report.failures.push((*hand_id, c, audit.detail.clone().unwrap_or_default()));
+                }
+                last_turn = None;
+                if hands.is_some_and(|n| report.hands >= n) {
+                    return Ok(report);
+                }
+            }
+            NodeEvent::VerificationFailed { hand_id, check, detail, seq } if *seq != u64::MAX => {
+                report.failures.push((*hand_id, *check, detail.clone()));
+            }
+            NodeEvent::Closed { reason } => {
+                report.closed = Some(reason.clone());
+                return Ok(report);
+            }
+            NodeEvent::Kicked { reason, .. } => report.closed = Some(format!("kicked: {reason}")),
+            _ => {}
+        }
+    }
+    report.closed.get_or_insert_with(|| "node stopped".into());
+    Ok(report)
+}
+
+async fn take_turn(
+    node: &PlayerNode,
+    strategy: &dyn Strategy,
+    rng: &mut (dyn RngCore + Send),
+    turn: &NodeEvent,
+    report: &mut BotReport,
+) -> Result<(), NodeError> {
+    let NodeEvent::YourTurn { seat, actions, balance, hand, public_state, .. } = turn else { return Ok(()) };
+    let view = node.hand();
+    let game = view.as_ref().map(|v| v.game.clone()).unwrap_or_default();
+    let table: Vec<CardId> =
+        view.as_ref().map(|v| v.table.iter().filter_map(|c| c.card).collect()).unwrap_or_default();
+    let public = match (public_state, &view) {
+        (Value::Null, Some(v)) => v.public_state.clone(),
+        (p, _) => p.clone(),
+    };
+    let opts = options(actions);
+    let tv = TurnView {
+        game: &game,
+        seat: *seat,
+        actions: &opts,
+        public_state: &public,
+        hand,
+        table: &table,
+        balance: *balance,
+    };
+    let Ok(action) = strategy.choose(&tv, rng) else { return Ok(()) };
+    match node.act(action).await {
+        Ok(_) => {
+            report.actions += 1;
+            Ok(())
+        }
+        // Disconnected meanwhile: the dealer re-sends the turn after the reconnect.
+        Err(NodeError::NotConnected | NodeError::NoHand) => Ok(()),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,102 @@
+//! Start a dealer node in-process on 127.0.0.1 (free port, in-memory chips,
+//! a temporary data directory) and connect players to it over WebSockets.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use claw_chips::LocalChips;
+use claw_dealer::{DealerNode, NodeConfig, NodeHandle, RoomConfig};
+use claw_player::bots::strategy;
+use claw_player::node::{NodeConfig as PlayerConfig, PlayerNode};
+use claw_player::play::{play_bot, BotReport};
+use claw_player::Invite;
+use claw_protocol::{Chips, Identity};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+/// A running dealer and the directory it keeps its files in.
+pub struct Dealer {
+    pub node: NodeHandle,
+    pub dir: tempfile::TempDir,
+    pub chips: Arc<LocalChips>,
+}
+
+impl Dealer {
+    /// The invite URL of `room`.
+    pub fn invite(&self, room: &str) -> Invite {
+        Invite::parse(&self.node.invite_url(room).expect("room exists")).expect("invite parses")
+    }
+
+    /// Stops the node (a hung shutdown fails the test after 30 s).
+    pub async fn stop(self) {
+        let t =
+            tokio::time::timeout(Duration::from_secs(30), self.node.shutdown(Duration::from_secs(2))).await;
+        assert!(t.is_ok(), "dealer shutdown hung");
+    }
+}
+
+/// A room for fast tests: no pause between hands, short timeouts.
+pub fn fast_room(id: &str, game: &str) -> RoomConfig {
+    let mut r = RoomConfig::new(id, game);
+    r.between_hands = Duration::ZERO;
+    r.seed_timeout = Duration::from_secs(2);
+    r.action_timeout = Duration::from_secs(10);
+    r.house_bankroll = Chips(100_000_000);
+    r
+}
+
+/// Starts a dealer with `rooms`; every new player is granted `welcome` chips.
+pub async fn start_dealer(rooms: Vec<RoomConfig>, welcome: u64) -> Dealer {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let chips = Arc::new(LocalChips::new());
+    let node = DealerNode::builder(NodeConfig::local(dir.path(), rooms))
+        .local_chips(Arc::clone(&chips), Chips(welcome))
+        .launch()
+        .await
+        .expect("dealer starts");
+    Dealer { node, dir, chips }
+}
+
+/// Connects `n` players (fresh identities from `seed`) to `invite`.
+pub async fn connect_players(invite: &Invite, n: usize, seed: u64, config: PlayerConfig) -> Vec<PlayerNode> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let me = Arc::new(Identity::generate(&mut rng));
+        out.push(PlayerNode::connect(invite, me, config.clone()).await.expect("player connects"));
+    }
+    out
+}
+
+/// Runs `strategy` on every node until each has played `hands` hands.
+pub async fn run_bots(
+    nodes: Vec<PlayerNode>,
+    game: &str,
+    strat: &str,
+    hands: u64,
+    seed: u64,
+) -> Vec<BotReport> {
+    let mut tasks = Vec::new();
+    for (i, mut node) in nodes.into_iter().enumerate() {
+        let s = strategy(game, strat).expect("strategy");
+        tasks.push(tokio::spawn(async move {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed + i as u64);
+            let trace = std::env::var_os("CLAW_E2E_TRACE").is_some();
+            let r = play_bot(&mut node, s.as_ref(), &mut rng, Some(hands), |e| {
+                if trace {
+                    let line = serde_json::to_string(e).unwrap_or_default();
+                    eprintln!("bot {i}: {}", line.chars().take(400).collect::<String>());
+                }
+            })
+            .await
+            .expect("bot runs");
+            node.close().await;
+            r
+        }));
+    }
+    let mut out = Vec::new();
+    for t in tasks {
+        out.push(t.await.expect("bot task"));
+    }
+    out
+}
