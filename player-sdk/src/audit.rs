@@ -205,13 +205,22 @@ pub enum AuditFileError {
     /// The file could not be read.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: String,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },
     /// A line is not a transcript line; names the failed check (`structure`).
     #[error("line {line}: audit check {check} failed: {detail}")]
-    Parse { line: usize, check: AuditCheck, detail: String },
+    Parse {
+        /// The line number (1-based).
+        line: usize,
+        /// The check that failed.
+        check: AuditCheck,
+        /// What failed.
+        detail: String,
+    },
     /// The file holds no hand.
     #[error("no hand in the file")]
     Empty,

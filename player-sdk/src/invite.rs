@@ -26,20 +26,28 @@ pub struct Invite {
 /// Why an invite URL was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InviteError {
+    /// Not a URL at all.
     #[error("not a URL: {0}")]
     Syntax(String),
+    /// Not `ws://` or `wss://`.
     #[error("scheme must be ws or wss, got {0:?}")]
     Scheme(String),
+    /// `user:password@` in the URL.
     #[error("the URL carries credentials; refusing to send them anywhere")]
     Credentials,
+    /// No host.
     #[error("the URL has no host")]
     NoHost,
+    /// No room path.
     #[error("the URL names no room (ws://host:port/ROOM#KEY)")]
     NoRoom,
+    /// No `#<dealer key>` fragment.
     #[error("the URL has no dealer key fragment (#<64 hex>)")]
     NoDealerKey,
+    /// The fragment is not a key.
     #[error("the dealer key fragment is not 64 lowercase hex characters")]
     BadDealerKey,
+    /// Plain `ws://` to a host that is not loopback.
     #[error("plain ws:// to a non-local host {0}; use wss:// (or allow insecure transport)")]
     InsecureRemote(String),
 }

@@ -1,9 +1,11 @@
+#![warn(missing_docs)]
 //! The game-claw player SDK: connect to a dealer ([`node::PlayerNode`]),
 //! verify every event as it arrives ([`verify`]), audit whole hands live and
 //! offline ([`audit::Auditor`]), and let bots play ([`bots`]).
 
 pub mod audit;
 pub mod bots;
+pub mod cli;
 pub mod invite;
 pub mod node;
 pub mod play;

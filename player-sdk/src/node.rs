@@ -124,13 +124,23 @@ pub enum NodeError {
     Handshake(#[from] HandshakeError),
     /// The dealer refused the seat.
     #[error("join refused ({reason:?}): {message}")]
-    JoinRefused { reason: Option<JoinRejectReason>, message: String },
+    JoinRefused {
+        /// Why.
+        reason: Option<JoinRejectReason>,
+        /// Free text from the dealer.
+        message: String,
+    },
     /// No answer in time.
     #[error("{0} timed out")]
     Timeout(&'static str),
     /// The dealer answered a query with an error.
     #[error("query failed ({code:?}): {message}")]
-    Query { code: QueryErrorCode, message: String },
+    Query {
+        /// Why, as a code.
+        code: QueryErrorCode,
+        /// Free text from the dealer.
+        message: String,
+    },
     /// There is no hand to act in.
     #[error("no hand is running")]
     NoHand,
@@ -194,78 +204,176 @@ impl AuditSummary {
 pub enum NodeEvent {
     /// Seated (or re-seated) in the room.
     Joined {
+        /// This player's id.
         player: PlayerId,
+        /// The seat concerned.
         seat: Option<Seat>,
+        /// The room configuration.
         room: Option<RoomConfig>,
+        /// The players, in seat order.
         players: Vec<TablePlayer>,
+        /// Free text from the dealer (e.g. "you play from the next hand").
         #[serde(skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
     /// A hand is being prepared (the node sent its seed).
-    HandPrepared { hand_id: HandId, hand_number: u64, seat: Option<Seat>, players: Vec<PlayerId> },
+    HandPrepared {
+        /// The hand.
+        hand_id: HandId,
+        /// Hands dealt at the table before this one.
+        hand_number: u64,
+        /// The seat concerned.
+        seat: Option<Seat>,
+        /// The players, in seat order.
+        players: Vec<PlayerId>,
+    },
     /// The deck is committed and the hand starts.
     HandStarted {
+        /// The hand.
         hand_id: HandId,
+        /// Registry name of the game.
         game: String,
+        /// The seat concerned.
         seat: Option<Seat>,
+        /// The players, in seat order.
         players: Vec<HandPlayer>,
+        /// The game's settings.
         settings: Value,
     },
     /// Cards were dealt; `my_cards` are the ones opened for this player.
-    Dealt { hand_id: HandId, phase: String, cards: Vec<SeenCard>, my_cards: Vec<CardId> },
+    Dealt {
+        /// The hand.
+        hand_id: HandId,
+        /// The game's phase name.
+        phase: String,
+        /// The cards.
+        cards: Vec<SeenCard>,
+        /// The cards opened for this player.
+        my_cards: Vec<CardId>,
+    },
     /// Face-down cards were opened to everyone.
-    Revealed { hand_id: HandId, cards: Vec<CardOpening> },
+    Revealed {
+        /// The hand.
+        hand_id: HandId,
+        /// The cards.
+        cards: Vec<CardOpening>,
+    },
     /// Chips moved.
-    Chips { hand_id: HandId, moves: Vec<ChipMove> },
+    Chips {
+        /// The hand.
+        hand_id: HandId,
+        /// The chip movements, in order.
+        moves: Vec<ChipMove>,
+    },
     /// It is this player's turn. `hand` is its cards in hand, `public_state`
     /// the game's last public state.
     YourTurn {
+        /// The hand.
         hand_id: HandId,
+        /// The seat concerned.
         seat: Seat,
+        /// The sequence number.
         seq: u32,
+        /// The options, with cost, affordability and amount range.
         actions: Vec<ActionChoice>,
+        /// This player's chips left in the hand.
         balance: Chips,
+        /// When the dealer takes the timeout action (unix ms).
         deadline_ms: u64,
+        /// The game's phase name.
         #[serde(skip_serializing_if = "Option::is_none")]
         phase: Option<String>,
+        /// This player's cards in hand.
         hand: Vec<CardId>,
+        /// The game's public state.
         public_state: Value,
     },
     /// An action was applied (by its player, or by the dealer on a timeout).
     ActionApplied {
+        /// The hand.
         hand_id: HandId,
+        /// The seat concerned.
         seat: Seat,
+        /// The game action.
         action: Value,
+        /// The game's public state.
         public_state: Value,
+        /// Why the dealer acted for the seat (`timeout`, `left`), when it did.
         #[serde(skip_serializing_if = "Option::is_none")]
         timeout: Option<String>,
     },
     /// The dealer refused this player's action.
-    ActionRejected { hand_id: HandId, seq: u32, code: ActionRejectCode, reason: String },
+    ActionRejected {
+        /// The hand.
+        hand_id: HandId,
+        /// The sequence number.
+        seq: u32,
+        /// Why, as a code.
+        code: ActionRejectCode,
+        /// Why.
+        reason: String,
+    },
     /// The hand is over and was audited.
     HandEnded {
+        /// The hand.
         hand_id: HandId,
         /// This player's seat in the hand (`None`: not in it).
         seat: Option<Seat>,
+        /// The announced result.
         result: HandResult,
+        /// The audit outcome.
         audit: AuditSummary,
+        /// Where the transcript was saved (`--save-transcripts`).
         #[serde(skip_serializing_if = "Option::is_none")]
         transcript: Option<PathBuf>,
     },
     /// Deferred secrets arrived and the audit ran again.
-    AuditCompleted { hand_id: HandId, audit: AuditSummary },
+    AuditCompleted {
+        /// The hand.
+        hand_id: HandId,
+        /// The audit outcome.
+        audit: AuditSummary,
+    },
     /// A live check failed: the dealer cannot be trusted for this hand.
-    VerificationFailed { hand_id: HandId, seq: u64, check: AuditCheck, detail: String },
+    VerificationFailed {
+        /// The hand.
+        hand_id: HandId,
+        /// The sequence number.
+        seq: u64,
+        /// The check that failed.
+        check: AuditCheck,
+        /// What failed.
+        detail: String,
+    },
     /// The dealer removed this player.
-    Kicked { code: KickReason, reason: String },
+    Kicked {
+        /// Why, as a code.
+        code: KickReason,
+        /// Why.
+        reason: String,
+    },
     /// The dealer reported an error about a message of ours.
-    DealerError { code: ErrorCode, message: String },
+    DealerError {
+        /// Why, as a code.
+        code: ErrorCode,
+        /// Free text from the dealer.
+        message: String,
+    },
     /// The connection dropped; the node is reconnecting.
-    Disconnected { reason: String },
+    Disconnected {
+        /// Why.
+        reason: String,
+    },
     /// The connection is back (same session).
-    Reconnected { attempts: u32 },
+    Reconnected {
+        /// Connection attempts it took.
+        attempts: u32,
+    },
     /// The node stopped (no more events).
-    Closed { reason: String },
+    Closed {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// What the node knows now, for [`PlayerNode::state`].
@@ -286,7 +394,7 @@ pub struct NodeState {
 enum Command {
     Act { action: Value, reply: oneshot::Sender<Result<(HandId, u32), NodeError>> },
     Query { kind: QueryType, reply: oneshot::Sender<Result<QueryData, NodeError>> },
-    Send(ClientMessage),
+    Send(Box<ClientMessage>),
     DropConnection,
     Close,
 }
@@ -488,7 +596,7 @@ impl PlayerNode {
 
     /// Leaves the room and closes the connection.
     pub async fn leave(mut self) -> Result<(), NodeError> {
-        self.handle.command(Command::Send(ClientMessage::Leave)).await?;
+        self.handle.command(Command::Send(Box::new(ClientMessage::Leave))).await?;
         self.handle.command(Command::Close).await?;
         if let Some(t) = self.task.take() {
             let _ = t.await;
@@ -539,17 +647,17 @@ impl NodeHandle {
 
     /// Skips the coming hands but keeps the seat.
     pub async fn sit_out(&self) -> Result<(), NodeError> {
-        self.command(Command::Send(ClientMessage::SitOut)).await
+        self.command(Command::Send(Box::new(ClientMessage::SitOut))).await
     }
 
     /// Plays again from the next hand.
     pub async fn sit_in(&self) -> Result<(), NodeError> {
-        self.command(Command::Send(ClientMessage::SitIn)).await
+        self.command(Command::Send(Box::new(ClientMessage::SitIn))).await
     }
 
     /// Leaves the room (the node then closes).
     pub async fn leave(&self) -> Result<(), NodeError> {
-        self.command(Command::Send(ClientMessage::Leave)).await?;
+        self.command(Command::Send(Box::new(ClientMessage::Leave))).await?;
         self.command(Command::Close).await
     }
 }

@@ -31,12 +31,16 @@ use crate::bots::{Strategy, TurnView};
 /// Why the simulated dealer could not build a hand.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
+    /// The game refused something.
     #[error("game: {0}")]
     Game(#[from] GameError),
+    /// Signing or chaining failed.
     #[error("transcript: {0}")]
     Transcript(#[from] TranscriptError),
+    /// The bot could not choose.
     #[error("bot: {0}")]
     Bot(#[from] crate::bots::BotError),
+    /// Anything else.
     #[error("{0}")]
     Other(String),
 }
@@ -230,7 +234,7 @@ impl SimDealer {
                     })
                     .collect(),
             ));
-            let timeout = self.timeout_every.is_some_and(|n| n > 0 && turn_no % n == 0);
+            let timeout = self.timeout_every.is_some_and(|n| n > 0 && turn_no.is_multiple_of(n));
             if timeout {
                 let action = runner
                     .hand()

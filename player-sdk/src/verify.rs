@@ -65,21 +65,81 @@ pub struct SeenCard {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Update {
     /// A hand is being prepared; the player should send its seed.
-    Prepared { hand_id: HandId, hand_number: u64, players: Vec<PlayerId>, seat: Option<Seat> },
+    Prepared {
+        /// The hand.
+        hand_id: HandId,
+        /// Hands dealt at the table before this one.
+        hand_number: u64,
+        /// The players, in seat order.
+        players: Vec<PlayerId>,
+        /// The seat concerned.
+        seat: Option<Seat>,
+    },
     /// The deck is committed; the hand starts.
-    Started { hand_id: HandId, game: String, players: Vec<HandPlayer>, seat: Option<Seat>, settings: Value },
+    Started {
+        /// The hand.
+        hand_id: HandId,
+        /// Registry name of the game.
+        game: String,
+        /// The players, in seat order.
+        players: Vec<HandPlayer>,
+        /// The seat concerned.
+        seat: Option<Seat>,
+        /// The game's settings.
+        settings: Value,
+    },
     /// Cards were dealt (own sealed cards opened and checked).
-    Dealt { hand_id: HandId, phase: String, cards: Vec<SeenCard> },
+    Dealt {
+        /// The hand.
+        hand_id: HandId,
+        /// The game's phase name.
+        phase: String,
+        /// The cards.
+        cards: Vec<SeenCard>,
+    },
     /// Face-down cards were opened to everyone.
-    Revealed { hand_id: HandId, cards: Vec<CardOpening> },
+    Revealed {
+        /// The hand.
+        hand_id: HandId,
+        /// The cards.
+        cards: Vec<CardOpening>,
+    },
     /// Chips moved.
-    Chips { hand_id: HandId, moves: Vec<ChipMove> },
+    Chips {
+        /// The hand.
+        hand_id: HandId,
+        /// The chip movements, in order.
+        moves: Vec<ChipMove>,
+    },
     /// An action was applied (by a player, or by the dealer on a timeout).
-    Action { hand_id: HandId, seat: Seat, action: Value, public_state: Value, timeout: Option<String> },
+    Action {
+        /// The hand.
+        hand_id: HandId,
+        /// The seat concerned.
+        seat: Seat,
+        /// The game action.
+        action: Value,
+        /// The game's public state.
+        public_state: Value,
+        /// Why the dealer acted for the seat, when it did.
+        timeout: Option<String>,
+    },
     /// The hand is over; the full audit ran on its transcript.
-    Ended { hand_id: HandId, result: HandResult, audit: Box<Result<AuditReport, AuditError>> },
+    Ended {
+        /// The hand.
+        hand_id: HandId,
+        /// The announced result.
+        result: HandResult,
+        /// The audit outcome.
+        audit: Box<Result<AuditReport, AuditError>>,
+    },
     /// Deferred secrets arrived; the full audit ran again.
-    AuditCompleted { hand_id: HandId, audit: Box<Result<AuditReport, AuditError>> },
+    AuditCompleted {
+        /// The hand.
+        hand_id: HandId,
+        /// The audit outcome.
+        audit: Box<Result<AuditReport, AuditError>>,
+    },
 }
 
 /// The player's view of one hand, kept up to date by verified events.

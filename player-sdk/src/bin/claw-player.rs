@@ -1,1 +1,243 @@
-fn main() {}
+//! `claw-player`: join a game-claw room (JSON lines on stdin/stdout, or a
+//! bot) and audit saved hand transcripts. See docs/player-cli.md.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Parser;
+use claw_player::audit::{AuditFileError, Auditor};
+use claw_player::bots::strategy;
+use claw_player::cli::{
+    exit, parse_input, verdict_json, verdict_line, AuditArgs, Cli, Command, InputLine, JoinArgs,
+};
+use claw_player::node::{NodeConfig, NodeEvent, PlayerNode};
+use claw_player::play::play_bot;
+use claw_player::Invite;
+use claw_protocol::{Identity, PlayerId};
+use rand::rngs::OsRng;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::json;
+use tokio::io::AsyncBufReadExt;
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CLAW_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Audit(a) => audit(a),
+        Command::Join(j) => {
+            let rt = match tokio::runtime::Runtime::new() {
+                Ok(rt) => rt,
+                Err(e) => {
+                    eprintln!("claw-player: cannot start the runtime: {e}");
+                    return ExitCode::from(exit::UNREADABLE as u8);
+                }
+            };
+            match rt.block_on(join(j)) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("claw-player: {e:#}");
+                    exit::UNREADABLE
+                }
+            }
+        }
+    };
+    ExitCode::from(code as u8)
+}
+
+fn audit(a: AuditArgs) -> i32 {
+    let dealer = match a.dealer.as_deref().map(str::parse::<PlayerId>).transpose() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("claw-player: --dealer: {e}");
+            return exit::UNREADABLE;
+        }
+    };
+    let auditor = Auditor::new(dealer);
+    let mut code = exit::OK;
+    let (mut ok, mut failed) = (0usize, 0usize);
+    for f in &a.files {
+        let name = f.display().to_string();
+        match auditor.audit_file(f) {
+            Ok(verdicts) => {
+                for v in &verdicts {
+                    if a.json {
+                        println!("{}", verdict_json(&name, v));
+                    } else {
+                        println!("{}", verdict_line(&name, v));
+                    }
+                    if v.outcome.is_ok() {
+                        ok += 1;
+                    } else {
+                        failed += 1;
+                        code = code.max(exit::CHECK_FAILED);
+                    }
+                }
+            }
+            Err(e) => {
+                let check = match &e {
+                    AuditFileError::Parse { check, .. } => check.name(),
+                    _ => "structure",
+                };
+                if a.json {
+                    println!(
+                        "{}",
+                        json!({"file": name, "ok": false, "check": check, "detail": e.to_string()})
+                    );
+                } else {
+                    println!("FAIL {name}: check {check} failed: {e}");
+                }
+                failed += 1;
+                code = exit::UNREADABLE;
+            }
+        }
+    }
+    if !a.json {
+        eprintln!("{ok} hands audited OK, {failed} failed");
+    }
+    code
+}
+
+fn print_event(e: &NodeEvent) {
+    if let Ok(line) = serde_json::to_string(e) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+fn print_json(v: serde_json::Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{v}");
+    let _ = out.flush();
+}
+
+async fn join(j: JoinArgs) -> anyhow::Result<i32> {
+    let invite = Invite::parse_with(&j.url, j.insecure).context("invite URL")?;
+    let me = match &j.key {
+        Some(p) => {
+            Identity::load_or_create(p, &mut OsRng).with_context(|| format!("key file {}", p.display()))?
+        }
+        None => {
+            eprintln!("claw-player: no --key: using a one-time identity");
+            Identity::generate(&mut OsRng)
+        }
+    };
+    let config = NodeConfig {
+        name: j.name.clone(),
+        save_transcripts: j.save_transcripts.clone(),
+        ..NodeConfig::default()
+    };
+    let mut node = PlayerNode::connect(&invite, Arc::new(me), config).await.context("joining")?;
+    if let Some(s) = &j.bot {
+        let game = node.state().room.map(|r| r.game).unwrap_or_default();
+        let strat = strategy(&game, s)?;
+        let mut rng = match j.bot_seed {
+            Some(seed) => ChaCha20Rng::seed_from_u64(seed),
+            None => ChaCha20Rng::from_rng(OsRng).context("rng")?,
+        };
+        let quiet = j.quiet;
+        let report = play_bot(&mut node, strat.as_ref(), &mut rng, j.hands, |e| {
+            let show = !quiet
+                || matches!(
+                    e,
+                    NodeEvent::HandEnded { .. }
+                        | NodeEvent::VerificationFailed { .. }
+                        | NodeEvent::Closed { .. }
+                        | NodeEvent::Kicked { .. }
+                );
+            if show {
+                print_event(e);
+            }
+        })
+        .await?;
+        node.close().await;
+        eprintln!(
+            "claw-player: {} hands, {} audited OK, {} failed checks, net {}",
+            report.hands,
+            report.audited_ok,
+            report.failures.len(),
+            report.net
+        );
+        return Ok(if report.failures.is_empty() { exit::OK } else { exit::CHECK_FAILED });
+    }
+    // Interactive: events out, commands in.
+    let handle = node.handle();
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut failed = false;
+    let mut hands = 0u64;
+    let mut stdin_open = true;
+    loop {
+        tokio::select! {
+            ev = node.next_event() => {
+                let Some(ev) = ev else { break };
+                print_event(&ev);
+                match &ev {
+                    NodeEvent::VerificationFailed { .. } => failed = true,
+                    NodeEvent::HandEnded { seat: Some(_), .. } => {
+                        hands += 1;
+                        if j.hands.is_some_and(|n| hands >= n) {
+                            let _ = handle.leave().await;
+                        }
+                    }
+                    NodeEvent::Closed { .. } => break,
+                    _ => {}
+                }
+            }
+            line = lines.next_line(), if stdin_open => {
+                let line = match line {
+                    Ok(Some(l)) => l,
+                    Ok(None) | Err(_) => {
+                        // stdin closed: leave the room.
+                        stdin_open = false;
+                        let _ = handle.leave().await;
+                        continue;
+                    }
+                };
+                match parse_input(&line) {
+                    Ok(None) => {}
+                    Ok(Some(cmd)) => {
+                        let h = handle.clone();
+                        // Queries wait up to 5 s: answer them off the event loop.
+                        tokio::spawn(async move { run_command(h, cmd).await });
+                    }
+                    Err(e) => print_json(json!({"event": "input-error", "error": e.to_string(), "line": line})),
+                }
+            }
+        }
+    }
+    Ok(if failed { exit::CHECK_FAILED } else { exit::OK })
+}
+
+async fn run_command(h: claw_player::node::NodeHandle, cmd: InputLine) {
+    match cmd {
+        InputLine::Act(a) => match h.act(a.clone()).await {
+            Ok((hand_id, seq)) => {
+                print_json(json!({"event": "action-sent", "hand_id": hand_id, "seq": seq, "action": a}))
+            }
+            Err(e) => print_json(json!({"event": "input-error", "error": e.to_string(), "action": a})),
+        },
+        InputLine::Query(q) => match h.query(q).await {
+            Ok(data) => print_json(json!({"event": "query-result", "query": q, "result": data})),
+            Err(e) => print_json(json!({"event": "query-error", "query": q, "error": e.to_string()})),
+        },
+        InputLine::State => print_json(json!({"event": "state", "state": h.state()})),
+        InputLine::SitOut => {
+            let _ = h.sit_out().await;
+        }
+        InputLine::SitIn => {
+            let _ = h.sit_in().await;
+        }
+        InputLine::Leave => {
+            let _ = h.leave().await;
+        }
+    }
+}

@@ -9,12 +9,15 @@ use super::{action_type, find_option, playable, with_amount, BotError, RandomBot
 /// What basic strategy says for a hand against the dealer's up card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Play {
+    /// Take a card.
     Hit,
+    /// Take no more cards.
     Stand,
     /// Double if allowed, otherwise hit.
     DoubleOrHit,
     /// Double if allowed, otherwise stand (soft 18 against 3–6).
     DoubleOrStand,
+    /// Split the pair.
     Split,
     /// Surrender if allowed, otherwise hit.
     SurrenderOrHit,

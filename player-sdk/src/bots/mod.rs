@@ -45,8 +45,10 @@ pub struct TurnView<'a> {
 /// Why a bot could not choose.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BotError {
+    /// The turn offered nothing.
     #[error("no valid actions were offered")]
     NoActions,
+    /// Not `random` or `simple`.
     #[error("unknown strategy {0:?} (known: random, simple)")]
     UnknownStrategy(String),
 }

@@ -16,8 +16,11 @@ use super::{find_option, playable, uniform, with_amount, BotError, RandomBot, St
 /// How good a hand is for the simple strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Strength {
+    /// Check or fold.
     Weak,
+    /// Check, or call a modest price.
     Fair,
+    /// Bet or raise (once per round), else call.
     Strong,
 }
 
@@ -58,9 +61,8 @@ pub fn postflop_strength(hole: &[Card], board: &[Card]) -> Strength {
             // A pair using a hole card: fair when it is at least the board's top rank.
             let top_board = board.iter().filter_map(|c| c.rank()).max();
             let pair_rank = mine.ranks().first().copied();
-            if pair_rank.is_some() && pair_rank >= top_board {
-                Strength::Fair
-            } else if pair_rank.is_some_and(|r| r.value() >= Rank::Ten.value()) {
+            let top_pair = pair_rank.is_some() && pair_rank >= top_board;
+            if top_pair || pair_rank.is_some_and(|r| r.value() >= Rank::Ten.value()) {
                 Strength::Fair
             } else {
                 Strength::Weak
