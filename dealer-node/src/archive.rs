@@ -14,8 +14,10 @@ use claw_protocol::HandId;
 /// Why archiving failed (logged; the hand itself is not affected).
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
+    /// The file system refused.
     #[error("archive i/o: {0}")]
     Io(#[from] std::io::Error),
+    /// The transcript could not be encoded.
     #[error("archive encoding: {0}")]
     Encode(String),
 }

@@ -157,12 +157,19 @@ pub enum OpStatus {
 /// One chip operation of a hand, as journaled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HandOp {
+    /// Index in the hand (the last part of the idempotency key).
     pub n: u32,
+    /// `<room>/<hand_id>/<n>` (refunds: `…/refund-<n>`, undos: `…/undo-<n>`).
     pub key: IdempotencyKey,
+    /// Debit or credit.
     pub kind: ChipOpKind,
+    /// Whose chips.
     pub account: AccountId,
+    /// How many.
     pub amount: Chips,
+    /// Why (the game's reason, `commission`, `refund: …`).
     pub memo: String,
+    /// The outcome; none while the call is in flight.
     pub status: Option<OpStatus>,
 }
 
@@ -193,14 +200,24 @@ enum JournalLine {
 /// Why chips for a hand could not be handled.
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
+    /// The provider refused or failed the call.
     #[error("chip provider: {0}")]
     Chip(#[from] ChipError),
+    /// Writing the journal failed.
     #[error("chip journal: {0}")]
     Journal(#[from] std::io::Error),
+    /// An account or key could not be formed.
     #[error("chip ids: {0}")]
     Key(String),
+    /// Applied debits and credits differ.
     #[error("conservation broken: debited {debits}, credited {credits}")]
-    Conservation { debits: u128, credits: u128 },
+    Conservation {
+        /// Total debited.
+        debits: u128,
+        /// Total credited.
+        credits: u128,
+    },
+    /// Some operation's outcome is still unknown.
     #[error("unsettled operations remain (provider unreachable); the journal stays open for recovery")]
     Unsettled,
 }
@@ -217,7 +234,9 @@ pub struct HandLedger {
 /// Debited and credited totals of a hand's applied operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Totals {
+    /// Sum of applied debits.
     pub debits: u128,
+    /// Sum of applied credits.
     pub credits: u128,
 }
 
@@ -494,8 +513,11 @@ async fn reverse_from(
 /// What recovery did with one interrupted hand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recovered {
+    /// The room of the hand.
     pub room: String,
+    /// The hand (hex).
     pub hand_id: String,
+    /// Its totals after recovery (equal when settled).
     pub totals: Totals,
 }
 

@@ -17,10 +17,18 @@ use serde_json::Value;
 /// Why a configuration was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// A room's settings are unusable.
     #[error("room {room}: {reason}")]
-    Room { room: String, reason: String },
+    Room {
+        /// The room id.
+        room: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The rooms file cannot be read or parsed.
     #[error("rooms file: {0}")]
     File(String),
+    /// A node-wide setting is unusable.
     #[error("node config: {0}")]
     Node(String),
 }
@@ -308,6 +316,7 @@ pub fn valid_room_id(id: &str) -> bool {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoomsFile {
+    /// The rooms, in file order.
     #[serde(default)]
     pub room: Vec<RoomConfig>,
 }
@@ -388,7 +397,9 @@ pub struct NodeConfig {
     pub public_host: Option<String>,
     /// Where the key file, transcripts and chip journals live.
     pub data_dir: PathBuf,
+    /// The rooms this node serves.
     pub rooms: Vec<RoomConfig>,
+    /// Connection and chip-call limits.
     pub limits: Limits,
 }
 

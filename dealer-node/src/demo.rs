@@ -21,9 +21,13 @@ use crate::room::RoomEvent;
 /// What the demo is asked to do.
 #[derive(Debug, Clone)]
 pub struct DemoParams {
+    /// The demo room's id.
     pub room: String,
+    /// Its game.
     pub game: String,
+    /// How many bots to seat.
     pub bots: u8,
+    /// Hands to play (the room closes after them).
     pub hands: u64,
     /// `simple` or `random` (see the player SDK's bots).
     pub strategy: String,
@@ -34,9 +38,13 @@ pub struct DemoParams {
 /// What the demo did.
 #[derive(Debug, Clone)]
 pub struct DemoOutcome {
+    /// Hands settled.
     pub hands: u64,
+    /// Hands voided (refunded).
     pub voided: u64,
+    /// Time from the first hand to the room's close.
     pub elapsed: Duration,
+    /// Each bot's own report (plays, audits).
     pub bots: Vec<(PlayerId, BotReport)>,
     /// Every hand audited OK by every bot that played it.
     pub all_audited: bool,
@@ -78,10 +86,16 @@ pub async fn run(
     let started = Instant::now();
     room.hold_hands(false).await;
     let (mut hands, mut voided) = (0u64, 0u64);
+    let mut played: std::collections::HashMap<PlayerId, (u64, i64)> = Default::default();
     loop {
         match events.recv().await {
-            Ok(RoomEvent::HandFinished { room: r, .. }) if r == params.room => {
+            Ok(RoomEvent::HandFinished { room: r, players, net, .. }) if r == params.room => {
                 hands += 1;
+                for (p, n) in players.iter().zip(net) {
+                    let e = played.entry(*p).or_default();
+                    e.0 += 1;
+                    e.1 += n;
+                }
                 if params.progress {
                     let _ = write!(out, "\r[claw-dealer] {} hands: {hands}/{}", params.game, params.hands);
                     let _ = out.flush();
@@ -114,7 +128,8 @@ pub async fn run(
             _ => anyhow::bail!("a bot did not stop"),
         }
     }
-    let all_audited = reports.iter().all(|(_, r)| r.failures.is_empty() && r.audited_ok == r.hands);
+    let all_audited =
+        hands > 0 && reports.iter().all(|(_, r)| r.failures.is_empty() && r.audited_ok == r.hands);
     // Summary.
     let _ = writeln!(
         out,

@@ -20,8 +20,11 @@ use crate::metrics::Metrics;
 /// What the health endpoint reports besides metrics.
 #[derive(Clone)]
 pub struct HttpState {
+    /// The node's metrics.
     pub metrics: Arc<Metrics>,
+    /// The dealer's public key (public anyway: it is in every invite URL).
     pub dealer_id: String,
+    /// The room ids.
     pub rooms: Vec<String>,
 }
 

@@ -11,22 +11,39 @@ const BUCKETS: [f64; 12] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
 /// Counters and gauges of one node.
 #[derive(Debug, Default)]
 pub struct Metrics {
+    /// Rooms not closed (gauge).
     pub rooms_open: AtomicU64,
+    /// Open WebSocket connections (gauge).
     pub connections_open: AtomicU64,
+    /// TCP connections accepted.
     pub connections_total: AtomicU64,
+    /// Connections refused by the connection cap.
     pub connections_refused_cap: AtomicU64,
+    /// Handshakes rejected or timed out.
     pub handshakes_failed: AtomicU64,
+    /// Players with a verified connection (gauge).
     pub players_connected: AtomicU64,
+    /// Players holding a seat (gauge).
     pub players_seated: AtomicU64,
+    /// Hands prepared.
     pub hands_started: AtomicU64,
+    /// Hands settled.
     pub hands_finished: AtomicU64,
+    /// Hands voided with refunds.
     pub hands_voided: AtomicU64,
+    /// Player actions applied.
     pub actions_accepted: AtomicU64,
+    /// Player actions refused.
     pub actions_rejected: AtomicU64,
+    /// Auto actions (timeouts, leavers).
     pub timeouts: AtomicU64,
+    /// Queries answered.
     pub queries: AtomicU64,
+    /// Messages refused by a rate limit.
     pub rate_limited: AtomicU64,
+    /// Malformed, unknown or oversize frames.
     pub bad_frames: AtomicU64,
+    /// Failed chip provider calls.
     pub chip_errors: AtomicU64,
     latency_buckets: [AtomicU64; BUCKETS.len()],
     latency_count: AtomicU64,

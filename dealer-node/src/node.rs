@@ -34,16 +34,36 @@ use crate::server::{serve, ServerState};
 /// Why a node could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
+    /// The configuration is unusable.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The dealer key file cannot be read or created.
     #[error("dealer key: {0}")]
     Identity(#[from] claw_protocol::IdentityError),
+    /// The data directory cannot be created.
     #[error("data directory {path}: {source}")]
-    DataDir { path: String, source: std::io::Error },
+    DataDir {
+        /// The directory.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A listener cannot be bound.
     #[error("cannot listen on {addr}: {source}")]
-    Listen { addr: SocketAddr, source: std::io::Error },
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A room cannot start.
     #[error("room {room}: {reason}")]
-    Room { room: String, reason: String },
+    Room {
+        /// The room id.
+        room: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Sets up a node before it starts (chips, identity, extra games).

@@ -32,7 +32,9 @@ use crate::room::{next_conn_id, unix_ms, ConnTx, NodeContext, Outbound, RoomCmd,
 
 /// What every connection task shares.
 pub struct ServerState {
+    /// Rooms by id (the URL path).
     pub rooms: HashMap<String, RoomHandle>,
+    /// What rooms and connections share.
     pub ctx: Arc<NodeContext>,
     /// Answered challenges, node-wide (a response is accepted once).
     pub book: Mutex<ChallengeBook>,
@@ -88,6 +90,8 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
     let full = permit.is_none();
     let mut room_id: Option<String> = None;
     let rooms = &state.rooms;
+    // The error type is tungstenite's; its size is not ours to choose.
+    #[allow(clippy::result_large_err)]
     let callback = |req: &Request, resp: HttpResponse| -> Result<HttpResponse, ErrorResponse> {
         let refuse = |code: StatusCode, text: &str| {
             let mut r = ErrorResponse::new(Some(text.to_owned()));

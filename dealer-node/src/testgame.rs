@@ -26,11 +26,14 @@ pub struct HighCard;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HighCardSettings {
+    /// Debited from everyone at start.
     pub ante: u64,
+    /// The one bet size.
     pub bet: u64,
     /// Accepted so rooms can pass their bet limits (unused by the rules).
     #[serde(default)]
     pub min_bet: u64,
+    /// Accepted so rooms can pass their bet limits (unused by the rules).
     #[serde(default)]
     pub max_bet: u64,
 }
@@ -45,7 +48,9 @@ impl Default for HighCardSettings {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum HighCardAction {
+    /// Put `bet` chips in and stay in.
     Bet,
+    /// Give up the hand.
     Fold,
 }
 

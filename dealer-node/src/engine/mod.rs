@@ -43,14 +43,19 @@ pub use wire::Move;
 /// Why the engine could not go on with a hand (the room voids it).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// The game refused (bad settings or players, a broken deal).
     #[error("game: {0}")]
     Game(#[from] GameError),
+    /// An event could not be signed into the transcript (too large).
     #[error("transcript: {0}")]
     Transcript(#[from] TranscriptError),
+    /// A message could not be encoded.
     #[error("encoding: {0}")]
     Encode(#[from] EncodeError),
+    /// The game's chip movements and its result disagree.
     #[error("chip movements do not match the result: {0}")]
     Conservation(#[from] ConservationError),
+    /// A call out of order, or an inconsistency.
     #[error("engine: {0}")]
     State(String),
 }
@@ -58,7 +63,9 @@ pub enum EngineError {
 /// Why a player's action was refused (sent back as `action-rejected`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActionReject {
+    /// The wire code.
     pub code: ActionRejectCode,
+    /// For people.
     pub reason: String,
 }
 
@@ -83,29 +90,45 @@ fn reject_from_game(e: &GameError) -> ActionReject {
 /// Why a player seed was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SeedError {
+    /// The seed names another hand.
     #[error("seed for hand {got}, the hand being prepared is {expected}")]
-    WrongHand { expected: HandId, got: HandId },
+    WrongHand {
+        /// The hand being prepared.
+        expected: HandId,
+        /// The hand the seed names.
+        got: HandId,
+    },
+    /// The hand started already, or uses dealer-only entropy.
     #[error("seeds are not being collected now")]
     NotCollecting,
+    /// One seed per seat.
     #[error("this seat already sent its seed")]
     Duplicate,
+    /// The sender has no seat in the hand.
     #[error("the player is not in this hand")]
     NotInHand,
+    /// Not signed by the seat's player (or `from` names someone else).
     #[error("bad seed signature")]
     BadSignature,
 }
 
 /// The fixed part of a room's hands: game, normalised settings, policies.
 pub struct GameSpec {
+    /// The room (named in transcript headers).
     pub room_id: String,
+    /// The rules.
     pub game: Arc<dyn DynGame>,
+    /// The game's name, version and player counts.
     pub meta: GameMeta,
     /// Normalised settings.
     pub settings: Value,
     /// The same settings as the exact text signed in `game-start`.
     pub settings_raw: RawJson,
+    /// `config_hash(game, version, settings)`, in `game-start`.
     pub config_hash: Digest,
+    /// Joint or dealer-only shuffle entropy.
     pub entropy: EntropyMode,
+    /// When secrets are published.
     pub reveal: RevealPolicy,
     /// Announced in `hand-prepare`.
     pub seed_timeout_ms: u64,
@@ -141,7 +164,9 @@ impl GameSpec {
 /// A player of a hand: identity, keys, chips available.
 #[derive(Clone)]
 pub struct HandSeat {
+    /// The player's signing key (its id).
     pub id: PlayerId,
+    /// The X25519 key its cards are sealed to.
     pub encryption_key: EncryptionKey,
     /// Chips the player can put into the hand (after commission).
     pub balance: Chips,
@@ -182,7 +207,9 @@ pub struct Committed {
 /// A finished hand's outcome.
 #[derive(Debug, Clone)]
 pub struct HandEnd {
+    /// Winners, net changes, rake.
     pub result: GameResult,
+    /// Table memory for the next hand.
     pub memory_after: Value,
     /// Policy `deferred`: an `audit-reveal` is still owed.
     pub reveal_pending: bool,
@@ -275,10 +302,12 @@ impl Hand {
         Ok((hand, env))
     }
 
+    /// The hand's id.
     pub fn hand_id(&self) -> HandId {
         self.hand_id
     }
 
+    /// Hands dealt at the table before this one.
     pub fn hand_number(&self) -> u64 {
         self.hand_number
     }

@@ -15,9 +15,13 @@ use super::{EngineError, HandSeat, Running};
 /// One chip movement a step needs from the chip provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Move {
+    /// A seat of the hand or the house.
     pub party: Party,
+    /// Debit or credit.
     pub kind: ChipOpKind,
+    /// How many chips.
     pub amount: Chips,
+    /// The game's reason (`small-blind`, `call`, `pot`).
     pub reason: String,
 }
 

@@ -24,12 +24,18 @@ pub enum Outbound {
     /// Send one text frame.
     Frame(Utf8Bytes),
     /// Send a close frame with this code and reason, then stop.
-    Close { code: u16, reason: String },
+    Close {
+        /// WebSocket close code.
+        code: u16,
+        /// Close reason.
+        reason: String,
+    },
 }
 
 /// The sending half of a connection, held by the room.
 #[derive(Debug, Clone)]
 pub struct ConnTx {
+    /// The connection's id.
     pub id: ConnId,
     tx: mpsc::Sender<Outbound>,
 }

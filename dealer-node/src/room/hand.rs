@@ -529,6 +529,8 @@ impl Room {
             hand_number,
             hand_id,
             summary: end.result.summary.clone(),
+            players: h.players.clone(),
+            net: end.result.net.clone(),
             winners,
             transcript,
         });

@@ -45,7 +45,9 @@ use player::Player;
 
 /// What the node shares with every room.
 pub struct NodeContext {
+    /// The dealer's identity (signs every event).
     pub dealer: Arc<Identity>,
+    /// Chip calls with timeouts and retries.
     pub desk: ChipDesk,
     /// Operator grants (welcome chips, house bankroll) when the provider has them.
     pub grants: Option<Arc<dyn Grants>>,
@@ -53,8 +55,11 @@ pub struct NodeContext {
     pub welcome_grant: claw_protocol::Chips,
     /// Accounts already welcomed by this node.
     pub welcomed: Mutex<std::collections::HashSet<AccountId>>,
+    /// Counters for `/metrics`.
     pub metrics: Arc<Metrics>,
+    /// Transcripts and journals go here.
     pub data_dir: PathBuf,
+    /// Connection, rate and chip-call limits.
     pub limits: Limits,
     /// Finished and voided hands, for the demo summary and tests.
     pub events: broadcast::Sender<RoomEvent>,
@@ -65,17 +70,37 @@ pub struct NodeContext {
 pub enum RoomEvent {
     /// A hand was settled; its transcript is at `transcript` (if archived).
     HandFinished {
+        /// The room.
         room: String,
+        /// Hands dealt at the table before this one.
         hand_number: u64,
+        /// The hand.
         hand_id: claw_protocol::HandId,
+        /// The game's summary.
         summary: String,
+        /// The hand's players in seat order.
+        players: Vec<PlayerId>,
+        /// Net chip change per seat.
+        net: Vec<i64>,
+        /// Who won something.
         winners: Vec<PlayerId>,
+        /// The archived transcript file.
         transcript: Option<PathBuf>,
     },
     /// A hand was voided and its chips refunded.
-    HandVoided { room: String, hand_id: claw_protocol::HandId, reason: String },
+    HandVoided {
+        /// The room.
+        room: String,
+        /// The hand.
+        hand_id: claw_protocol::HandId,
+        /// Why.
+        reason: String,
+    },
     /// The room closed.
-    Closed { room: String },
+    Closed {
+        /// The room.
+        room: String,
+    },
 }
 
 /// The room's answer to a verified handshake.
@@ -91,22 +116,46 @@ pub struct Admit {
 pub enum RoomCmd {
     /// A handshake verified: admit the player (or refuse with a reason).
     Connect {
+        /// The proven identity and its session key.
         verified: Box<VerifiedPlayer>,
+        /// The connection's outgoing queue.
         conn: ConnTx,
+        /// The room's answer.
         reply: oneshot::Sender<Result<Admit, RejectReason>>,
     },
     /// `accepted` was sent on `conn`: a reconnecting player gets its cards
     /// and the transcript so far.
-    Ready { conn: ConnId },
+    Ready {
+        /// The connection.
+        conn: ConnId,
+    },
     /// A decoded message from an admitted connection.
-    Message { conn: ConnId, msg: Box<ClientMessage>, at: Instant },
+    Message {
+        /// The connection it came on (its verified identity is the sender).
+        conn: ConnId,
+        /// The message.
+        msg: Box<ClientMessage>,
+        /// When it arrived (latency metrics, rate limits).
+        at: Instant,
+    },
     /// The connection closed.
-    Closed { conn: ConnId },
+    Closed {
+        /// The connection.
+        conn: ConnId,
+    },
     /// Stop new hands, finish (or void after `grace`) the running one,
     /// publish deferred reveals, close every connection.
-    Shutdown { grace: Duration, done: oneshot::Sender<()> },
+    Shutdown {
+        /// Time given to the running hand.
+        grace: Duration,
+        /// Told when the room is closed.
+        done: oneshot::Sender<()>,
+    },
     /// The room's public state, for tests and the demo.
-    Inspect { reply: oneshot::Sender<RoomSnapshot> },
+    Inspect {
+        /// Where the snapshot goes.
+        reply: oneshot::Sender<RoomSnapshot>,
+    },
     /// Hold new hands (true) or allow them again (false); the demo holds
     /// the first hand until every bot is seated.
     Hold(bool),
@@ -115,16 +164,22 @@ pub enum RoomCmd {
 /// A room's public state.
 #[derive(Debug, Clone)]
 pub struct RoomSnapshot {
+    /// Room phase.
     pub phase: RoomPhase,
+    /// Hands settled.
     pub hands_played: u64,
+    /// Hands voided.
     pub hands_voided: u64,
+    /// Players and their statuses.
     pub players: Vec<claw_protocol::messages::TablePlayer>,
 }
 
 /// How the server reaches a room.
 #[derive(Clone)]
 pub struct RoomHandle {
+    /// The room id.
     pub id: String,
+    /// The room's validated configuration.
     pub config: Arc<RoomConfig>,
     /// The public room config, exact JSON text, as signed in the challenge.
     pub public_config: RawJson,
