@@ -655,6 +655,12 @@ impl NodeHandle {
         self.command(Command::Send(Box::new(ClientMessage::SitIn))).await
     }
 
+    /// Drops the WebSocket without leaving, as a network failure would; the
+    /// node then reconnects with its token (for tests and demos).
+    pub async fn drop_connection(&self) -> Result<(), NodeError> {
+        self.command(Command::DropConnection).await
+    }
+
     /// Leaves the room (the node then closes).
     pub async fn leave(&self) -> Result<(), NodeError> {
         self.command(Command::Send(Box::new(ClientMessage::Leave))).await?;

@@ -76,9 +76,22 @@ pub async fn run_bots(
     hands: u64,
     seed: u64,
 ) -> Vec<BotReport> {
+    let strategies = vec![strat.to_string(); nodes.len()];
+    run_mixed(nodes, game, &strategies, hands, seed).await
+}
+
+/// Runs bot `i` with `strategies[i]` until each has played `hands` hands.
+/// `CLAW_E2E_TRACE=1` prints every event on stderr.
+pub async fn run_mixed(
+    nodes: Vec<PlayerNode>,
+    game: &str,
+    strategies: &[String],
+    hands: u64,
+    seed: u64,
+) -> Vec<BotReport> {
     let mut tasks = Vec::new();
     for (i, mut node) in nodes.into_iter().enumerate() {
-        let s = strategy(game, strat).expect("strategy");
+        let s = strategy(game, &strategies[i]).expect("strategy");
         tasks.push(tokio::spawn(async move {
             let mut rng = ChaCha20Rng::seed_from_u64(seed + i as u64);
             let trace = std::env::var_os("CLAW_E2E_TRACE").is_some();
