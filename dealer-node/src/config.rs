@@ -356,7 +356,8 @@ pub struct Limits {
     /// Messages per second per player, shared by queries and every message
     /// the dealer did not ask for (actions on the player's turn and seeds
     /// during seed collection are paced by the dealer and do not count).
-    /// Raw frames are limited to ten times this per connection.
+    /// Raw frames are throttled (delayed, not dropped) at a hundred times
+    /// this per connection, burst twenty times `rate_burst`.
     pub rate_per_sec: u32,
     /// Messages allowed in a burst above the steady rate.
     pub rate_burst: u32,

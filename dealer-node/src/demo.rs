@@ -140,18 +140,17 @@ pub async fn run(
     for (i, (id, r)) in reports.iter().enumerate() {
         let bal = chips.balance(&AccountId::from(*id)).await.map(|c| c.0 as i128).unwrap_or(-1);
         total += bal.max(0);
+        let (n, net) = played.get(id).copied().unwrap_or_default();
+        let early = if n < hands {
+            format!("  (left early: {})", r.closed.as_deref().unwrap_or("?"))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "  bot-{i} {}  hands {:>4}  audited OK {:>4}  net {:>+8}  balance {bal}{}",
+            "  bot-{i} {}  hands {n:>4}  audited OK {:>4}  net {net:>+8}  balance {bal:>8}{early}",
             id.short(),
-            r.hands,
             r.audited_ok,
-            r.net,
-            r.closed
-                .as_deref()
-                .filter(|c| c.starts_with("kicked"))
-                .map(|c| format!("  ({c})"))
-                .unwrap_or_default()
         );
         for (h, check, detail) in r.failures.iter().take(3) {
             let _ = writeln!(out, "    FAILED hand {h}: {check}: {detail}");

@@ -254,6 +254,17 @@ async fn main() -> anyhow::Result<()> {
     if cli.bots > 0 && rooms.len() != 1 {
         bail!("--bots needs a single room (--game)");
     }
+    if let (true, Some(game)) = (cli.bots > 0, &cli.game) {
+        let meta = claw_games::registry::get(game).map_err(|e| anyhow::anyhow!("{e}"))?.meta();
+        if cli.bots < meta.min_players || cli.bots > meta.max_players {
+            bail!(
+                "{game} seats {}–{} players; --bots {} does not fit",
+                meta.min_players,
+                meta.max_players,
+                cli.bots
+            );
+        }
+    }
     let demo = cli.bots > 0;
     let listen =
         cli.listen.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], if demo { 0 } else { 7777 })));

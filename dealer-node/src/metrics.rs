@@ -41,6 +41,8 @@ pub struct Metrics {
     pub queries: AtomicU64,
     /// Messages refused by a rate limit.
     pub rate_limited: AtomicU64,
+    /// Frames delayed by the per-connection frame throttle.
+    pub throttled: AtomicU64,
     /// Malformed, unknown or oversize frames.
     pub bad_frames: AtomicU64,
     /// Failed chip provider calls.

@@ -149,3 +149,21 @@ async fn queries_answer_without_secrets() {
     }
     let _ = d;
 }
+
+/// Back-to-back hands at full speed: actions paced by the dealer are never
+/// throttled away (a lost action would stall the hand until the guard).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fast_back_to_back_hands_never_lose_an_action() {
+    let mut room = fast_room("r", "dou-di-zhu");
+    room.max_hands = Some(40);
+    room.min_players = 3;
+    room.action_timeout = std::time::Duration::from_secs(120);
+    let f = Fixture::start(vec![room]).await;
+    let clients = seat_players(&f, "r", 10, 3).await;
+    let reports = run_bots(clients, claw_games::registry::get("dou-di-zhu").unwrap(), 40).await;
+    for (_, r) in &reports {
+        assert_eq!(r.hands_audited, 40);
+        assert_eq!(r.timeouts_seen, 0);
+        assert!(r.actions > 40);
+    }
+}
