@@ -539,3 +539,38 @@ async fn a_second_connection_of_a_connected_player_is_refused() {
     assert_eq!(k.code, KickReason::Replaced);
     let _ = Identity::from_seed([0; 32]);
 }
+
+#[tokio::test]
+async fn deferred_reveal_is_published_after_the_delay() {
+    let mut r = hc("r", 2);
+    r.reveal = claw_protocol::messages::RevealPolicy::Deferred;
+    r.reveal_delay = Some(Duration::from_millis(50));
+    r.max_hands = Some(1);
+    r.between_hands = Duration::from_secs(3600);
+    let f = Fixture::start(vec![r]).await;
+    let mut a = f.client("r", 1).await;
+    let mut b = f.client("r", 2).await;
+    assert!(a.join().await.accepted);
+    assert!(b.join().await.accepted);
+    let t = next_turn(&mut a).await;
+    a.act(t.hand_id, &json!({"type": "fold"})).await;
+    let t = next_turn(&mut b).await;
+    b.act(t.hand_id, &json!({"type": "bet"})).await;
+    let end = game_end(&mut a).await;
+    assert!(end.dealer_seed.is_none(), "seeds held back at hand end");
+    assert!(!a.audit(claw_dealer::testgame::high_card(), true).complete());
+    // The audit-reveal follows on the same chain.
+    a.recv_until(|m| match m {
+        ServerMessage::Event(e) => {
+            matches!(e.decode_body().unwrap(), EventBody::AuditReveal(_)).then_some(())
+        }
+        _ => None,
+    })
+    .await;
+    assert!(a.audit(claw_dealer::testgame::high_card(), false).complete());
+    // The archived file has it too.
+    let dir = f.dir.path().join("rooms/r/transcripts");
+    let file = std::fs::read_dir(&dir).unwrap().flatten().find(|e| e.path().is_file()).unwrap().path();
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains("audit-reveal"));
+}
