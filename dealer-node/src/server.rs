@@ -156,7 +156,7 @@ async fn session(state: Arc<ServerState>, mut ws: Ws, room: RoomHandle, peer: So
     tracing::debug!(%peer, room = %room.id, conn = conn_id, "session open");
     let (sink, mut stream) = ws.split();
     let mut writer = tokio::spawn(writer(sink, rx));
-    room.try_send(RoomCmd::Ready { conn: conn_id });
+    room.send(RoomCmd::Ready { conn: conn_id }).await;
     let limits = &ctx.limits;
     let mut bucket = TokenBucket::new(
         limits.rate_per_sec.saturating_mul(100),

@@ -96,6 +96,12 @@ impl TokenBucket {
         }
     }
 
+    /// Whether a token is available (without taking it).
+    pub fn has_token(&mut self, now: Instant) -> bool {
+        self.refill(now);
+        self.tokens >= 1.0
+    }
+
     /// Time until a token is available.
     pub fn wait_time(&mut self, now: Instant) -> Duration {
         self.refill(now);

@@ -270,6 +270,8 @@ impl Room {
             return self.error_to(id, ErrorCode::BadSeed, "you are not in this hand");
         };
         if let Err(e) = h.hand.add_seed(seat, &s) {
+            // Refused seeds draw on the rate limit.
+            let _ = self.take_token(id, Instant::now());
             return self.error_to(id, ErrorCode::BadSeed, e.to_string());
         }
         if h.hand.seeds_complete() {

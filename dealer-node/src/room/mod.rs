@@ -611,7 +611,9 @@ impl Room {
             return; // a stale connection of a resumed session
         }
         // Actions on the player's turn and seeds asked for are paced by the
-        // dealer; everything else draws on the rate limit.
+        // dealer and cost no token when accepted (a refusal costs one, so a
+        // player spamming bad signatures on its turn runs dry); everything
+        // else draws on the rate limit.
         let expected = match &msg {
             ClientMessage::Action(a) => self.hand.as_ref().is_some_and(|h| {
                 h.action.as_ref().is_some_and(|t| h.players.get(t.seat.index()) == Some(&id))
@@ -622,7 +624,8 @@ impl Room {
             }),
             _ => false,
         };
-        if !expected && !self.take_token(&id, at) {
+        let allowed = if expected { self.has_token(&id, at) } else { self.take_token(&id, at) };
+        if !allowed {
             self.rate_limited(&id, &msg);
             return;
         }
@@ -646,7 +649,11 @@ impl Room {
         }
     }
 
-    fn take_token(&mut self, id: &PlayerId, at: Instant) -> bool {
+    fn has_token(&mut self, id: &PlayerId, at: Instant) -> bool {
+        self.players.get_mut(id).is_some_and(|p| p.bucket.has_token(at))
+    }
+
+    pub(super) fn take_token(&mut self, id: &PlayerId, at: Instant) -> bool {
         self.players.get_mut(id).is_some_and(|p| p.bucket.try_take(at))
     }
 

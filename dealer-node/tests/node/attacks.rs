@@ -469,3 +469,42 @@ async fn a_disconnected_seat_cannot_be_used_by_another_connection() {
     let back = Client::connect(f.addr(), "a", f.dealer(), me, Some(token)).await.unwrap();
     assert!(back.session.seat.is_some());
 }
+
+#[tokio::test]
+async fn spamming_bad_actions_on_ones_turn_runs_out_of_tokens() {
+    let mut r = RoomConfig::new("a", "high-card");
+    r.min_players = 2;
+    r.entropy = claw_protocol::messages::EntropyMode::Dealer;
+    let f = Fixture::start(vec![r]).await;
+    let mut a = f.client("a", 60).await;
+    let mut b = f.client("a", 61).await;
+    assert!(a.join().await.accepted);
+    assert!(b.join().await.accepted);
+    let turn = a
+        .recv_until(|m| match m {
+            ServerMessage::YourTurn(t) => Some(t.clone()),
+            _ => None,
+        })
+        .await;
+    // Each forged action costs the dealer a signature check: after the
+    // burst, they are refused unchecked.
+    for _ in 0..30 {
+        let forged = SignedAction::sign(
+            &b.me,
+            turn.hand_id,
+            turn.seq,
+            RawJson::from_value(&serde_json::json!({"type": "bet"})).unwrap(),
+        );
+        a.send(ClientMessage::Action(forged)).await;
+    }
+    let (mut bad_sig, mut limited) = (0, 0);
+    while bad_sig + limited < 30 {
+        match a.recv().await.expect("open") {
+            ServerMessage::ActionRejected(r) if r.code == ActionRejectCode::BadSignature => bad_sig += 1,
+            ServerMessage::ActionRejected(r) if r.code == ActionRejectCode::RateLimited => limited += 1,
+            _ => {}
+        }
+    }
+    assert!(bad_sig <= 12, "{bad_sig} signature checks");
+    assert!(limited >= 18);
+}
