@@ -41,13 +41,16 @@ fn main() -> ExitCode {
                     return ExitCode::from(exit::UNREADABLE as u8);
                 }
             };
-            match rt.block_on(join(j)) {
+            let code = match rt.block_on(join(j)) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("claw-player: {e:#}");
                     exit::UNREADABLE
                 }
-            }
+            };
+            // A blocking read of stdin may still be pending: do not wait for it.
+            rt.shutdown_background();
+            code
         }
     };
     ExitCode::from(code as u8)
