@@ -53,7 +53,12 @@ pub async fn serve(listener: TcpListener, state: Arc<ServerState>, mut stop: wat
                 Ok((stream, peer)) => {
                     inc(&state.ctx.metrics.connections_total);
                     let st = Arc::clone(&state);
-                    tokio::spawn(async move { connection(st, stream, peer).await });
+                    let task = tokio::spawn(async move { connection(st, stream, peer).await });
+                    tokio::spawn(async move {
+                        if let Err(e) = task.await {
+                            tracing::error!(%peer, error = %e, "connection task failed");
+                        }
+                    });
                 }
                 Err(e) => {
                     // Out of file descriptors and the like: back off a little.

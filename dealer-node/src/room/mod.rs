@@ -322,7 +322,14 @@ pub fn spawn_room(
         rng: OsRng,
     };
     let handle = RoomHandle { id: cfg.id.clone(), config: cfg, public_config, tx, closed };
-    tokio::spawn(room.run(rx));
+    let task = tokio::spawn(room.run(rx));
+    let id = handle.id.clone();
+    tokio::spawn(async move {
+        // A bug in a room ends that room only; say so loudly.
+        if let Err(e) = task.await {
+            tracing::error!(room = %id, error = %e, "room task failed; the room is closed");
+        }
+    });
     Ok(handle)
 }
 
