@@ -1,1 +1,146 @@
-fn main() {}
+//! A player's verification cost per hand: live (every event checked as it
+//! arrives, own sealed cards opened, full audit at game end) and offline
+//! (the auditor on a saved transcript), for a 6-player Hold'em hand and the
+//! other games; plus the protocol checks alone (no game replay).
+
+use std::sync::Arc;
+
+use claw_player::audit::Auditor;
+use claw_player::bots::strategy;
+use claw_player::sim::{SimDealer, SimHand};
+use claw_player::verify::SessionVerifier;
+use claw_protocol::audit::{audit, AuditOptions};
+use claw_protocol::transcript::Transcript;
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use serde_json::Value;
+
+fn hands(game: &str, players: usize, n: usize) -> (SimDealer, Vec<(SimHand, Transcript)>) {
+    let mut sim = SimDealer::new(game, &Value::Null, players, 99).unwrap();
+    let bot = strategy(game, "simple").unwrap();
+    let hands = (0..n)
+        .map(|_| {
+            let h = sim.play_hand(bot.as_ref()).unwrap();
+            let t = h.sign(&sim.dealer, "room").unwrap();
+            (h, t)
+        })
+        .collect();
+    (sim, hands)
+}
+
+/// Feeds `events` to seat 0's verifier, registering its seed and its own
+/// signed actions as the node does.
+fn feed(v: &mut SessionVerifier, h: &SimHand, events: &[claw_protocol::transcript::EventEnvelope]) {
+    for (k, e) in events.iter().enumerate() {
+        let u = v.on_event(e).unwrap();
+        if k == 0 {
+            if let Some(s) = h.player_seeds[0] {
+                v.set_my_seed(&h.hand_id, s);
+            }
+            for b in &h.bodies {
+                if let claw_protocol::messages::EventBody::ActionResult(a) = b {
+                    if a.seat.0 == 0 {
+                        v.record_my_action(&h.hand_id, a.seq, a.action.as_str(), a.sig);
+                    }
+                }
+            }
+        }
+        std::hint::black_box(u);
+    }
+}
+
+fn bench_game(c: &mut Criterion, game: &str, players: usize) {
+    let (sim, hands) = hands(game, players, 32);
+    let events: f64 = hands.iter().map(|(_, t)| t.events.len() as f64).sum::<f64>() / hands.len() as f64;
+    eprintln!("{game}: {players} players, {events:.1} events per hand on average");
+    let dealer = sim.dealer.id();
+    let me = Arc::clone(&sim.players[0]);
+    let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
+    let mut g = c.benchmark_group(format!("verify/{game}-{players}p"));
+    let mut i = 0usize;
+    g.bench_function("live, seat 0, per hand", |b| {
+        b.iter_batched(
+            || {
+                i = (i + 1) % hands.len();
+                let v = SessionVerifier::new(
+                    dealer,
+                    "room",
+                    Arc::clone(&me),
+                    sim.dealer.encryption_key(),
+                    shared.clone(),
+                );
+                (v, i)
+            },
+            |(mut v, i)| {
+                let (h, t) = &hands[i];
+                feed(&mut v, h, &t.events);
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    let mut i2 = 0usize;
+    g.bench_function("live, events before game-end only", |b| {
+        b.iter_batched(
+            || {
+                i2 = (i2 + 1) % hands.len();
+                let v = SessionVerifier::new(
+                    dealer,
+                    "room",
+                    Arc::clone(&me),
+                    sim.dealer.encryption_key(),
+                    shared.clone(),
+                );
+                (v, i2)
+            },
+            |(mut v, i)| {
+                let (h, t) = &hands[i];
+                feed(&mut v, h, &t.events[..t.events.len() - 1]);
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("one dealer signature check", |b| {
+        let e = &hands[0].1.events[1];
+        b.iter(|| std::hint::black_box(e.verify_signature(&dealer).is_ok()))
+    });
+    let mut j = 0usize;
+    g.bench_function("offline audit, per hand", |b| {
+        b.iter(|| {
+            j = (j + 1) % hands.len();
+            let r = Auditor::new(Some(dealer)).audit(&hands[j].1, None).unwrap();
+            std::hint::black_box(r);
+        })
+    });
+    let mut k = 0usize;
+    g.bench_function("protocol checks only (no replay), per hand", |b| {
+        b.iter(|| {
+            k = (k + 1) % hands.len();
+            let opts = AuditOptions { dealer: Some(dealer), ..AuditOptions::default() };
+            let r = audit(&hands[k].1, &opts).unwrap();
+            std::hint::black_box(r);
+        })
+    });
+    let mut m = 0usize;
+    g.bench_function("parse JSON lines + offline audit, per hand", |b| {
+        let texts: Vec<String> = hands.iter().map(|(_, t)| t.to_jsonl().unwrap()).collect();
+        b.iter(|| {
+            m = (m + 1) % texts.len();
+            let v = Auditor::new(Some(dealer)).audit_jsonl(&texts[m]).unwrap();
+            std::hint::black_box(v);
+        })
+    });
+    g.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    bench_game(c, "texas-holdem", 6);
+    bench_game(c, "blackjack", 6);
+    bench_game(c, "dou-di-zhu", 3);
+    bench_game(c, "sam-gong", 6);
+}
+
+criterion_group! {
+    name = verify;
+    config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3));
+    targets = benches
+}
+criterion_main!(verify);
