@@ -338,8 +338,10 @@ pub enum NodeEvent {
     VerificationFailed {
         /// The hand.
         hand_id: HandId,
-        /// The sequence number.
-        seq: u64,
+        /// The event that failed a live check; absent when the end-of-hand
+        /// audit failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        seq: Option<u64>,
         /// The check that failed.
         check: AuditCheck,
         /// What failed.
@@ -1010,7 +1012,7 @@ impl Actor {
         tracing::warn!(error = %e, "live verification failed");
         self.emit(NodeEvent::VerificationFailed {
             hand_id: e.hand_id,
-            seq: e.seq,
+            seq: Some(e.seq),
             check: e.check,
             detail: e.detail,
         });
@@ -1074,7 +1076,7 @@ impl Actor {
                 if let Err(e) = audit.as_ref() {
                     self.emit(NodeEvent::VerificationFailed {
                         hand_id,
-                        seq: u64::MAX,
+                        seq: None,
                         check: e.check,
                         detail: e.detail.clone(),
                     });
@@ -1088,7 +1090,7 @@ impl Actor {
                 if let Err(e) = audit.as_ref() {
                     self.emit(NodeEvent::VerificationFailed {
                         hand_id,
-                        seq: u64::MAX,
+                        seq: None,
                         check: e.check,
                         detail: e.detail.clone(),
                     });

@@ -93,7 +93,7 @@ pub async fn play_bot(
                     return Ok(report);
                 }
             }
-            NodeEvent::VerificationFailed { hand_id, check, detail, seq } if *seq != u64::MAX => {
+            NodeEvent::VerificationFailed { hand_id, check, detail, seq: Some(_) } => {
                 report.failures.push((*hand_id, *check, detail.clone()));
             }
             NodeEvent::Closed { reason } => {
