@@ -662,3 +662,96 @@ impl HandTracker {
         a.audit(&t, None)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bots::strategy;
+    use crate::sim::SimDealer;
+
+    #[test]
+    fn every_seat_verifies_honest_hands_of_every_game_live() {
+        for (game, n) in [("texas-holdem", 6), ("blackjack", 5), ("dou-di-zhu", 3), ("sam-gong", 6)] {
+            let mut sim = SimDealer::new(game, &Value::Null, n, 21).unwrap();
+            let bot = strategy(game, "simple").unwrap();
+            let hands: Vec<_> = (0..6).map(|_| sim.play_hand(bot.as_ref()).unwrap()).collect();
+            for seat in 0..n {
+                let me = Arc::clone(&sim.players[seat]);
+                let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
+                let mut v =
+                    SessionVerifier::new(sim.dealer.id(), "room", me, sim.dealer.encryption_key(), shared);
+                for h in &hands {
+                    let t = h.sign(&sim.dealer, "room").unwrap();
+                    let mut ended = false;
+                    for e in &t.events {
+                        match v.on_event(e).unwrap_or_else(|e| panic!("{game} seat {seat}: {e}")) {
+                            Some(Update::Prepared { hand_id, seat: s, .. }) => {
+                                assert_eq!(s, Some(Seat(seat as u8)));
+                                v.set_my_seed(&hand_id, h.player_seeds[seat].unwrap());
+                                for b in &h.bodies {
+                                    if let EventBody::ActionResult(a) = b {
+                                        if a.seat.index() == seat {
+                                            v.record_my_action(&hand_id, a.seq, a.action.as_str(), a.sig);
+                                        }
+                                    }
+                                }
+                            }
+                            Some(Update::Ended { audit, result, .. }) => {
+                                assert!(audit.is_ok(), "{game}: {audit:?}");
+                                assert_eq!(result.net, h.result.net);
+                                ended = true;
+                            }
+                            _ => {}
+                        }
+                    }
+                    assert!(ended);
+                    // The view holds exactly the cards dealt to this seat.
+                    let view = v.view(&h.hand_id).unwrap();
+                    let mine: Vec<CardId> = h
+                        .bodies
+                        .iter()
+                        .filter_map(|b| match b {
+                            EventBody::PhaseDeal(d) | EventBody::NewCard(d) => Some(d),
+                            _ => None,
+                        })
+                        .flat_map(|d| d.cards.iter())
+                        .filter(|c| c.target == DealTo::Player(Seat(seat as u8)))
+                        .map(|c| {
+                            let end = h.bodies.last().unwrap();
+                            match end {
+                                EventBody::GameEnd(g) => g.openings[usize::from(c.position)].card,
+                                _ => unreachable!(),
+                            }
+                        })
+                        .collect();
+                    assert_eq!(view.my_cards, mine, "{game} seat {seat}");
+                    assert_eq!(view.result.as_ref().map(|r| &r.net), Some(&h.result.net));
+                    assert_eq!(view.net, h.result.net[seat], "{game} seat {seat}: chips seen live");
+                    // Re-sent events (a reconnect) are skipped silently.
+                    assert_eq!(v.on_event(&t.events[2]).unwrap(), None);
+                    assert!(v.transcript(&h.hand_id).unwrap().events == t.events);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_hand_must_start_at_seq_0() {
+        let mut sim = SimDealer::new("sam-gong", &Value::Null, 2, 22).unwrap();
+        let h = sim.play_hand(strategy("sam-gong", "random").unwrap().as_ref()).unwrap();
+        let t = h.sign(&sim.dealer, "room").unwrap();
+        let me = Arc::clone(&sim.players[0]);
+        let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
+        let mut v = SessionVerifier::new(sim.dealer.id(), "room", me, sim.dealer.encryption_key(), shared);
+        let e = v.on_event(&t.events[3]).unwrap_err();
+        assert_eq!(e.check, AuditCheck::HashChain);
+        // A failed hand reports once, then its events are skipped.
+        let mut v2 = {
+            let me = Arc::clone(&sim.players[0]);
+            let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
+            SessionVerifier::new(sim.players[1].id(), "room", me, sim.dealer.encryption_key(), shared)
+        };
+        assert_eq!(v2.on_event(&t.events[0]).unwrap_err().check, AuditCheck::DealerSignatures);
+        assert_eq!(v2.on_event(&t.events[1]).unwrap(), None);
+    }
+}
