@@ -327,6 +327,15 @@ pub enum NodeEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         transcript: Option<PathBuf>,
     },
+    /// A hand this player was dealt into ended without this player seeing
+    /// its end (the connection was down, or the dealer voided the hand): it
+    /// could not be audited here.
+    HandIncomplete {
+        /// The hand.
+        hand_id: HandId,
+        /// Why.
+        reason: String,
+    },
     /// Deferred secrets arrived and the audit ran again.
     AuditCompleted {
         /// The hand.
@@ -526,6 +535,7 @@ impl PlayerNode {
             state: Arc::clone(&state),
             queries: HashMap::new(),
             next_seq: HashMap::new(),
+            open_hand: None,
             joined: Some(joined_tx),
             closing: false,
         };
@@ -693,6 +703,8 @@ struct Actor {
     state: Arc<Mutex<NodeState>>,
     queries: HashMap<String, PendingQuery>,
     next_seq: HashMap<HandId, u32>,
+    /// The hand this player is dealt into whose end has not arrived yet.
+    open_hand: Option<HandId>,
     joined: Option<oneshot::Sender<Result<(), NodeError>>>,
     closing: bool,
 }
@@ -1026,6 +1038,19 @@ impl Actor {
     async fn on_update(&mut self, ws: &mut Ws, u: Update) -> Result<(), NodeError> {
         match u {
             Update::Prepared { hand_id, hand_number, players, seat } => {
+                // A hand this player was in that never reached its end here
+                // (its end came while the connection was down, or the dealer
+                // voided it): report it, it cannot be audited.
+                if let Some(old) = self.open_hand.take().filter(|h| *h != hand_id) {
+                    self.emit(NodeEvent::HandIncomplete {
+                        hand_id: old,
+                        reason: "the hand's end was not received (disconnected, or the hand was voided)"
+                            .into(),
+                    });
+                }
+                if seat.is_some() {
+                    self.open_hand = Some(hand_id);
+                }
                 if let (Some(_), true) = (seat, self.config.contribute_seed) {
                     let seed = Seed::random(&mut OsRng);
                     send(ws, &ClientMessage::PlayerSeed(PlayerSeed::sign(&self.me, hand_id, seed))).await?;
@@ -1070,6 +1095,9 @@ impl Actor {
                 self.emit(NodeEvent::ActionApplied { hand_id, seat, action, public_state, timeout });
             }
             Update::Ended { hand_id, result, audit } => {
+                if self.open_hand == Some(hand_id) {
+                    self.open_hand = None;
+                }
                 self.sync_hand(&hand_id);
                 self.update_state(|s| s.turn = None);
                 let summary = AuditSummary::of(&audit);

@@ -22,6 +22,10 @@ pub struct BotReport {
     pub audited_ok: u64,
     /// Every failed check: the hand, the check and what failed.
     pub failures: Vec<(HandId, AuditCheck, String)>,
+    /// Hands this bot was dealt into whose end it did not see (the
+    /// connection was down, or the dealer voided the hand); counted in
+    /// `hands` too, never audited.
+    pub incomplete: u64,
     /// Actions sent.
     pub actions: u64,
     /// Actions the dealer refused.
@@ -88,6 +92,14 @@ pub async fn play_bot(
                 } else if let Some(c) = audit.failed {
                     report.failures.push((*hand_id, c, audit.detail.clone().unwrap_or_default()));
                 }
+                last_turn = None;
+                if hands.is_some_and(|n| report.hands >= n) {
+                    return Ok(report);
+                }
+            }
+            NodeEvent::HandIncomplete { .. } => {
+                report.hands += 1;
+                report.incomplete += 1;
                 last_turn = None;
                 if hands.is_some_and(|n| report.hands >= n) {
                     return Ok(report);

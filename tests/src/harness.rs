@@ -14,6 +14,14 @@ use claw_protocol::{Chips, Identity};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
+/// Runs `fut`, failing the test (instead of hanging the run) after `secs`.
+pub async fn within<T>(secs: u64, what: &str, fut: impl std::future::Future<Output = T>) -> T {
+    match tokio::time::timeout(Duration::from_secs(secs), fut).await {
+        Ok(t) => t,
+        Err(_) => panic!("{what}: no result within {secs} s"),
+    }
+}
+
 /// A running dealer and the directory it keeps its files in.
 pub struct Dealer {
     pub node: NodeHandle,

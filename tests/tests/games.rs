@@ -14,7 +14,7 @@ async fn play_game(game: &str, strategies: &[&str], seed: u64) -> Vec<BotReport>
     let d = start_dealer(vec![room], 50_000_000).await;
     let nodes = connect_players(&d.invite("r"), strategies.len(), seed, NodeConfig::default()).await;
     let strategies: Vec<String> = strategies.iter().map(|s| s.to_string()).collect();
-    let reports = run_mixed(nodes, game, &strategies, HANDS, seed).await;
+    let reports = within(600, game, run_mixed(nodes, game, &strategies, HANDS, seed)).await;
     for (i, r) in reports.iter().enumerate() {
         assert!(r.failures.is_empty(), "{game}: bot {i}: failed checks {:?}", r.failures);
         assert_eq!(r.hands, HANDS, "{game}: bot {i} played {} hands ({:?})", r.hands, r.closed);

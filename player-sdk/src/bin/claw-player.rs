@@ -185,7 +185,7 @@ async fn join(j: JoinArgs) -> anyhow::Result<i32> {
                 print_event(&ev);
                 match &ev {
                     NodeEvent::VerificationFailed { .. } => failed = true,
-                    NodeEvent::HandEnded { seat: Some(_), .. } => {
+                    NodeEvent::HandEnded { seat: Some(_), .. } | NodeEvent::HandIncomplete { .. } => {
                         hands += 1;
                         if j.hands.is_some_and(|n| hands >= n) {
                             let _ = handle.leave().await;
