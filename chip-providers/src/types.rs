@@ -103,12 +103,8 @@ impl fmt::Display for IdempotencyKey {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ChipOpKind {
-    Debit,
-    Credit,
-}
+/// Debit or credit: the protocol's one definition.
+pub use claw_protocol::messages::ChipOp as ChipOpKind;
 
 /// One operation of a batch settlement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

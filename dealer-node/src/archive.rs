@@ -64,6 +64,16 @@ impl Archive {
         Ok(())
     }
 
+    /// Keeps a voided hand's transcript under `voided/<hand_id>.jsonl`.
+    pub fn write_voided(&self, t: &Transcript) -> Result<PathBuf, ArchiveError> {
+        let text = t.to_jsonl().map_err(|e| ArchiveError::Encode(e.to_string()))?;
+        let dir = self.dir.join("voided");
+        fs::create_dir_all(&dir)?;
+        let path = dir.join(format!("{}.jsonl", t.hand_id));
+        fs::write(&path, text)?;
+        Ok(path)
+    }
+
     /// Every archived transcript file, in hand order.
     pub fn files(&self) -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = fs::read_dir(&self.dir)

@@ -1,7 +1,7 @@
 #![warn(missing_docs)]
-//! The game-claw dealer node: a sans-IO [`engine`] that deals one hand of any
-//! registered game with commitments, sealed cards and a signed transcript;
-//! [`room`] tasks that run the room and player state machines, timers and
+//! The game-claw dealer node, the tokio driver of `claw-engine` (the
+//! GameEngine that deals one hand of any registered game with commitments,
+//! sealed cards and a signed transcript): [`room`] tasks that run the room and player state machines, timers and
 //! chips; a WebSocket [`server`] with the 4-step handshake, limits and rate
 //! limiting; health and metrics over [`http`]; and the `claw-dealer` binary.
 //!
@@ -11,15 +11,13 @@
 pub mod archive;
 pub mod chips;
 pub mod config;
+pub mod conn;
 pub mod demo;
-pub mod engine;
 pub mod http;
-pub mod metrics;
+pub use claw_engine::metrics;
 pub mod node;
 pub mod room;
 pub mod server;
-pub mod testgame;
 
 pub use config::{ConfigError, Limits, NodeConfig, RoomConfig, RoomsFile};
-pub use engine::{GameSpec, Hand, HandSeat};
 pub use node::{DealerNode, NodeError, NodeHandle};

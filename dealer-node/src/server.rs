@@ -28,7 +28,10 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
 use crate::metrics::{dec, inc};
-use crate::room::{next_conn_id, unix_ms, ConnTx, NodeContext, Outbound, RoomCmd, RoomHandle, TokenBucket};
+use claw_engine::room::TokenBucket;
+
+use crate::conn::{next_conn_id, ConnTx, Outbound};
+use crate::room::{unix_ms, NodeContext, RoomCmd, RoomHandle};
 
 /// What every connection task shares.
 pub struct ServerState {
@@ -166,7 +169,7 @@ async fn session(state: Arc<ServerState>, mut ws: Ws, room: RoomHandle, peer: So
     let mut bucket = TokenBucket::new(
         limits.rate_per_sec.saturating_mul(100),
         limits.rate_burst.saturating_mul(20),
-        Instant::now(),
+        Instant::now().into_std(),
     );
     let mut bad_in_a_row = 0u32;
     let mut writer_done = false;
@@ -209,11 +212,11 @@ async fn session(state: Arc<ServerState>, mut ws: Ws, room: RoomHandle, peer: So
         // waits (TCP backpressure). Which messages count against the
         // player's limit is the room's business (it knows whose turn it is).
         let mut now = Instant::now();
-        if !bucket.try_take(now) {
+        if !bucket.try_take(now.into_std()) {
             inc(&ctx.metrics.throttled);
-            tokio::time::sleep(bucket.wait_time(now)).await;
+            tokio::time::sleep(bucket.wait_time(now.into_std())).await;
             now = Instant::now();
-            let _ = bucket.try_take(now);
+            let _ = bucket.try_take(now.into_std());
         }
         match decode_client(frame.as_str()) {
             Ok(msg) => {

@@ -3,23 +3,26 @@
 //! (the auditor on a saved transcript), for a 6-player Hold'em hand and the
 //! other games; plus the protocol checks alone (no game replay).
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::sync::Arc;
 
+use claw_engine::testing::{PlayedHand, Table};
 use claw_player::audit::Auditor;
 use claw_player::bots::strategy;
-use claw_player::sim::{SimDealer, SimHand};
 use claw_player::verify::SessionVerifier;
 use claw_protocol::audit::{audit, AuditOptions};
 use claw_protocol::transcript::Transcript;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use serde_json::Value;
 
-fn hands(game: &str, players: usize, n: usize) -> (SimDealer, Vec<(SimHand, Transcript)>) {
-    let mut sim = SimDealer::new(game, &Value::Null, players, 99).unwrap();
+fn hands(game: &str, players: usize, n: usize) -> (Table, Vec<(PlayedHand, Transcript)>) {
+    let mut sim = Table::new(game, &Value::Null, players, 99).unwrap();
     let bot = strategy(game, "simple").unwrap();
     let hands = (0..n)
         .map(|_| {
-            let h = sim.play_hand(bot.as_ref()).unwrap();
+            let h = support::play(&mut sim, bot.as_ref());
             let t = h.sign(&sim.dealer, "room").unwrap();
             (h, t)
         })
@@ -29,7 +32,7 @@ fn hands(game: &str, players: usize, n: usize) -> (SimDealer, Vec<(SimHand, Tran
 
 /// Feeds `events` to seat 0's verifier, registering its seed and its own
 /// signed actions as the node does.
-fn feed(v: &mut SessionVerifier, h: &SimHand, events: &[claw_protocol::transcript::EventEnvelope]) {
+fn feed(v: &mut SessionVerifier, h: &PlayedHand, events: &[claw_protocol::transcript::EventEnvelope]) {
     for (k, e) in events.iter().enumerate() {
         let u = v.on_event(e).unwrap();
         if k == 0 {

@@ -9,7 +9,6 @@ pub mod cli;
 pub mod invite;
 pub mod node;
 pub mod play;
-pub mod sim;
 pub mod verify;
 
 pub use audit::{Auditor, GamesReplayer, HandVerdict};

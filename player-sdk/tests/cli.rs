@@ -2,11 +2,13 @@
 //! tampered one exits 1 naming the failed check and the hand, an unreadable
 //! one exits 2.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 
+use claw_engine::testing::Table;
 use claw_player::bots::strategy;
-use claw_player::sim::SimDealer;
 use claw_protocol::messages::EventBody;
 use claw_protocol::Seat;
 use serde_json::Value;
@@ -16,12 +18,12 @@ fn claw_player() -> Command {
 }
 
 fn write_hands(dir: &Path, game: &str, n: usize, tamper: Option<usize>) -> (std::path::PathBuf, Vec<String>) {
-    let mut sim = SimDealer::new(game, &Value::Null, 3, 77).unwrap();
+    let mut sim = Table::new(game, &Value::Null, 3, 77).unwrap();
     let bot = strategy(game, "simple").unwrap();
     let mut text = String::new();
     let mut ids = Vec::new();
     for i in 0..n {
-        let mut h = sim.play_hand(bot.as_ref()).unwrap();
+        let mut h = support::play(&mut sim, bot.as_ref());
         if tamper == Some(i) {
             // The dealer announces another winner.
             for b in &mut h.bodies {

@@ -5,11 +5,13 @@
 //! dealer signs the result, and both the live verifier (as seat 0 sees the
 //! events) and the offline auditor must fail, naming the right check.
 
+mod support;
+
 use std::sync::Arc;
 
+use claw_engine::testing::{PlayedHand, Table};
 use claw_player::audit::Auditor;
 use claw_player::bots::strategy;
-use claw_player::sim::{SimDealer, SimHand};
 use claw_player::verify::{SessionVerifier, Update};
 use claw_protocol::audit::AuditCheck;
 use claw_protocol::messages::{CardFace, ChipParty, DealTo, EventBody};
@@ -19,11 +21,11 @@ use serde_json::Value;
 
 /// A table of Hold'em (3 players: sealed hole cards, face-up board, burns)
 /// whose hands are long enough to have every kind of event.
-fn holdem_hand(seed: u64) -> (SimDealer, SimHand) {
-    let mut sim = SimDealer::new("texas-holdem", &Value::Null, 3, seed).unwrap();
+fn holdem_hand(seed: u64) -> (Table, PlayedHand) {
+    let mut sim = Table::new("texas-holdem", &Value::Null, 3, seed).unwrap();
     let bot = strategy("texas-holdem", "simple").unwrap();
     for _ in 0..200 {
-        let h = sim.play_hand(bot.as_ref()).unwrap();
+        let h = support::play(&mut sim, bot.as_ref());
         let has_board =
             h.bodies.iter().any(|b| deals(b).is_some_and(|d| d.cards.iter().any(|c| c.face == CardFace::Up)));
         let has_action_0 =
@@ -49,7 +51,7 @@ fn deals_mut(b: &mut EventBody) -> Option<&mut claw_protocol::messages::DealEven
     }
 }
 
-fn game_end(h: &mut SimHand) -> &mut claw_protocol::messages::GameEnd {
+fn game_end(h: &mut PlayedHand) -> &mut claw_protocol::messages::GameEnd {
     h.bodies
         .iter_mut()
         .find_map(|b| match b {
@@ -59,7 +61,7 @@ fn game_end(h: &mut SimHand) -> &mut claw_protocol::messages::GameEnd {
         .unwrap()
 }
 
-fn game_start(h: &mut SimHand) -> &mut claw_protocol::messages::GameStart {
+fn game_start(h: &mut PlayedHand) -> &mut claw_protocol::messages::GameStart {
     h.bodies
         .iter_mut()
         .find_map(|b| match b {
@@ -70,11 +72,11 @@ fn game_start(h: &mut SimHand) -> &mut claw_protocol::messages::GameStart {
 }
 
 /// The first failure seat 0's live verifier reports on `t`, if any.
-fn live_failure(sim: &SimDealer, hand: &SimHand, t: &Transcript) -> Option<AuditCheck> {
+fn live_failure(sim: &Table, hand: &PlayedHand, t: &Transcript) -> Option<AuditCheck> {
     live_failure_of(sim, hand, &t.events)
 }
 
-fn live_failure_of(sim: &SimDealer, hand: &SimHand, events: &[EventEnvelope]) -> Option<AuditCheck> {
+fn live_failure_of(sim: &Table, hand: &PlayedHand, events: &[EventEnvelope]) -> Option<AuditCheck> {
     let me = Arc::clone(&sim.players[0]);
     let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
     let mut v = SessionVerifier::new(sim.dealer.id(), "room", me, sim.dealer.encryption_key(), shared);
@@ -109,24 +111,17 @@ fn live_failure_of(sim: &SimDealer, hand: &SimHand, events: &[EventEnvelope]) ->
     None
 }
 
-fn offline_failure(sim: &SimDealer, hand: &SimHand, t: &Transcript) -> Option<AuditCheck> {
+fn offline_failure(sim: &Table, hand: &PlayedHand, t: &Transcript) -> Option<AuditCheck> {
     let a = Auditor::new(Some(sim.dealer.id())).with_viewer(&sim.players[0]);
     a.audit(t, hand.player_seeds[0]).err().map(|e| e.check)
 }
 
-fn expect(
-    name: &str,
-    sim: &SimDealer,
-    hand: &SimHand,
-    t: &Transcript,
-    live: AuditCheck,
-    offline: AuditCheck,
-) {
+fn expect(name: &str, sim: &Table, hand: &PlayedHand, t: &Transcript, live: AuditCheck, offline: AuditCheck) {
     assert_eq!(live_failure(sim, hand, t), Some(live), "{name}: live verification");
     assert_eq!(offline_failure(sim, hand, t), Some(offline), "{name}: offline audit");
 }
 
-fn signed(sim: &SimDealer, h: &SimHand) -> Transcript {
+fn signed(sim: &Table, h: &PlayedHand) -> Transcript {
     h.sign(&sim.dealer, "room").unwrap()
 }
 
@@ -370,10 +365,10 @@ fn a_resent_event_must_be_identical() {
 fn blackjack_and_dou_di_zhu_reveals_are_checked() {
     // A revealed card (the blackjack hole card, the kitty) with a wrong salt.
     for (game, n) in [("blackjack", 2usize), ("dou-di-zhu", 3)] {
-        let mut sim = SimDealer::new(game, &Value::Null, n, 16).unwrap();
+        let mut sim = Table::new(game, &Value::Null, n, 16).unwrap();
         let bot = strategy(game, "simple").unwrap();
         let mut h = (0..100)
-            .map(|_| sim.play_hand(bot.as_ref()).unwrap())
+            .map(|_| support::play(&mut sim, bot.as_ref()))
             .find(|h| h.bodies.iter().any(|b| matches!(b, EventBody::Reveal(_))))
             .unwrap();
         let t = signed(&sim, &h);

@@ -123,26 +123,29 @@ pub async fn run_mixed(
 }
 
 /// The `claw-player` binary for the CLI tests: `CLAW_PLAYER_BIN` if set,
-/// else `target/debug/claw-player`, built first with `cargo build -p
-/// claw-player --bin claw-player` (a no-op when it is up to date; the binary
-/// belongs to another package, so `CARGO_BIN_EXE_…` is not available here).
-pub fn claw_player_bin() -> std::path::PathBuf {
+/// else the one cargo built beside this test (`cargo test --workspace`
+/// builds every binary of the workspace first). The binary belongs to
+/// another package, so `CARGO_BIN_EXE_…` is not available here, and a test
+/// never runs `cargo build` itself. `None` (the caller prints SKIPPED) when
+/// it is not there.
+pub fn claw_player_bin() -> Option<std::path::PathBuf> {
     if let Some(p) = std::env::var_os("CLAW_PLAYER_BIN") {
-        return p.into();
+        return Some(p.into());
     }
-    let root =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = std::process::Command::new(cargo)
-        .args(["build", "--quiet", "-p", "claw-player", "--bin", "claw-player"])
-        .current_dir(&root)
-        .status()
-        .expect("cargo build runs");
-    assert!(status.success(), "cargo build -p claw-player failed");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let bin = target.join("debug").join(format!("claw-player{}", std::env::consts::EXE_SUFFIX));
-    assert!(bin.exists(), "{} not found", bin.display());
+    // target/<profile>/deps/<test> → target/<profile>/claw-player
+    let exe = std::env::current_exe().ok()?;
+    let bin = exe.parent()?.parent()?.join(format!("claw-player{}", std::env::consts::EXE_SUFFIX));
+    bin.exists().then_some(bin)
+}
+
+/// [`claw_player_bin`], or prints why the test is skipped.
+pub fn claw_player_bin_or_skip(test: &str) -> Option<std::path::PathBuf> {
+    let bin = claw_player_bin();
+    if bin.is_none() {
+        eprintln!(
+            "SKIPPED {test}: no claw-player binary beside the test (run `cargo test --workspace`, \
+             or `cargo build -p claw-player` first, or set CLAW_PLAYER_BIN)"
+        );
+    }
     bin
 }

@@ -65,7 +65,7 @@ impl Fixture {
         let config = cfg(NodeConfig::local(dir.path(), rooms));
         let b = DealerNode::builder(config)
             .local_chips(chips.clone(), Chips(10_000))
-            .game(claw_dealer::testgame::high_card());
+            .game(claw_engine::testgame::high_card());
         let node = builder(b).launch().await.unwrap();
         Fixture { node, chips, dir }
     }

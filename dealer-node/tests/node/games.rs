@@ -18,7 +18,7 @@ async fn play_game(game: &str, players: u8, hands: u64, reveal: RevealPolicy) {
     }
     let f = Fixture::start(vec![room]).await;
     let g: Arc<dyn claw_games::DynGame> = match game {
-        "high-card" => claw_dealer::testgame::high_card(),
+        "high-card" => claw_engine::testgame::high_card(),
         other => claw_games::registry::get(other).unwrap(),
     };
     let clients = seat_players(&f, "r", 10, players).await;
@@ -43,7 +43,7 @@ async fn play_game(game: &str, players: u8, hands: u64, reveal: RevealPolicy) {
         .collect();
     assert_eq!(files.len() as u64, hands);
     let g2: Arc<dyn claw_games::DynGame> = match game {
-        "high-card" => claw_dealer::testgame::high_card(),
+        "high-card" => claw_engine::testgame::high_card(),
         other => claw_games::registry::get(other).unwrap(),
     };
     for e in files {

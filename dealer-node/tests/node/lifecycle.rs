@@ -73,7 +73,7 @@ async fn reconnect_within_the_window_resends_cards_and_transcript() {
     let t = next_turn(&mut b).await;
     b.act(t.hand_id, &json!({"type": "bet"})).await;
     game_end(&mut a).await;
-    let report = a.audit(claw_dealer::testgame::high_card(), false);
+    let report = a.audit(claw_engine::testgame::high_card(), false);
     assert_eq!(report.hand.my_cards.len(), 1, "a opened its re-sent sealed card");
 }
 
@@ -129,7 +129,7 @@ async fn action_timeout_takes_the_auto_action() {
         }
     }
     assert_eq!(timeouts, vec![Seat(0), Seat(1)]);
-    b.audit(claw_dealer::testgame::high_card(), false);
+    b.audit(claw_engine::testgame::high_card(), false);
     // Everyone folded: the antes came back.
     assert_eq!(f.balance(&a.id()).await, 10_000);
     let _ = a.recv().await;
@@ -250,7 +250,7 @@ async fn sit_out_skips_hands_and_leaving_mid_hand_costs_credit() {
         })
         .collect();
     assert_eq!(timeouts, vec!["left".to_owned()]);
-    b.audit(claw_dealer::testgame::high_card(), false);
+    b.audit(claw_engine::testgame::high_card(), false);
     // c sits in: hand 2 is b and c.
     c.send(ClientMessage::SitIn).await;
     let p = c
@@ -417,7 +417,7 @@ async fn a_refused_debit_rejects_the_action_and_the_hand_goes_on() {
     let t3 = next_turn(&mut b).await;
     b.act(t3.hand_id, &json!({"type": "bet"})).await;
     game_end(&mut b).await;
-    b.audit(claw_dealer::testgame::high_card(), false);
+    b.audit(claw_engine::testgame::high_card(), false);
 }
 
 #[tokio::test]
@@ -466,7 +466,7 @@ async fn a_restarted_node_refunds_hands_a_crash_interrupted() {
     assert_eq!(chips.balance(&p).await.unwrap(), Chips(70));
     let node = DealerNode::builder(NodeConfig::local(dir.path(), vec![hc("r", 2)]))
         .chips(chips.clone())
-        .game(claw_dealer::testgame::high_card())
+        .game(claw_engine::testgame::high_card())
         .launch()
         .await
         .unwrap();
@@ -476,7 +476,7 @@ async fn a_restarted_node_refunds_hands_a_crash_interrupted() {
     // Restarting again moves nothing; the dealer key is the same.
     let node = DealerNode::builder(NodeConfig::local(dir.path(), vec![hc("r", 2)]))
         .chips(chips.clone())
-        .game(claw_dealer::testgame::high_card())
+        .game(claw_engine::testgame::high_card())
         .launch()
         .await
         .unwrap();
@@ -558,7 +558,7 @@ async fn deferred_reveal_is_published_after_the_delay() {
     b.act(t.hand_id, &json!({"type": "bet"})).await;
     let end = game_end(&mut a).await;
     assert!(end.dealer_seed.is_none(), "seeds held back at hand end");
-    assert!(!a.audit(claw_dealer::testgame::high_card(), true).complete());
+    assert!(!a.audit(claw_engine::testgame::high_card(), true).complete());
     // The audit-reveal follows on the same chain.
     a.recv_until(|m| match m {
         ServerMessage::Event(e) => {
@@ -567,7 +567,7 @@ async fn deferred_reveal_is_published_after_the_delay() {
         _ => None,
     })
     .await;
-    assert!(a.audit(claw_dealer::testgame::high_card(), false).complete());
+    assert!(a.audit(claw_engine::testgame::high_card(), false).complete());
     // The archived file has it too.
     let dir = f.dir.path().join("rooms/r/transcripts");
     let file = std::fs::read_dir(&dir).unwrap().flatten().find(|e| e.path().is_file()).unwrap().path();

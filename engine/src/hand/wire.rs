@@ -1,7 +1,6 @@
 //! Turning the runner's hand events into signed-event bodies: deals (face-up
 //! openings, sealed boxes), chip movements and reveals, in the game's order.
 
-use claw_chips::ChipOpKind;
 use claw_games::{DealTarget, Face, GameResult, HandEvent, Party};
 use claw_protocol::messages::{
     CardFace, ChipMove, ChipOp, ChipParty, ChipsMoved, DealEvent, DealTo, DealtCardMsg, EventBody,
@@ -18,7 +17,7 @@ pub struct Move {
     /// A seat of the hand or the house.
     pub party: Party,
     /// Debit or credit.
-    pub kind: ChipOpKind,
+    pub kind: ChipOp,
     /// How many chips.
     pub amount: Chips,
     /// The game's reason (`small-blind`, `call`, `pot`).
@@ -31,14 +30,11 @@ pub(super) fn moves(events: &[HandEvent]) -> Vec<Move> {
         .iter()
         .filter_map(|e| match e {
             HandEvent::Debit { party, amount, reason } => {
-                Some(Move { party: *party, kind: ChipOpKind::Debit, amount: *amount, reason: reason.clone() })
+                Some(Move { party: *party, kind: ChipOp::Debit, amount: *amount, reason: reason.clone() })
             }
-            HandEvent::Credit { party, amount, reason } => Some(Move {
-                party: *party,
-                kind: ChipOpKind::Credit,
-                amount: *amount,
-                reason: reason.clone(),
-            }),
+            HandEvent::Credit { party, amount, reason } => {
+                Some(Move { party: *party, kind: ChipOp::Credit, amount: *amount, reason: reason.clone() })
+            }
             _ => None,
         })
         .collect()
@@ -114,7 +110,7 @@ pub(super) fn event_bodies<R: CryptoRngCore + ?Sized>(
                     let salt = *run
                         .salts
                         .get(p)
-                        .ok_or_else(|| EngineError::State(format!("deal of position {p} beyond the deck")))?;
+                        .ok_or_else(|| EngineError::Deck(format!("deal of position {p} beyond the deck")))?;
                     let opening = CardOpening { position: c.position, card: c.card, salt };
                     let (face, opening, sealed) = match (c.face, c.target) {
                         (Face::Up, _) => {
@@ -124,7 +120,7 @@ pub(super) fn event_bodies<R: CryptoRngCore + ?Sized>(
                         (Face::Down, DealTarget::Player(s)) => {
                             let seat = seats
                                 .get(s.index())
-                                .ok_or_else(|| EngineError::State(format!("deal to missing {s}")))?;
+                                .ok_or_else(|| EngineError::Deck(format!("deal to missing {s}")))?;
                             (CardFace::Down, None, Some(seat.key.seal(rng, hand_id, &opening)))
                         }
                         (Face::Down, _) => (CardFace::Down, None, None),
@@ -154,7 +150,7 @@ pub(super) fn event_bodies<R: CryptoRngCore + ?Sized>(
                             openings.push(CardOpening { position: *pos, card: *card, salt: *salt });
                         }
                         _ => {
-                            return Err(EngineError::State(format!("reveal of position {p} beyond the deck")))
+                            return Err(EngineError::Deck(format!("reveal of position {p} beyond the deck")))
                         }
                     }
                 }

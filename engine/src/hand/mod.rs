@@ -40,6 +40,17 @@ use serde_json::Value;
 
 pub use wire::Move;
 
+/// Where a hand is: what its phase allows is decided by the type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandPhase {
+    /// `hand-prepare` sent; seeds are collected (entropy `joint`).
+    Preparing,
+    /// Shuffled, committed and being played.
+    Running,
+    /// `game-end` sent.
+    Over,
+}
+
 /// Why the engine could not go on with a hand (the room voids it).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -55,9 +66,43 @@ pub enum EngineError {
     /// The game's chip movements and its result disagree.
     #[error("chip movements do not match the result: {0}")]
     Conservation(#[from] ConservationError),
-    /// A call out of order, or an inconsistency.
-    #[error("engine: {0}")]
-    State(String),
+    /// The game does not take this many players.
+    #[error("{players} players for {game}")]
+    PlayerCount {
+        /// Players offered.
+        players: usize,
+        /// The game.
+        game: &'static str,
+    },
+    /// A call the hand's phase does not allow.
+    #[error("{call} is not possible while the hand is {phase:?}")]
+    WrongPhase {
+        /// The call.
+        call: &'static str,
+        /// Where the hand is.
+        phase: HandPhase,
+    },
+    /// A step is still waiting for its chip moves.
+    #[error("{0}: a step is still waiting for its chip moves")]
+    StepPending(&'static str),
+    /// `commit` or `rollback` without a step waiting.
+    #[error("no step is waiting for its chip moves")]
+    NothingPending,
+    /// Only a player's action can be rolled back (not start or auto actions).
+    #[error("only a player action can be rolled back")]
+    NotAnAction,
+    /// An auto action for a seat that is not to act.
+    #[error("auto action for {0}, who is not to act")]
+    NotToAct(Seat),
+    /// The game has no automatic action here.
+    #[error("the game has no auto action for {0}")]
+    NoAutoAction(Seat),
+    /// The game's deck or deals do not fit the committed deck.
+    #[error("deck: {0}")]
+    Deck(String),
+    /// The game says it is over but gives no result.
+    #[error("the game is over but has no result")]
+    NoResult,
 }
 
 /// Why a player's action was refused (sent back as `action-rejected`).
@@ -221,6 +266,8 @@ struct Running {
     order: Vec<CardId>,
     salts: Vec<Salt>,
     leaves: Vec<Digest>,
+    /// The seeds `game-start` carries (joint entropy).
+    seeds: Vec<SeatSeed>,
     runner: HandRunner,
     actions: Vec<RecordedAction>,
     last_seq: Vec<Option<u32>>,
@@ -232,11 +279,31 @@ struct Running {
     remaining: Vec<i128>,
 }
 
+/// The `audit-reveal` a finished hand owes (policy `deferred`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stage {
-    Preparing,
-    Running,
-    Over,
+enum Reveal {
+    /// Policy `full`: `game-end` published everything.
+    NotOwed,
+    /// Policy `deferred`, not yet published.
+    Owed,
+    /// Policy `deferred`, published.
+    Published,
+}
+
+/// The hand's state machine.
+enum State {
+    Preparing {
+        seeds: Vec<Option<SeatSeed>>,
+    },
+    /// `pending`: a step applied to the game, waiting for its chip moves.
+    Running {
+        run: Box<Running>,
+        pending: Option<Pending>,
+    },
+    Over {
+        run: Box<Running>,
+        reveal: Reveal,
+    },
 }
 
 /// One hand in progress.
@@ -248,12 +315,8 @@ pub struct Hand {
     seats: Vec<HandSeat>,
     memory: Value,
     dealer_seed: Seed,
-    seeds: Vec<Option<SeatSeed>>,
     tb: TranscriptBuilder,
-    run: Option<Running>,
-    stage: Stage,
-    pending: Option<Pending>,
-    audit_reveal_sent: bool,
+    state: State,
 }
 
 impl Hand {
@@ -272,7 +335,7 @@ impl Hand {
     ) -> Result<(Hand, EventEnvelope), EngineError> {
         let n = seats.len();
         if n == 0 || n > usize::from(spec.meta.max_players) || n < usize::from(spec.meta.min_players) {
-            return Err(EngineError::State(format!("{} players for {}", n, spec.meta.name)));
+            return Err(EngineError::PlayerCount { players: n, game: spec.meta.name });
         }
         let dealer_seed = Seed::random(rng);
         let mut tb = TranscriptBuilder::with_header(hand_id, dealer.id(), spec.room_id.clone());
@@ -292,12 +355,8 @@ impl Hand {
             seats,
             memory,
             dealer_seed,
-            seeds: vec![None; n],
             tb,
-            run: None,
-            stage: Stage::Preparing,
-            pending: None,
-            audit_reveal_sent: false,
+            state: State::Preparing { seeds: vec![None; n] },
         };
         Ok((hand, env))
     }
@@ -322,21 +381,31 @@ impl Hand {
         self.seats.iter().position(|s| s.id == *player).map(|i| Seat(i as u8))
     }
 
+    /// Where the hand is.
+    pub fn phase(&self) -> HandPhase {
+        match self.state {
+            State::Preparing { .. } => HandPhase::Preparing,
+            State::Running { .. } => HandPhase::Running,
+            State::Over { .. } => HandPhase::Over,
+        }
+    }
+
     /// Whether player seeds are being collected.
     pub fn collecting_seeds(&self) -> bool {
-        self.stage == Stage::Preparing && self.spec.entropy == EntropyMode::Joint
+        matches!(self.state, State::Preparing { .. }) && self.spec.entropy == EntropyMode::Joint
     }
 
     /// Records a seat's signed seed (entropy `joint`, before start).
     pub fn add_seed(&mut self, seat: Seat, msg: &PlayerSeed) -> Result<(), SeedError> {
-        if !self.collecting_seeds() {
+        let State::Preparing { seeds } = &mut self.state else { return Err(SeedError::NotCollecting) };
+        if self.spec.entropy != EntropyMode::Joint {
             return Err(SeedError::NotCollecting);
         }
         if msg.hand_id != self.hand_id {
             return Err(SeedError::WrongHand { expected: self.hand_id, got: msg.hand_id });
         }
         let player = self.seats.get(seat.index()).ok_or(SeedError::NotInHand)?.id;
-        let slot = &mut self.seeds[seat.index()];
+        let slot = seeds.get_mut(seat.index()).ok_or(SeedError::NotInHand)?;
         if slot.is_some() {
             return Err(SeedError::Duplicate);
         }
@@ -347,31 +416,37 @@ impl Hand {
 
     /// Whether every seat has sent its seed (or none are asked for).
     pub fn seeds_complete(&self) -> bool {
-        self.spec.entropy == EntropyMode::Dealer || self.seeds.iter().all(Option::is_some)
+        match &self.state {
+            State::Preparing { seeds } => {
+                self.spec.entropy == EntropyMode::Dealer || seeds.iter().all(Option::is_some)
+            }
+            _ => true,
+        }
     }
 
     /// Shuffles, commits the deck and runs the game's start actions. The
     /// returned moves (blinds, antes) must be done before [`Hand::commit`]
     /// publishes `game-start` and the first deals.
     pub fn start<R: CryptoRngCore + ?Sized>(&mut self, rng: &mut R) -> Result<Step, EngineError> {
-        if self.stage != Stage::Preparing || self.pending.is_some() {
-            return Err(EngineError::State("start: the hand is not being prepared".into()));
-        }
+        let State::Preparing { seeds } = &self.state else {
+            return Err(EngineError::WrongPhase { call: "start", phase: self.phase() });
+        };
         let spec = Arc::clone(&self.spec);
         let declared = spec.game.create_deck(&spec.settings)?;
         if declared.is_empty() || declared.len() > usize::from(u16::MAX) {
-            return Err(EngineError::State(format!("deck of {} cards", declared.len())));
+            return Err(EngineError::Deck(format!("deck of {} cards", declared.len())));
         }
         let (deck_mode, order) = match spec.game.scripted_deck(&spec.settings, self.hand_number)? {
             Some(d) => (DeckMode::Scripted, d),
             None => {
-                let seeds: Vec<Option<Seed>> = self.seeds.iter().map(|s| s.map(|s| s.seed)).collect();
+                let seeds: Vec<Option<Seed>> = seeds.iter().map(|s| s.map(|s| s.seed)).collect();
                 (DeckMode::Shuffled, shuffle(&declared, &shuffle_seed(&self.dealer_seed, &seeds)))
             }
         };
         if order.len() != declared.len() {
-            return Err(EngineError::State("scripted deck length differs from the game's deck".into()));
+            return Err(EngineError::Deck("scripted deck length differs from the game's deck".into()));
         }
+        let seeds: Vec<SeatSeed> = seeds.iter().flatten().copied().collect();
         let mut salt_bytes = vec![0u8; 32 * order.len()];
         rng.fill_bytes(&mut salt_bytes);
         let salts: Vec<Salt> = salt_bytes.chunks_exact(32).filter_map(Salt::from_slice).collect();
@@ -385,22 +460,22 @@ impl Hand {
         let (runner, events) =
             HandRunner::start(spec.game.as_ref(), &spec.settings, &infos, &self.memory, order.clone())?;
         let n = self.seats.len();
-        self.run = Some(Running {
+        let run = Box::new(Running {
             deck_mode,
             declared,
             opened: vec![false; order.len()],
             order,
             salts,
             leaves,
+            seeds,
             runner,
             actions: Vec::new(),
             last_seq: vec![None; n],
             events: Vec::new(),
             remaining: self.seats.iter().map(|s| i128::from(s.balance.0)).collect(),
         });
-        self.stage = Stage::Running;
         let moves = wire::moves(&events);
-        self.pending = Some(Pending { kind: PendingKind::Start, events });
+        self.state = State::Running { run, pending: Some(Pending { kind: PendingKind::Start, events }) };
         Ok(Step { moves })
     }
 
@@ -408,26 +483,30 @@ impl Hand {
         self.seats.iter().map(|s| PlayerInfo { id: s.id, balance: s.balance }).collect()
     }
 
-    fn running(&self) -> Result<&Running, EngineError> {
-        self.run.as_ref().ok_or_else(|| EngineError::State("the hand has not started".into()))
+    /// The dealt and played part of the hand, once started.
+    fn running(&self) -> Option<&Running> {
+        match &self.state {
+            State::Preparing { .. } => None,
+            State::Running { run, .. } | State::Over { run, .. } => Some(run),
+        }
     }
 
     /// The seat whose action the hand waits for.
     pub fn to_act(&self) -> Option<Seat> {
-        match (&self.run, self.stage, &self.pending) {
-            (Some(r), Stage::Running, None) => r.runner.hand().to_act(),
+        match &self.state {
+            State::Running { run, pending: None } => run.runner.hand().to_act(),
             _ => None,
         }
     }
 
     /// Whether the hand is over.
     pub fn is_over(&self) -> bool {
-        self.stage == Stage::Over
+        self.phase() == HandPhase::Over
     }
 
     /// Whether the hand has started (past seed collection).
     pub fn started(&self) -> bool {
-        self.run.is_some()
+        self.phase() != HandPhase::Preparing
     }
 
     /// Checks and applies a player's signed action (`player` is the
@@ -441,14 +520,12 @@ impl Hand {
         let seat = self
             .seat_of(player)
             .ok_or_else(|| ActionReject::new(C::NotInHand, "you are not in this hand"))?;
-        if self.stage == Stage::Over {
-            return Err(ActionReject::new(C::HandOver, "the hand is over"));
-        }
-        if self.pending.is_some() || self.stage != Stage::Running {
-            return Err(ActionReject::new(C::NotYourTurn, "the hand is not waiting for an action"));
-        }
-        let Some(run) = self.run.as_mut() else {
-            return Err(ActionReject::new(C::NotYourTurn, "the hand has not started"));
+        let run = match &mut self.state {
+            State::Over { .. } => return Err(ActionReject::new(C::HandOver, "the hand is over")),
+            State::Running { run, pending: None } => run,
+            State::Preparing { .. } | State::Running { .. } => {
+                return Err(ActionReject::new(C::NotYourTurn, "the hand is not waiting for an action"))
+            }
         };
         if run.runner.hand().to_act() != Some(seat) {
             return Err(ActionReject::new(C::NotYourTurn, "not your turn"));
@@ -467,7 +544,9 @@ impl Hand {
         match run.runner.act(seat, &action) {
             Ok(events) => {
                 let moves = wire::moves(&events);
-                self.pending = Some(Pending { kind: PendingKind::Action { seat, signed, action }, events });
+                if let State::Running { pending, .. } = &mut self.state {
+                    *pending = Some(Pending { kind: PendingKind::Action { seat, signed, action }, events });
+                }
                 Ok(Step { moves })
             }
             Err(e) => {
@@ -483,21 +562,20 @@ impl Hand {
     /// Applies the game's automatic action for `seat` (its timer ran out,
     /// it left, or it is disconnected).
     pub fn auto_act(&mut self, seat: Seat, reason: &str) -> Result<Step, EngineError> {
-        if self.pending.is_some() || self.stage != Stage::Running {
-            return Err(EngineError::State("auto action: the hand is not waiting for an action".into()));
+        let phase = self.phase();
+        let State::Running { run, pending } = &mut self.state else {
+            return Err(EngineError::WrongPhase { call: "auto action", phase });
+        };
+        if pending.is_some() {
+            return Err(EngineError::StepPending("auto action"));
         }
-        let run = self.run.as_mut().ok_or_else(|| EngineError::State("not started".into()))?;
         if run.runner.hand().to_act() != Some(seat) {
-            return Err(EngineError::State(format!("auto action for {seat}, who is not to act")));
+            return Err(EngineError::NotToAct(seat));
         }
-        let action = run
-            .runner
-            .hand()
-            .auto_action(seat)
-            .ok_or_else(|| EngineError::State(format!("the game has no auto action for {seat}")))?;
+        let action = run.runner.hand().auto_action(seat).ok_or(EngineError::NoAutoAction(seat))?;
         let events = run.runner.act(seat, &action)?;
         let moves = wire::moves(&events);
-        self.pending =
+        *pending =
             Some(Pending { kind: PendingKind::Timeout { seat, action, reason: reason.to_owned() }, events });
         Ok(Step { moves })
     }
@@ -505,13 +583,14 @@ impl Hand {
     /// Undoes the pending player action (a debit was refused): the game
     /// state is rebuilt from the recorded actions.
     pub fn rollback(&mut self) -> Result<(), EngineError> {
-        match self.pending.take() {
-            Some(Pending { kind: PendingKind::Action { .. }, .. }) => self.rebuild(),
-            Some(p) => {
-                self.pending = Some(p);
-                Err(EngineError::State("only a player action can be rolled back".into()))
-            }
+        let State::Running { pending, .. } = &mut self.state else { return Ok(()) };
+        match pending {
             None => Ok(()),
+            Some(Pending { kind: PendingKind::Action { .. }, .. }) => {
+                *pending = None;
+                self.rebuild()
+            }
+            Some(_) => Err(EngineError::NotAnAction),
         }
     }
 
@@ -519,8 +598,11 @@ impl Hand {
     /// puts the game back exactly where the committed steps left it.
     fn rebuild(&mut self) -> Result<(), EngineError> {
         let infos = self.player_infos();
-        let spec = Arc::clone(&self.spec);
-        let run = self.run.as_mut().ok_or_else(|| EngineError::State("not started".into()))?;
+        let phase = self.phase();
+        let State::Running { run, .. } = &mut self.state else {
+            return Err(EngineError::WrongPhase { call: "rebuild", phase });
+        };
+        let spec = &self.spec;
         let (mut runner, _) =
             HandRunner::start(spec.game.as_ref(), &spec.settings, &infos, &self.memory, run.order.clone())?;
         for a in &run.actions {
@@ -538,87 +620,78 @@ impl Hand {
         rng: &mut R,
         deadline_ms: u64,
     ) -> Result<Committed, EngineError> {
-        let p = self.pending.take().ok_or_else(|| EngineError::State("nothing to commit".into()))?;
+        let State::Running { run, pending } = &mut self.state else {
+            return Err(EngineError::NothingPending);
+        };
+        let p = pending.take().ok_or(EngineError::NothingPending)?;
         let mut bodies: Vec<EventBody> = Vec::new();
-        {
-            let run = self.run.as_mut().ok_or_else(|| EngineError::State("not started".into()))?;
-            match p.kind {
-                PendingKind::Start => {
-                    bodies.push(EventBody::GameStart(GameStart {
-                        game: self.spec.meta.name.to_owned(),
-                        game_version: self.spec.meta.version.to_owned(),
-                        config_hash: self.spec.config_hash,
-                        settings: self.spec.settings_raw.clone(),
-                        players: self
-                            .seats
-                            .iter()
-                            .enumerate()
-                            .map(|(i, s)| HandPlayer {
-                                id: s.id,
-                                seat: Seat(i as u8),
-                                balance: s.balance,
-                                encryption_key: s.encryption_key,
-                            })
-                            .collect(),
-                        memory: self.memory.clone(),
-                        dealer_encryption_key: self.dealer.encryption_key(),
-                        deck_mode: run.deck_mode,
-                        entropy: self.spec.entropy,
-                        reveal: self.spec.reveal,
-                        player_seeds: self.seeds.iter().flatten().copied().collect(),
-                        deck: run.declared.clone(),
-                        leaves: run.leaves.clone(),
-                        root: merkle_root(&run.leaves),
-                    }));
-                }
-                PendingKind::Action { seat, signed, action } => {
-                    run.last_seq[seat.index()] = Some(signed.seq);
-                    let public_state = run.runner.hand().public_state();
-                    bodies.push(EventBody::ActionResult(ActionResult::from_signed(
-                        seat,
-                        &signed,
-                        public_state,
-                    )));
-                    run.actions.push(RecordedAction { seat, action });
-                }
-                PendingKind::Timeout { seat, action, reason } => {
-                    let public_state = run.runner.hand().public_state();
-                    bodies.push(EventBody::TimeoutAction(TimeoutAction {
-                        seat,
-                        action: action.clone(),
-                        reason,
-                        public_state,
-                    }));
-                    run.actions.push(RecordedAction { seat, action });
-                }
+        match p.kind {
+            PendingKind::Start => {
+                bodies.push(EventBody::GameStart(GameStart {
+                    game: self.spec.meta.name.to_owned(),
+                    game_version: self.spec.meta.version.to_owned(),
+                    config_hash: self.spec.config_hash,
+                    settings: self.spec.settings_raw.clone(),
+                    players: self
+                        .seats
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| HandPlayer {
+                            id: s.id,
+                            seat: Seat(i as u8),
+                            balance: s.balance,
+                            encryption_key: s.encryption_key,
+                        })
+                        .collect(),
+                    memory: self.memory.clone(),
+                    dealer_encryption_key: self.dealer.encryption_key(),
+                    deck_mode: run.deck_mode,
+                    entropy: self.spec.entropy,
+                    reveal: self.spec.reveal,
+                    player_seeds: run.seeds.clone(),
+                    deck: run.declared.clone(),
+                    leaves: run.leaves.clone(),
+                    root: merkle_root(&run.leaves),
+                }));
             }
-            wire::event_bodies(&self.hand_id, &self.seats, run, &p.events, rng, &mut bodies)?;
-            for e in &p.events {
-                match e {
-                    HandEvent::Debit { party: Party::Seat(s), amount, .. } => {
-                        run.remaining[s.index()] -= i128::from(amount.0)
-                    }
-                    HandEvent::Credit { party: Party::Seat(s), amount, .. } => {
-                        run.remaining[s.index()] += i128::from(amount.0)
-                    }
-                    _ => {}
-                }
+            PendingKind::Action { seat, signed, action } => {
+                run.last_seq[seat.index()] = Some(signed.seq);
+                let public_state = run.runner.hand().public_state();
+                bodies.push(EventBody::ActionResult(ActionResult::from_signed(seat, &signed, public_state)));
+                run.actions.push(RecordedAction { seat, action });
             }
-            run.events.extend(p.events);
+            PendingKind::Timeout { seat, action, reason } => {
+                let public_state = run.runner.hand().public_state();
+                bodies.push(EventBody::TimeoutAction(TimeoutAction {
+                    seat,
+                    action: action.clone(),
+                    reason,
+                    public_state,
+                }));
+                run.actions.push(RecordedAction { seat, action });
+            }
         }
+        wire::event_bodies(&self.hand_id, &self.seats, run, &p.events, rng, &mut bodies)?;
+        for e in &p.events {
+            match e {
+                HandEvent::Debit { party: Party::Seat(s), amount, .. } => {
+                    run.remaining[s.index()] -= i128::from(amount.0)
+                }
+                HandEvent::Credit { party: Party::Seat(s), amount, .. } => {
+                    run.remaining[s.index()] += i128::from(amount.0)
+                }
+                _ => {}
+            }
+        }
+        run.events.extend(p.events);
         let mut end = None;
-        let run = self.running()?;
         if run.runner.hand().is_over() {
-            let result = run
-                .runner
-                .hand()
-                .result()
-                .ok_or_else(|| EngineError::State("the game is over but has no result".into()))?;
+            let result = run.runner.hand().result().ok_or(EngineError::NoResult)?;
             check_conservation(&run.events, &result, self.seats.len())?;
             let memory_after = run.runner.hand().memory_after();
             let (dealer_seed, openings) = match self.spec.reveal {
-                RevealPolicy::Full => (Some(self.dealer_seed), self.all_openings()?),
-                RevealPolicy::Deferred => (None, self.shown_openings()?),
+                RevealPolicy::Full => (Some(self.dealer_seed), all_openings(run)),
+                RevealPolicy::Deferred => (None, shown_openings(run)),
             };
             bodies.push(EventBody::GameEnd(GameEnd {
                 result: wire::hand_result(&result),
@@ -637,7 +710,14 @@ impl Hand {
             events.push(self.tb.append(&self.dealer, b)?);
         }
         let your_turn = if end.is_some() {
-            self.stage = Stage::Over;
+            let reveal = match self.spec.reveal {
+                RevealPolicy::Full => Reveal::NotOwed,
+                RevealPolicy::Deferred => Reveal::Owed,
+            };
+            let placeholder = State::Preparing { seeds: Vec::new() };
+            if let State::Running { run, .. } = std::mem::replace(&mut self.state, placeholder) {
+                self.state = State::Over { run, reveal };
+            }
             None
         } else {
             self.to_act().map(|seat| self.your_turn(seat, deadline_ms))
@@ -647,7 +727,7 @@ impl Hand {
 
     /// The `your-turn` message for `seat`.
     pub fn your_turn(&self, seat: Seat, deadline_ms: u64) -> YourTurn {
-        let (actions, seq, balance, phase) = match &self.run {
+        let (actions, seq, balance, phase) = match self.running() {
             Some(run) => {
                 let public = run.runner.hand().public_state();
                 (
@@ -674,54 +754,21 @@ impl Hand {
 
     /// The chips `seat` has left in this hand.
     pub fn remaining(&self, seat: Seat) -> Chips {
-        self.run
-            .as_ref()
+        self.running()
             .and_then(|r| r.remaining.get(seat.index()))
             .map_or(Chips::ZERO, |r| Chips(u64::try_from((*r).max(0)).unwrap_or(u64::MAX)))
-    }
-
-    fn opening(&self, position: usize) -> Result<CardOpening, EngineError> {
-        let run = self.running()?;
-        match (run.order.get(position), run.salts.get(position)) {
-            (Some(card), Some(salt)) => {
-                Ok(CardOpening { position: position as u16, card: *card, salt: *salt })
-            }
-            _ => Err(EngineError::State(format!("no card at position {position}"))),
-        }
-    }
-
-    fn all_openings(&self) -> Result<Vec<CardOpening>, EngineError> {
-        (0..self.running()?.order.len()).map(|i| self.opening(i)).collect()
-    }
-
-    /// Deferred policy: the face-down dealt cards that the game's final
-    /// public state shows (showdown hands); folded cards stay hidden.
-    fn shown_openings(&self) -> Result<Vec<CardOpening>, EngineError> {
-        let run = self.running()?;
-        let mut shown = HashSet::new();
-        collect_strings(&run.runner.hand().public_state(), &mut shown);
-        let mut out = Vec::new();
-        for d in run.runner.dealt() {
-            let p = usize::from(d.position);
-            if !run.opened[p] && shown.contains(&d.card.to_string()) {
-                out.push(self.opening(p)?);
-            }
-        }
-        Ok(out)
     }
 
     /// Policy `deferred`: signs the `audit-reveal` event that publishes the
     /// dealer seed and every opening `game-end` held back. Once only.
     pub fn audit_reveal(&mut self) -> Result<Option<EventEnvelope>, EngineError> {
-        if self.stage != Stage::Over || self.spec.reveal != RevealPolicy::Deferred || self.audit_reveal_sent {
-            return Ok(None);
-        }
+        let State::Over { run, reveal: reveal @ Reveal::Owed } = &mut self.state else { return Ok(None) };
         let body = EventBody::AuditReveal(AuditReveal {
             dealer_seed: self.dealer_seed,
-            openings: self.all_openings()?,
+            openings: all_openings(run),
         });
         let env = self.tb.append(&self.dealer, &body)?;
-        self.audit_reveal_sent = true;
+        *reveal = Reveal::Published;
         Ok(Some(env))
     }
 
@@ -732,13 +779,41 @@ impl Hand {
 
     /// The game's public state (for `table-state`); never a hidden card.
     pub fn public_state(&self) -> Option<Value> {
-        self.run.as_ref().map(|r| r.runner.hand().public_state())
+        self.running().map(|r| r.runner.hand().public_state())
     }
 
     /// Every committed game event (deals, chips, reveals).
     pub fn game_events(&self) -> &[HandEvent] {
-        self.run.as_ref().map_or(&[], |r| &r.events)
+        self.running().map_or(&[], |r| &r.events)
     }
+}
+
+/// Every card's opening, in deck order.
+fn all_openings(run: &Running) -> Vec<CardOpening> {
+    run.order
+        .iter()
+        .zip(&run.salts)
+        .enumerate()
+        .map(|(i, (card, salt))| CardOpening { position: i as u16, card: *card, salt: *salt })
+        .collect()
+}
+
+/// Deferred policy: the face-down dealt cards that the game's final
+/// public state shows (showdown hands); folded cards stay hidden.
+fn shown_openings(run: &Running) -> Vec<CardOpening> {
+    let mut shown = HashSet::new();
+    collect_strings(&run.runner.hand().public_state(), &mut shown);
+    run.runner
+        .dealt()
+        .iter()
+        .filter(|d| {
+            run.opened.get(usize::from(d.position)) == Some(&false) && shown.contains(&d.card.to_string())
+        })
+        .filter_map(|d| {
+            let salt = *run.salts.get(usize::from(d.position))?;
+            Some(CardOpening { position: d.position, card: d.card, salt })
+        })
+        .collect()
 }
 
 /// Every string inside a JSON value.

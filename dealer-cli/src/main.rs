@@ -6,6 +6,8 @@
 //! claw-dealer --game texas-holdem --bots 6 --hands 100
 //! ```
 
+mod demo;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -303,7 +305,7 @@ async fn main() -> anyhow::Result<()> {
     let code = if demo {
         let room = node.invite_urls().first().map(|r| r.0.clone()).unwrap_or_default();
         let game = cli.game.clone().unwrap_or_default();
-        let params = claw_dealer::demo::DemoParams {
+        let params = demo::DemoParams {
             room,
             game,
             bots: cli.bots,
@@ -313,7 +315,7 @@ async fn main() -> anyhow::Result<()> {
         };
         let mut out = std::io::stdout();
         let outcome = tokio::select! {
-            r = claw_dealer::demo::run(&node, &chips.provider, &params, &mut out) => r?,
+            r = demo::run(&node, &chips.provider, &params, &mut out) => r?,
             _ = tokio::signal::ctrl_c() => {
                 eprintln!("\nclaw-dealer: interrupted");
                 node.shutdown(cli.shutdown_grace).await;

@@ -31,27 +31,9 @@ const COMMISSION: u64 = 2;
 const WAIT: Duration = Duration::from_secs(120);
 const ROOM: &str = "texas-holdem";
 
-/// The `claw-dealer` binary: `CLAW_DEALER_BIN` if set, else
-/// `target/debug/claw-dealer`, built first with `cargo build -p claw-dealer`
-/// (a no-op when up to date; the binary belongs to another package, so
-/// `CARGO_BIN_EXE_…` is not available here).
+/// The `claw-dealer` binary of this package.
 fn claw_dealer_bin() -> PathBuf {
-    if let Some(p) = std::env::var_os("CLAW_DEALER_BIN") {
-        return p.into();
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "claw-dealer", "--bin", "claw-dealer"])
-        .current_dir(&root)
-        .status()
-        .expect("cargo build runs");
-    assert!(status.success(), "cargo build -p claw-dealer failed");
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
-    let bin = target.join("debug").join(format!("claw-dealer{}", std::env::consts::EXE_SUFFIX));
-    assert!(bin.exists(), "{} not found", bin.display());
-    bin
+    PathBuf::from(env!("CARGO_BIN_EXE_claw-dealer"))
 }
 
 /// A running `claw-dealer` process; killed (SIGKILL) and reaped on drop, so

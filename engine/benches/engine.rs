@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use claw_dealer::engine::{GameSpec, Hand, HandSeat};
+use claw_engine::{GameSpec, Hand, HandSeat};
 use claw_protocol::messages::{EntropyMode, PlayerSeed, RawJson, RevealPolicy, SignedAction, YourTurn};
 use claw_protocol::{Chips, HandId, Identity, Purpose, Seed};
 use criterion::{criterion_group, criterion_main, Criterion};

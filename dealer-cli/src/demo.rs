@@ -15,8 +15,8 @@ use rand::rngs::OsRng;
 use rand::SeedableRng;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::node::NodeHandle;
-use crate::room::RoomEvent;
+use claw_dealer::room::RoomEvent;
+use claw_dealer::NodeHandle;
 
 /// What the demo is asked to do.
 #[derive(Debug, Clone)]

@@ -112,7 +112,7 @@ fn play(t: &Table, spec: Arc<GameSpec>, choices: &[&str]) -> (Hand, Vec<EventEnv
         let step = hand
             .act(&t.players[i].id(), action(&t.players[i], hand.hand_id(), turn.seq, json!({"type": kind})))
             .unwrap();
-        let debits = step.moves.iter().filter(|m| m.kind == claw_chips::ChipOpKind::Debit).count();
+        let debits = step.moves.iter().filter(|m| m.kind == claw_protocol::messages::ChipOp::Debit).count();
         assert_eq!(debits, usize::from(kind == "bet"));
         c = hand.commit(&mut rng, 0).unwrap();
         events.extend(c.events);

@@ -1,0 +1,563 @@
+//! The room driver: one tokio task per room that feeds its sans-IO
+//! [`RoomCore`] (in `claw-engine`) with commands from connections, timer
+//! expiries and effect completions, and runs the effects the core returns.
+//!
+//! Effects run concurrently with the room: balance lookups (queries, joins)
+//! each in their own task; a hand's chip moves, settlement and refunds in
+//! order through the room's ledger worker (the chip journal and idempotency
+//! keys live there); archive writes in order through the archive worker.
+//! Completions come back as [`Input`]s in whatever order they finish, so a
+//! slow chip provider never delays another player's query or a timer.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use claw_chips::{AccountId, ChipError, IdempotencyKey};
+use claw_engine::room::{
+    Account, ArchiveWrite, ChipCall, ChipFailure, ChipMove, ChipOutcome, Effect, EffectId, Input, Now,
+    RoomCore,
+};
+use claw_engine::GameSpec;
+use claw_protocol::handshake::{RejectReason, VerifiedPlayer};
+use claw_protocol::messages::{ClientMessage, RawJson, ServerMessage};
+use claw_protocol::{HandId, Identity};
+use rand::rngs::OsRng;
+use tokio::sync::{broadcast, mpsc, oneshot, watch, Mutex};
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+use crate::archive::Archive;
+use crate::chips::{ChipDesk, Grants, HandLedger, LedgerError};
+use crate::config::{Limits, RoomConfig};
+use crate::conn::{ConnId, ConnTx};
+use crate::metrics::Metrics;
+
+pub use claw_engine::room::{Admit, RoomEvent, RoomSnapshot};
+
+/// Longest a balance lookup for a query may take.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the node shares with every room.
+pub struct NodeContext {
+    /// The dealer's identity (signs every event).
+    pub dealer: Arc<Identity>,
+    /// Chip calls with timeouts and retries.
+    pub desk: ChipDesk,
+    /// Operator grants (welcome chips, house bankroll) when the provider has them.
+    pub grants: Option<Arc<dyn Grants>>,
+    /// Chips granted once to a new account whose balance is below it.
+    pub welcome_grant: claw_protocol::Chips,
+    /// Accounts already welcomed by this node.
+    pub welcomed: Mutex<HashSet<AccountId>>,
+    /// Counters for `/metrics`.
+    pub metrics: Arc<Metrics>,
+    /// Transcripts and journals go here.
+    pub data_dir: PathBuf,
+    /// Connection, rate and chip-call limits.
+    pub limits: Limits,
+    /// Finished and voided hands, for the demo summary and tests.
+    pub events: broadcast::Sender<RoomEvent>,
+}
+
+/// A request to a room task.
+pub enum RoomCmd {
+    /// A handshake verified: admit the player (or refuse with a reason).
+    Connect {
+        /// The proven identity and its session key.
+        verified: Box<VerifiedPlayer>,
+        /// The connection's outgoing queue.
+        conn: ConnTx,
+        /// The room's answer.
+        reply: oneshot::Sender<Result<Admit, RejectReason>>,
+    },
+    /// `accepted` was sent on `conn`.
+    Ready {
+        /// The connection.
+        conn: ConnId,
+    },
+    /// A decoded message from an admitted connection.
+    Message {
+        /// The connection it came on (its verified identity is the sender).
+        conn: ConnId,
+        /// The message.
+        msg: Box<ClientMessage>,
+        /// When it arrived (latency metrics, rate limits).
+        at: Instant,
+    },
+    /// The connection closed.
+    Closed {
+        /// The connection.
+        conn: ConnId,
+    },
+    /// Stop new hands, finish (or void after `grace`) the running one,
+    /// publish deferred reveals, close every connection.
+    Shutdown {
+        /// Time given to the running hand.
+        grace: Duration,
+        /// Told when the room is closed.
+        done: oneshot::Sender<()>,
+    },
+    /// The room's public state, for tests and the demo.
+    Inspect {
+        /// Where the snapshot goes.
+        reply: oneshot::Sender<RoomSnapshot>,
+    },
+    /// Hold new hands (true) or allow them again (false); the demo holds
+    /// the first hand until every bot is seated.
+    Hold(bool),
+}
+
+/// How the server reaches a room.
+#[derive(Clone)]
+pub struct RoomHandle {
+    /// The room id.
+    pub id: String,
+    /// The room's validated configuration.
+    pub config: Arc<RoomConfig>,
+    /// The public room config, exact JSON text, as signed in the challenge.
+    pub public_config: RawJson,
+    tx: mpsc::Sender<RoomCmd>,
+    closed: watch::Receiver<bool>,
+}
+
+impl RoomHandle {
+    /// Sends a command; false if the room task is gone.
+    pub async fn send(&self, cmd: RoomCmd) -> bool {
+        self.tx.send(cmd).await.is_ok()
+    }
+
+    /// Sends without waiting; false if the queue is full or the room is gone.
+    pub fn try_send(&self, cmd: RoomCmd) -> bool {
+        self.tx.try_send(cmd).is_ok()
+    }
+
+    /// The room's public state.
+    pub async fn inspect(&self) -> Option<RoomSnapshot> {
+        let (reply, rx) = oneshot::channel();
+        if !self.send(RoomCmd::Inspect { reply }).await {
+            return None;
+        }
+        rx.await.ok()
+    }
+
+    /// Holds new hands (true) or allows them again (false).
+    pub async fn hold_hands(&self, hold: bool) -> bool {
+        self.send(RoomCmd::Hold(hold)).await
+    }
+
+    /// Waits until the room is closed.
+    pub async fn wait_closed(&self) {
+        let mut c = self.closed.clone();
+        while !*c.borrow() {
+            if c.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Whether the room is closed.
+    pub fn is_closed(&self) -> bool {
+        *self.closed.borrow()
+    }
+}
+
+/// Unix time in milliseconds (the wall clock for deadlines players see).
+pub fn unix_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+fn now() -> Now {
+    Now { at: std::time::Instant::now(), unix_ms: unix_ms() }
+}
+
+/// Encodes a message as a frame; `None` (logged) if it cannot be encoded.
+pub fn encode(msg: &ServerMessage) -> Option<Utf8Bytes> {
+    claw_engine::room::encode(msg).map(|f| Utf8Bytes::from(f.to_string()))
+}
+
+/// Why a room could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RoomStartError {
+    /// The game spec could not be built.
+    #[error(transparent)]
+    Engine(#[from] claw_engine::EngineError),
+    /// The public config could not be encoded.
+    #[error("room config: {0}")]
+    Encode(#[from] claw_protocol::messages::EncodeError),
+    /// The house account id is not valid.
+    #[error("house account: {0}")]
+    Account(String),
+}
+
+/// Starts a room task; returns its handle.
+pub fn spawn_room(
+    cfg: RoomConfig,
+    game: Arc<dyn claw_games::DynGame>,
+    ctx: Arc<NodeContext>,
+) -> Result<RoomHandle, RoomStartError> {
+    let spec = Arc::new(GameSpec::new(
+        cfg.id.clone(),
+        game,
+        cfg.settings.clone(),
+        cfg.entropy,
+        cfg.reveal,
+        u64::try_from(cfg.seed_timeout.as_millis()).unwrap_or(u64::MAX),
+    )?);
+    let public_config = claw_engine::room::public_config(&cfg)?;
+    let house = AccountId::new(format!("house:{}", cfg.id)).map_err(|e| RoomStartError::Account(e.to_string()))?;
+    let cfg = Arc::new(cfg);
+    let (tx, rx) = mpsc::channel(4096);
+    let (closed_tx, closed) = watch::channel(false);
+    let archive = match Archive::open(&ctx.data_dir, &cfg.id) {
+        Ok(a) => Some(a),
+        Err(e) => {
+            tracing::error!(room = %cfg.id, error = %e, "transcript archive unavailable");
+            None
+        }
+    };
+    let (done_tx, done_rx) = mpsc::unbounded_channel();
+    let (ledger_tx, ledger_rx) = mpsc::unbounded_channel();
+    let (archive_tx, archive_rx) = mpsc::unbounded_channel();
+    let accounts = Accounts { house: house.clone(), dealer: ctx.desk.dealer_account.clone() };
+    tokio::spawn(ledger_worker(cfg.id.clone(), Arc::clone(&ctx), accounts.clone(), ledger_rx, done_tx.clone()));
+    tokio::spawn(archive_worker(archive, archive_rx, done_tx.clone()));
+    let core = RoomCore::new(
+        Arc::clone(&cfg),
+        spec,
+        Arc::clone(&ctx.dealer),
+        ctx.limits.clone(),
+        Arc::clone(&ctx.metrics),
+        Box::new(OsRng),
+    );
+    let driver = Driver {
+        core,
+        ctx,
+        accounts,
+        conns: HashMap::new(),
+        done_tx,
+        ledger_tx,
+        archive_tx,
+        waiters: Vec::new(),
+        closed_tx,
+    };
+    let handle = RoomHandle { id: cfg.id.clone(), config: cfg, public_config, tx, closed };
+    let task = tokio::spawn(driver.run(rx, done_rx));
+    let id = handle.id.clone();
+    tokio::spawn(async move {
+        // A bug in a room ends that room only; say so loudly.
+        if let Err(e) = task.await {
+            tracing::error!(room = %id, error = %e, "room task failed; the room is closed");
+        }
+    });
+    Ok(handle)
+}
+
+/// The chip accounts behind the core's [`Account`]s.
+#[derive(Clone)]
+struct Accounts {
+    house: AccountId,
+    dealer: AccountId,
+}
+
+impl Accounts {
+    fn of(&self, a: Account) -> AccountId {
+        match a {
+            Account::Player(p) => AccountId::from(p),
+            Account::House => self.house.clone(),
+            Account::Dealer => self.dealer.clone(),
+        }
+    }
+}
+
+/// A room task's state: the core and where its effects go.
+struct Driver {
+    core: RoomCore,
+    ctx: Arc<NodeContext>,
+    accounts: Accounts,
+    conns: HashMap<ConnId, ConnTx>,
+    done_tx: mpsc::UnboundedSender<Input>,
+    ledger_tx: mpsc::UnboundedSender<(EffectId, ChipCall)>,
+    archive_tx: mpsc::UnboundedSender<(EffectId, ArchiveWrite)>,
+    waiters: Vec<oneshot::Sender<()>>,
+    closed_tx: watch::Sender<bool>,
+}
+
+impl Driver {
+    async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>, mut done: mpsc::UnboundedReceiver<Input>) {
+        self.run_effects();
+        while !self.core.is_closed() {
+            let wake = self.core.poll_timeout();
+            tokio::select! {
+                cmd = rx.recv() => match cmd {
+                    Some(c) => self.command(c),
+                    // The node dropped the handle: shut down now.
+                    None => self.core.handle(now(), Input::Shutdown { grace: Duration::ZERO }),
+                },
+                Some(input) = done.recv() => self.core.handle(now(), input),
+                _ = sleep_opt(wake) => self.core.handle_timeout(now()),
+            }
+            self.run_effects();
+        }
+        for w in self.waiters.drain(..) {
+            let _ = w.send(());
+        }
+        let _ = self.closed_tx.send(true);
+    }
+
+    fn command(&mut self, cmd: RoomCmd) {
+        match cmd {
+            RoomCmd::Connect { verified, conn, reply } => {
+                let r = self.core.connect(now(), conn.id, &verified);
+                if r.is_ok() {
+                    self.conns.insert(conn.id, conn);
+                }
+                let _ = reply.send(r);
+            }
+            RoomCmd::Ready { conn } => self.core.handle(now(), Input::Ready(conn)),
+            RoomCmd::Message { conn, msg, at } => {
+                self.core.handle(now(), Input::Message { conn, msg, at: at.into_std() })
+            }
+            RoomCmd::Closed { conn } => {
+                self.conns.remove(&conn);
+                self.core.handle(now(), Input::Disconnected(conn));
+            }
+            RoomCmd::Shutdown { grace, done } => {
+                self.waiters.push(done);
+                self.core.handle(now(), Input::Shutdown { grace });
+            }
+            RoomCmd::Inspect { reply } => {
+                let _ = reply.send(self.core.snapshot());
+            }
+            RoomCmd::Hold(h) => self.core.handle(now(), Input::Hold(h)),
+        }
+    }
+
+    /// Runs every queued effect; none of them waits.
+    fn run_effects(&mut self) {
+        while let Some(e) = self.core.poll_effect() {
+            match e {
+                Effect::Send { to, frame } => {
+                    let f = Utf8Bytes::from(frame.to_string());
+                    for conn in to {
+                        let Some(c) = self.conns.get(&conn) else { continue };
+                        if !c.send(f.clone()) {
+                            // Queue full (a peer that does not read) or gone.
+                            tracing::warn!(room = %self.core.id(), conn, "send queue full or closed: dropping connection");
+                            c.close(1008, "too slow");
+                            self.conns.remove(&conn);
+                            self.core.handle(now(), Input::Disconnected(conn));
+                        }
+                    }
+                }
+                Effect::Close { conn, code, reason } => {
+                    if let Some(c) = self.conns.remove(&conn) {
+                        c.close(code, &reason);
+                    }
+                }
+                Effect::Chips { id, call } => match call {
+                    ChipCall::Balance(_) | ChipCall::JoinBalance(_) | ChipCall::FundHouse(_) => {
+                        let (ctx, done, accounts) =
+                            (Arc::clone(&self.ctx), self.done_tx.clone(), self.accounts.clone());
+                        let room = self.core.id().to_owned();
+                        tokio::spawn(async move {
+                            let outcome = lookup(&ctx, &accounts, &room, call).await;
+                            let _ = done.send(Input::Chips { id, outcome });
+                        });
+                    }
+                    call => {
+                        let _ = self.ledger_tx.send((id, call));
+                    }
+                },
+                Effect::Archive { id, write } => {
+                    let _ = self.archive_tx.send((id, write));
+                }
+                Effect::Report(e) => {
+                    let _ = self.ctx.events.send(e);
+                }
+            }
+        }
+    }
+}
+
+/// Balance lookups and grants: each in its own task.
+async fn lookup(ctx: &NodeContext, accounts: &Accounts, room: &str, call: ChipCall) -> ChipOutcome {
+    match call {
+        ChipCall::Balance(p) => {
+            let account = AccountId::from(p);
+            match tokio::time::timeout(QUERY_TIMEOUT, ctx.desk.balance(&account)).await {
+                Ok(r) => ChipOutcome::Balance(r.map_err(failure)),
+                Err(_) => ChipOutcome::Balance(Err(ChipFailure::Timeout)),
+            }
+        }
+        ChipCall::JoinBalance(p) => {
+            let account = AccountId::from(p);
+            welcome(ctx, &account).await;
+            ChipOutcome::Balance(ctx.desk.balance(&account).await.map_err(failure))
+        }
+        ChipCall::FundHouse(amount) => {
+            let Some(g) = &ctx.grants else { return ChipOutcome::Done(Err("no operator grants".into())) };
+            let key = match IdempotencyKey::new(format!("bankroll/{room}/{amount}")) {
+                Ok(k) => k,
+                Err(e) => return ChipOutcome::Done(Err(e.to_string())),
+            };
+            ChipOutcome::Done(
+                g.grant(&key, &accounts.house, amount, "house bankroll").await.map(|_| ()).map_err(|e| e.to_string()),
+            )
+        }
+        _ => ChipOutcome::Done(Err("not a lookup".into())),
+    }
+}
+
+fn failure(e: ChipError) -> ChipFailure {
+    if e.is_retryable() {
+        ChipFailure::Unavailable(e.to_string())
+    } else {
+        ChipFailure::Refused(e.to_string())
+    }
+}
+
+/// The welcome grant, once per account and node, when its balance is low.
+async fn welcome(ctx: &NodeContext, account: &AccountId) {
+    let (Some(g), amount) = (&ctx.grants, ctx.welcome_grant) else { return };
+    if amount.0 == 0 || !ctx.welcomed.lock().await.insert(account.clone()) {
+        return;
+    }
+    let Ok(key) = IdempotencyKey::new(format!("welcome/{account}")) else { return };
+    match ctx.desk.balance(account).await {
+        Ok(b) if b < amount => {
+            if let Err(e) = g.grant(&key, account, amount, "welcome chips").await {
+                tracing::warn!(error = %e, "welcome grant failed");
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The room's hands' chip journals: their calls run in order.
+async fn ledger_worker(
+    room: String,
+    ctx: Arc<NodeContext>,
+    accounts: Accounts,
+    mut rx: mpsc::UnboundedReceiver<(EffectId, ChipCall)>,
+    done: mpsc::UnboundedSender<Input>,
+) {
+    let journal = ctx.data_dir.join("rooms").join(&room).join("journal");
+    let mut ledgers: HashMap<HandId, HandLedger> = HashMap::new();
+    let desk = &ctx.desk;
+    while let Some((id, call)) = rx.recv().await {
+        let outcome = match call {
+            ChipCall::OpenHand(hand) => {
+                match HandLedger::open(&room, &hand.to_string(), Some(&journal), unix_ms()) {
+                    Ok(l) => {
+                        ledgers.insert(hand, l);
+                        ChipOutcome::Done(Ok(()))
+                    }
+                    Err(e) => ChipOutcome::Done(Err(e.to_string())),
+                }
+            }
+            ChipCall::Moves { hand, moves, undo_on_refusal } => match ledgers.get_mut(&hand) {
+                Some(l) => ChipOutcome::Moves(run_moves(l, desk, &accounts, moves, undo_on_refusal).await),
+                None => ChipOutcome::Moves(Err((ChipFailure::Unavailable("no chip journal".into()), false))),
+            },
+            ChipCall::Settle { hand, fee } => match ledgers.remove(&hand) {
+                Some(l) => ChipOutcome::Done(settle(&room, l, desk, &accounts, fee).await),
+                None => ChipOutcome::Done(Err("no chip journal".into())),
+            },
+            ChipCall::Void(hand) => match ledgers.remove(&hand) {
+                Some(l) => ChipOutcome::Done(l.void(desk).await.map(|_| ()).map_err(|e| e.to_string())),
+                None => ChipOutcome::Done(Err("no chip journal".into())),
+            },
+            other => lookup(&ctx, &accounts, &room, other).await,
+        };
+        if done.send(Input::Chips { id, outcome }).is_err() {
+            break;
+        }
+    }
+}
+
+/// A step's moves through the journal; on a refused debit, optionally gives
+/// back what the earlier moves of the step did.
+async fn run_moves(
+    l: &mut HandLedger,
+    desk: &ChipDesk,
+    accounts: &Accounts,
+    moves: Vec<ChipMove>,
+    undo_on_refusal: bool,
+) -> Result<Vec<claw_protocol::Chips>, (ChipFailure, bool)> {
+    let mark = l.mark();
+    let mut balances = Vec::with_capacity(moves.len());
+    for m in moves {
+        match l.run(desk, m.kind, &accounts.of(m.account), m.amount, &m.memo).await {
+            Ok(b) => balances.push(b),
+            Err(LedgerError::Chip(e)) if !e.is_retryable() => {
+                let undone = undo_on_refusal && l.undo_since(desk, mark).await.is_ok();
+                return Err((ChipFailure::Refused(e.to_string()), undone));
+            }
+            Err(e) => return Err((ChipFailure::Unavailable(e.to_string()), false)),
+        }
+    }
+    Ok(balances)
+}
+
+/// Commission and rake to the dealer, the conservation check, the journal
+/// closed (left open for a restart when an outcome is unknown).
+async fn settle(
+    room: &str,
+    mut l: HandLedger,
+    desk: &ChipDesk,
+    accounts: &Accounts,
+    fee: claw_protocol::Chips,
+) -> Result<(), String> {
+    l.mark_complete().map_err(|e| e.to_string())?;
+    if fee.0 > 0 {
+        let dealer = accounts.of(Account::Dealer);
+        if let Err(e) = l.run(desk, claw_chips::ChipOpKind::Credit, &dealer, fee, "commission and rake").await {
+            return Err(format!("dealer credit failed: {e}"));
+        }
+    }
+    if l.has_uncertain() {
+        return Err("unsettled operations remain".into());
+    }
+    let t = l.close_settled().map_err(|e| e.to_string())?;
+    tracing::debug!(room, debits = t.debits, credits = t.credits, "hand settled, chips conserved");
+    Ok(())
+}
+
+/// The room's transcript archive: writes run in order, off the room task.
+async fn archive_worker(
+    archive: Option<Archive>,
+    mut rx: mpsc::UnboundedReceiver<(EffectId, ArchiveWrite)>,
+    done: mpsc::UnboundedSender<Input>,
+) {
+    while let Some((id, write)) = rx.recv().await {
+        let result = match &archive {
+            None => Err("no archive".to_owned()),
+            Some(a) => {
+                let a = a.clone();
+                let r = tokio::task::spawn_blocking(move || match write {
+                    ArchiveWrite::Hand { hand_number, transcript } => a.write(hand_number, &transcript).map(Some),
+                    ArchiveWrite::Append { hand_number, event } => a.append(hand_number, &event).map(|()| None),
+                    ArchiveWrite::Voided { transcript } => a.write_voided(&transcript).map(Some),
+                })
+                .await;
+                match r {
+                    Ok(r) => r.map_err(|e| e.to_string()),
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+        };
+        if done.send(Input::Archived { id, result }).is_err() {
+            break;
+        }
+    }
+}
+
+async fn sleep_opt(at: Option<std::time::Instant>) {
+    match at {
+        Some(t) => tokio::time::sleep_until(Instant::from_std(t)).await,
+        None => std::future::pending().await,
+    }
+}
+

@@ -1,0 +1,400 @@
+//! Room configuration and node limits: defaults, validation, and the public
+//! view of a room's config that players may see.
+//!
+//! A room config holds no secret (the chip service token lives in the node's
+//! chip provider, never here), so [`RoomConfig::public`] can be sent as is in
+//! the handshake challenge and in `room-config` query answers.
+
+use std::time::Duration;
+
+use claw_protocol::Chips;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+/// Why a configuration was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A room's settings are unusable.
+    #[error("room {room}: {reason}")]
+    Room {
+        /// The room id.
+        room: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The rooms file cannot be read or parsed.
+    #[error("rooms file: {0}")]
+    File(String),
+    /// A node-wide setting is unusable.
+    #[error("node config: {0}")]
+    Node(String),
+}
+
+pub use claw_protocol::messages::{EntropyMode, RevealPolicy};
+
+/// A duration written as `30s`, `500ms`, `2m` or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(i) => (&s[..i], s[i..].trim()),
+        None => (s, "s"),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("bad duration {s:?} (e.g. 30s, 500ms, 2m)"))?;
+    let secs = match unit {
+        "ms" => v / 1000.0,
+        "s" => v,
+        "m" => v * 60.0,
+        _ => return Err(format!("bad duration unit in {s:?} (ms, s or m)")),
+    };
+    if !secs.is_finite() || !(0.0..=86_400.0 * 7.0).contains(&secs) {
+        return Err(format!("duration {s:?} out of range (0 to 7 days)"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Formats a duration as milliseconds, the form that round-trips through
+/// [`parse_duration`].
+fn fmt_duration(d: Duration) -> String {
+    format!("{}ms", d.as_millis())
+}
+
+mod dur {
+    use super::*;
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&fmt_duration(*d))
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(f64),
+            Str(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Num(n) => parse_duration(&n.to_string()).map_err(serde::de::Error::custom),
+            Raw::Str(s) => parse_duration(&s).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// One room as written in the rooms file (`[[room]]` tables) or built from
+/// command-line flags. Missing fields take the defaults shown in docs/dealer.md.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoomConfig {
+    /// Room id, the URL path: 1–64 chars of `[A-Za-z0-9_-]`.
+    pub id: String,
+    /// Registry name of the game (`texas-holdem`, `blackjack`, …).
+    pub game: String,
+    /// Game-specific settings (blinds, tiers, variants); `null` = defaults.
+    #[serde(default)]
+    pub settings: Value,
+    /// Minimum chip balance to take a seat.
+    #[serde(default)]
+    pub buy_in: Chips,
+    /// Smallest bet; passed to the game as `min_bet` when its settings accept it.
+    #[serde(default)]
+    pub min_bet: Chips,
+    /// Largest bet; passed to the game as `max_bet` when its settings accept it.
+    #[serde(default)]
+    pub max_bet: Chips,
+    /// Fixed fee debited from every player at hand start, paid to the dealer.
+    #[serde(default)]
+    pub commission: Chips,
+    /// Players needed to start a hand; 0 = the game's minimum.
+    #[serde(default)]
+    pub min_players: u8,
+    /// Seats at the table; 0 = the game's maximum.
+    #[serde(default)]
+    pub max_players: u8,
+    /// Time a player has to act before the game's auto action is taken.
+    #[serde(default = "d_action_timeout", with = "dur")]
+    pub action_timeout: Duration,
+    /// Pause between two hands.
+    #[serde(default = "d_between_hands", with = "dur")]
+    pub between_hands: Duration,
+    /// How long the dealer waits for player seeds after `hand-prepare`.
+    #[serde(default = "d_seed_timeout", with = "dur")]
+    pub seed_timeout: Duration,
+    /// How long a disconnected player keeps the seat.
+    #[serde(default = "d_reconnect_window", with = "dur")]
+    pub reconnect_window: Duration,
+    /// `full` (default): every secret at hand end; `deferred`: folded cards
+    /// and seeds are published when the room closes or `reveal_delay` after
+    /// the hand.
+    #[serde(default = "d_reveal")]
+    pub reveal: RevealPolicy,
+    /// For `deferred`: publish this long after the hand (else at room close).
+    #[serde(default, with = "opt_dur", skip_serializing_if = "Option::is_none")]
+    pub reveal_delay: Option<Duration>,
+    /// `joint` (default): dealer and player seeds; `dealer`: the dealer's only.
+    #[serde(default = "d_entropy")]
+    pub entropy: EntropyMode,
+    /// Close the room after this many hands (demos); none = run forever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_hands: Option<u64>,
+    /// Chips granted to the house account at start when the chip provider
+    /// supports operator grants (the local ledger); games with a house bank.
+    #[serde(default)]
+    pub house_bankroll: Chips,
+}
+
+mod opt_dur {
+    use super::*;
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => super::dur::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        super::dur::deserialize(d).map(Some)
+    }
+}
+
+fn d_reveal() -> RevealPolicy {
+    RevealPolicy::Full
+}
+fn d_entropy() -> EntropyMode {
+    EntropyMode::Joint
+}
+fn d_action_timeout() -> Duration {
+    Duration::from_secs(30)
+}
+fn d_between_hands() -> Duration {
+    Duration::from_secs(10)
+}
+fn d_seed_timeout() -> Duration {
+    Duration::from_secs(2)
+}
+fn d_reconnect_window() -> Duration {
+    Duration::from_secs(60)
+}
+
+impl RoomConfig {
+    /// A room of `game` with every other field at its default.
+    pub fn new(id: impl Into<String>, game: impl Into<String>) -> RoomConfig {
+        RoomConfig {
+            id: id.into(),
+            game: game.into(),
+            settings: Value::Null,
+            buy_in: Chips::ZERO,
+            min_bet: Chips::ZERO,
+            max_bet: Chips::ZERO,
+            commission: Chips::ZERO,
+            min_players: 0,
+            max_players: 0,
+            action_timeout: d_action_timeout(),
+            between_hands: d_between_hands(),
+            seed_timeout: d_seed_timeout(),
+            reconnect_window: d_reconnect_window(),
+            reveal: RevealPolicy::Full,
+            reveal_delay: None,
+            entropy: EntropyMode::Joint,
+            max_hands: None,
+            house_bankroll: Chips::ZERO,
+        }
+    }
+
+    fn err(&self, reason: impl Into<String>) -> ConfigError {
+        ConfigError::Room { room: self.id.clone(), reason: reason.into() }
+    }
+
+    /// Checks the room against its game (from the games registry) and fills
+    /// in the game-dependent defaults (player counts, normalised settings).
+    /// Returns the game.
+    pub fn validate(&mut self) -> Result<std::sync::Arc<dyn claw_games::DynGame>, ConfigError> {
+        self.validate_with(&[])
+    }
+
+    /// Like [`RoomConfig::validate`], looking the game up in `extra` first
+    /// (games that are not in the registry, e.g. test games).
+    pub fn validate_with(
+        &mut self,
+        extra: &[std::sync::Arc<dyn claw_games::DynGame>],
+    ) -> Result<std::sync::Arc<dyn claw_games::DynGame>, ConfigError> {
+        if !valid_room_id(&self.id) {
+            return Err(self.err("room id must be 1–64 chars of [A-Za-z0-9_-]"));
+        }
+        let game = match extra.iter().find(|g| g.meta().name == self.game) {
+            Some(g) => g.clone(),
+            None => claw_games::registry::get(&self.game).map_err(|e| self.err(e.to_string()))?,
+        };
+        let meta = game.meta();
+        if self.min_players == 0 {
+            self.min_players = meta.min_players;
+        }
+        if self.max_players == 0 {
+            self.max_players = meta.max_players;
+        }
+        if self.min_players < meta.min_players || self.max_players > meta.max_players {
+            return Err(self.err(format!(
+                "{} seats {}–{} players; asked for {}–{}",
+                meta.name, meta.min_players, meta.max_players, self.min_players, self.max_players
+            )));
+        }
+        if self.min_players > self.max_players {
+            return Err(self.err("min_players is above max_players"));
+        }
+        if self.max_bet.0 != 0 && self.min_bet > self.max_bet {
+            return Err(self.err("min_bet is above max_bet"));
+        }
+        if self.action_timeout < Duration::from_millis(10) {
+            return Err(self.err("action_timeout must be at least 10ms"));
+        }
+        if self.reveal == RevealPolicy::Full && self.reveal_delay.is_some() {
+            return Err(self.err("reveal_delay only applies to reveal = \"deferred\""));
+        }
+        if !(self.settings.is_null() || self.settings.is_object()) {
+            return Err(self.err("settings must be a table"));
+        }
+        self.settings = normalize_with_bets(game.as_ref(), &self.settings, self.min_bet, self.max_bet)
+            .map_err(|e| self.err(format!("settings: {e}")))?;
+        Ok(game)
+    }
+
+    /// What players may see of this room (`join-response`, `room-config`
+    /// query). A room config holds no secret; this is a subset of it.
+    pub fn public(&self) -> claw_protocol::messages::RoomConfig {
+        claw_protocol::messages::RoomConfig {
+            room_id: self.id.clone(),
+            game: self.game.clone(),
+            settings: self.settings.clone(),
+            buy_in: self.buy_in,
+            min_bet: self.min_bet,
+            max_bet: self.max_bet,
+            commission: self.commission,
+            min_players: self.min_players,
+            max_players: self.max_players,
+            entropy: self.entropy,
+            reveal: self.reveal,
+            action_timeout_ms: u64::try_from(self.action_timeout.as_millis()).unwrap_or(u64::MAX),
+            between_hands_ms: u64::try_from(self.between_hands.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+}
+
+/// The game's normalised settings, with the room's `min_bet`/`max_bet` passed
+/// in as settings fields when the game accepts them and the settings do not
+/// already set them.
+fn normalize_with_bets(
+    game: &dyn claw_games::DynGame,
+    settings: &Value,
+    min_bet: Chips,
+    max_bet: Chips,
+) -> Result<Value, claw_games::GameError> {
+    let mut obj = match settings {
+        Value::Object(m) => m.clone(),
+        _ => serde_json::Map::new(),
+    };
+    let mut added = false;
+    for (k, v) in [("min_bet", min_bet), ("max_bet", max_bet)] {
+        if v.0 != 0 && !obj.contains_key(k) {
+            obj.insert(k.to_owned(), Value::from(v.0));
+            added = true;
+        }
+    }
+    if added {
+        if let Ok(n) = game.normalize_settings(&Value::Object(obj)) {
+            return Ok(n);
+        }
+    }
+    game.normalize_settings(settings)
+}
+
+/// Room ids are URL path segments: 1–64 chars of `[A-Za-z0-9_-]`.
+pub fn valid_room_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Limits that protect the node from floods and slow peers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Open WebSocket connections, handshaking or not.
+    pub max_connections: usize,
+    /// Largest WebSocket message, in bytes: a longer one closes the
+    /// connection. Messages over the protocol's 64 KiB frame limit but under
+    /// this one get an `error` (oversize) and the connection stays.
+    pub max_frame_bytes: usize,
+    /// Time from TCP accept to the end of the 4-step handshake.
+    pub handshake_deadline: Duration,
+    /// Messages per second per player, shared by queries and every message
+    /// the dealer did not ask for (actions on the player's turn and seeds
+    /// during seed collection are paced by the dealer and do not count).
+    /// Raw frames are throttled (delayed, not dropped) at a hundred times
+    /// this per connection, burst twenty times `rate_burst`.
+    pub rate_per_sec: u32,
+    /// Messages allowed in a burst above the steady rate.
+    pub rate_burst: u32,
+    /// Rate-limited messages in a row after which the connection is closed.
+    pub flood_close_after: u32,
+    /// Time allowed for one chip provider call (then retried with the same key).
+    pub chip_timeout: Duration,
+    /// Attempts per chip call for retryable failures.
+    pub chip_attempts: u32,
+    /// Outgoing messages queued per connection before it counts as too slow.
+    pub send_queue: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: 10_000,
+            max_frame_bytes: 256 * 1024,
+            handshake_deadline: Duration::from_secs(10),
+            rate_per_sec: 10,
+            rate_burst: 10,
+            flood_close_after: 50,
+            chip_timeout: Duration::from_secs(5),
+            chip_attempts: 3,
+            send_queue: 4096,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+        for bad in ["", "s", "-1s", "3h", "1e9", "abc", "99999999s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn room_ids() {
+        assert!(valid_room_id("holdem-1_A"));
+        for bad in ["", "a/b", "a b", "ä", &"x".repeat(65), "..", "a?b", "a#b"] {
+            assert!(!valid_room_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn unknown_game_is_refused() {
+        let mut r = RoomConfig::new("r", "no-such-game");
+        assert!(matches!(r.validate(), Err(ConfigError::Room { .. })));
+        let mut r = RoomConfig::new("bad/id", "no-such-game");
+        assert!(r.validate().is_err());
+    }
+
+    #[test]
+    fn config_round_trips_and_public_view() {
+        let r = RoomConfig::new("r", "g");
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["action_timeout"], "30000ms");
+        let back: RoomConfig = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+        let p = r.public();
+        assert_eq!(p.room_id, "r");
+        assert_eq!(p.action_timeout_ms, 30_000);
+    }
+}

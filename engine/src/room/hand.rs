@@ -1,0 +1,751 @@
+//! The hand lifecycle inside a room: choosing players, commission, prepare,
+//! seeds, dealing, actions and timeouts, chip steps, settlement, voiding
+//! with refunds, and deferred reveals. Chip moves are effects: a step waits
+//! in [`Stage::Chips`] for its completion while the room handles
+//! everything else.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use claw_games::Party;
+use claw_protocol::messages::{
+    ActionRejectCode, ActionRejected, ChipOp, ErrorCode, ErrorMsg, KickReason, Kicked, PlayerSeed, RoomPhase,
+    ServerMessage, SignedAction,
+};
+use claw_protocol::transcript::EventEnvelope;
+use claw_protocol::{Chips, HandId, PlayerId, Seat};
+
+use super::{
+    encode, Account, ArchiveWrite, ChipCall, ChipFailure, ChipMove, ChipOutcome, EffectId, Now, Presence,
+    RoomCore, RoomEvent, Waiting, RETRY_BACKOFF,
+};
+use crate::hand::{Hand, HandEnd, HandSeat, Step};
+use crate::metrics::inc;
+
+/// The most chips a player brings into one hand, whatever the balance.
+pub const MAX_HAND_STAKE: u64 = 1 << 50;
+
+/// The table: no hand, a hand being formed (chips collected), or a hand.
+pub(super) enum Table {
+    Idle,
+    Forming(Box<Forming>),
+    Playing(Box<ActiveHand>),
+}
+
+/// A hand being formed: its journal opened, then commission (or a balance
+/// check) per ready player, one chip call at a time.
+pub(super) struct Forming {
+    hand_id: HandId,
+    queue: VecDeque<PlayerId>,
+    step: FormStep,
+    awaiting: EffectId,
+    seated: Vec<(PlayerId, Chips)>,
+    commission_total: Chips,
+    journal_open: bool,
+}
+
+/// The chip call a forming hand waits for.
+#[derive(Clone, Copy)]
+enum FormStep {
+    Open,
+    Commission(PlayerId),
+    ReturnCommission(PlayerId, Chips),
+    Balance(PlayerId),
+}
+
+/// The hand being played.
+pub(super) struct ActiveHand {
+    pub hand: Hand,
+    /// Hand seat → player.
+    pub players: Vec<PlayerId>,
+    commission_total: Chips,
+    stage: Stage,
+}
+
+/// What the running hand waits for.
+enum Stage {
+    /// Player seeds (entropy `joint`), until the deadline.
+    Seeds { deadline: Instant },
+    /// A player's action, until the deadline.
+    Turn(Turn),
+    /// The chip moves of a step (`players`: whose balance each move sets).
+    Chips { id: EffectId, origin: Origin, players: Vec<Option<PlayerId>> },
+}
+
+/// The player the hand waits for.
+#[derive(Clone, Copy)]
+struct Turn {
+    seat: Seat,
+    deadline: Instant,
+    deadline_ms: u64,
+}
+
+/// Who set off a step.
+#[derive(Clone, Copy)]
+enum Origin {
+    Start,
+    Player { id: PlayerId, hand_id: HandId, seq: u32, at: Instant },
+    Auto,
+}
+
+/// A finished hand whose `audit-reveal` is still owed (policy `deferred`).
+pub(super) struct DeferredHand {
+    pub hand: Hand,
+    pub players: Vec<PlayerId>,
+    /// When to publish; none = when the room closes.
+    pub at: Option<Instant>,
+}
+
+impl Table {
+    /// The hand, once prepared.
+    pub fn hand(&self) -> Option<&Hand> {
+        match self {
+            Table::Playing(h) => Some(&h.hand),
+            _ => None,
+        }
+    }
+
+    pub fn is_playing(&self) -> bool {
+        matches!(self, Table::Playing(_))
+    }
+
+    /// A hand is forming or playing (shutdown waits for it).
+    pub fn is_busy(&self) -> bool {
+        !matches!(self, Table::Idle)
+    }
+
+    /// The seed or action deadline.
+    pub fn deadline(&self) -> Option<Instant> {
+        match self {
+            Table::Playing(h) => match &h.stage {
+                Stage::Seeds { deadline } => Some(*deadline),
+                Stage::Turn(t) => Some(t.deadline),
+                Stage::Chips { .. } => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The seat whose action the hand waits for, when it is `id`'s.
+    pub fn turn_of(&self, id: &PlayerId) -> Option<Seat> {
+        match self {
+            Table::Playing(h) => match &h.stage {
+                Stage::Turn(t) if h.players.get(t.seat.index()) == Some(id) => Some(t.seat),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Whether an action of `id` for `hand` is what the hand waits for.
+    pub fn expects_action(&self, id: &PlayerId, hand: &HandId) -> bool {
+        self.turn_of(id).is_some() && self.hand().is_some_and(|h| h.hand_id() == *hand)
+    }
+
+    /// Whether a seed of `id` for `hand` is being collected.
+    pub fn expects_seed(&self, id: &PlayerId, hand: &HandId) -> bool {
+        self.hand().is_some_and(|h| h.collecting_seeds() && h.hand_id() == *hand && h.seat_of(id).is_some())
+    }
+}
+
+impl RoomCore {
+    /// Asks for a hand start as soon as possible (auto-start at min players).
+    pub(super) fn schedule_start(&mut self, now: Now) {
+        if !self.table.is_busy()
+            && self.closing.is_none()
+            && self.phase == RoomPhase::Waiting
+            && self.next_hand_at.is_none()
+        {
+            self.next_hand_at = Some(now.at);
+        }
+    }
+
+    fn max_hands_reached(&self) -> bool {
+        self.cfg.max_hands.is_some_and(|m| self.hands_played >= m)
+    }
+
+    /// Starts forming a hand if enough players are ready.
+    pub(super) fn maybe_start_hand(&mut self, now: Now) {
+        if self.table.is_busy() || self.closing.is_some() || self.phase == RoomPhase::Closed {
+            return;
+        }
+        if self.hold || self.funding {
+            self.phase = RoomPhase::Waiting;
+            return;
+        }
+        if self.max_hands_reached() {
+            self.begin_close(now, std::time::Duration::ZERO);
+            return;
+        }
+        let ready: VecDeque<PlayerId> = self
+            .seats
+            .iter()
+            .flatten()
+            .filter(|id| {
+                self.players.get(id).is_some_and(|p| matches!(p.presence, Presence::Online(_)) && !p.sit_out)
+            })
+            .copied()
+            .collect();
+        if ready.len() < usize::from(self.cfg.min_players) {
+            self.phase = RoomPhase::Waiting;
+            return;
+        }
+        let hand_id = HandId::random(&mut *self.rng);
+        let awaiting = self.call(ChipCall::OpenHand(hand_id), Waiting::Table);
+        self.phase = RoomPhase::Playing;
+        self.table = Table::Forming(Box::new(Forming {
+            hand_id,
+            queue: ready,
+            step: FormStep::Open,
+            awaiting,
+            seated: Vec::new(),
+            commission_total: Chips::ZERO,
+            journal_open: false,
+        }));
+    }
+
+    /// A chip call of the table's hand completed.
+    pub(super) fn table_chips_done(&mut self, now: Now, id: EffectId, outcome: ChipOutcome) {
+        match &self.table {
+            Table::Forming(f) if f.awaiting == id => self.forming_done(now, outcome),
+            Table::Playing(h) if matches!(h.stage, Stage::Chips { id: x, .. } if x == id) => {
+                self.step_done(now, outcome)
+            }
+            // A hand voided meanwhile.
+            _ => {}
+        }
+    }
+
+    fn forming_done(&mut self, now: Now, outcome: ChipOutcome) {
+        let Table::Forming(f) = &mut self.table else { return };
+        let commission = self.cfg.commission;
+        let min_stake = Chips(self.cfg.min_bet.0.max(1));
+        let mut kick: Option<(PlayerId, Chips)> = None;
+        match (f.step, outcome) {
+            (FormStep::Open, ChipOutcome::Done(Ok(()))) => f.journal_open = true,
+            (FormStep::Open, other) => {
+                tracing::error!(room = %self.cfg.id, outcome = ?other, "cannot open the chip journal; no hand");
+                self.table = Table::Idle;
+                self.phase = RoomPhase::Waiting;
+                self.next_hand_at = Some(now.at + RETRY_BACKOFF);
+                return;
+            }
+            (FormStep::Commission(p), ChipOutcome::Moves(Ok(b))) => {
+                f.commission_total = Chips(f.commission_total.0 + commission.0);
+                let balance = b.first().copied().unwrap_or_default();
+                if balance < min_stake {
+                    // Cannot play after paying: give it back, kick.
+                    let mv = ChipMove {
+                        account: Account::Player(p),
+                        kind: ChipOp::Credit,
+                        amount: commission,
+                        memo: "commission returned".into(),
+                    };
+                    let hand = f.hand_id;
+                    let call = ChipCall::Moves { hand, moves: vec![mv], undo_on_refusal: false };
+                    let id = self.call(call, Waiting::Table);
+                    if let Table::Forming(f) = &mut self.table {
+                        f.step = FormStep::ReturnCommission(p, balance);
+                        f.awaiting = id;
+                    }
+                    return;
+                }
+                f.seated.push((p, balance));
+            }
+            (FormStep::Commission(p), ChipOutcome::Moves(Err((ChipFailure::Refused(_), _)))) => {
+                kick = Some((p, Chips::ZERO))
+            }
+            (FormStep::Commission(_), other) => {
+                inc(&self.metrics.chip_errors);
+                tracing::error!(room = %self.cfg.id, outcome = ?other, "commission debit failed; hand not started");
+                return self.abandon_start(now);
+            }
+            (FormStep::ReturnCommission(p, b), outcome) => {
+                if let ChipOutcome::Moves(Ok(_)) = outcome {
+                    f.commission_total = Chips(f.commission_total.0 - commission.0);
+                }
+                kick = Some((p, b));
+            }
+            (FormStep::Balance(p), ChipOutcome::Balance(Ok(b))) if b < min_stake => kick = Some((p, b)),
+            (FormStep::Balance(p), ChipOutcome::Balance(Ok(b))) => f.seated.push((p, b)),
+            (FormStep::Balance(_), other) => {
+                inc(&self.metrics.chip_errors);
+                tracing::warn!(room = %self.cfg.id, outcome = ?other, "balance check failed; player skips this hand");
+            }
+        }
+        if let Some((p, b)) = kick {
+            self.kick_broke(&p, b);
+        }
+        if self.closing.is_some() {
+            return self.abandon_start(now);
+        }
+        self.next_form(now);
+    }
+
+    /// Charges the next ready player, or prepares the hand.
+    fn next_form(&mut self, now: Now) {
+        let commission = self.cfg.commission;
+        loop {
+            let Table::Forming(f) = &mut self.table else { return };
+            let Some(p) = f.queue.pop_front() else { break };
+            if !self.players.get(&p).is_some_and(|x| x.seat.is_some() && !x.left()) {
+                continue;
+            }
+            let hand = f.hand_id;
+            let (step, call) = if commission.0 > 0 {
+                let mv = ChipMove {
+                    account: Account::Player(p),
+                    kind: ChipOp::Debit,
+                    amount: commission,
+                    memo: "commission".into(),
+                };
+                (FormStep::Commission(p), ChipCall::Moves { hand, moves: vec![mv], undo_on_refusal: false })
+            } else {
+                (FormStep::Balance(p), ChipCall::Balance(p))
+            };
+            let id = self.call(call, Waiting::Table);
+            if let Table::Forming(f) = &mut self.table {
+                f.step = step;
+                f.awaiting = id;
+            }
+            return;
+        }
+        self.prepare(now);
+    }
+
+    /// Every player charged: signs `hand-prepare`.
+    fn prepare(&mut self, now: Now) {
+        let Table::Forming(f) = &mut self.table else { return };
+        let seated: Vec<(PlayerId, Chips)> = f.seated.drain(..).collect();
+        let (hand_id, commission_total) = (f.hand_id, f.commission_total);
+        for (id, b) in &seated {
+            if let Some(p) = self.players.get_mut(id) {
+                p.balance = *b;
+            }
+        }
+        // Games bound the stacks they accept (exact arithmetic below 2^53).
+        let seats: Vec<HandSeat> = seated
+            .iter()
+            .filter_map(|(id, b)| {
+                self.players.get(id).filter(|p| !p.left()).map(|p| HandSeat {
+                    id: *id,
+                    encryption_key: p.encryption_key,
+                    balance: Chips(b.0.min(MAX_HAND_STAKE)),
+                    key: p.key.clone(),
+                })
+            })
+            .collect();
+        if seats.len() < usize::from(self.cfg.min_players) {
+            return self.abandon_start(now);
+        }
+        let hand_number = self.hands_played + self.hands_voided;
+        let prepared = Hand::prepare(
+            self.spec.clone(),
+            self.dealer.clone(),
+            seats,
+            self.memory.clone(),
+            hand_number,
+            hand_id,
+            &mut *self.rng,
+        );
+        let (hand, env) = match prepared {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::error!(room = %self.cfg.id, error = %e, "cannot prepare a hand");
+                return self.abandon_start(now);
+            }
+        };
+        inc(&self.metrics.hands_started);
+        let seeds = hand.collecting_seeds();
+        let players: Vec<PlayerId> = hand.seats().iter().map(|s| s.id).collect();
+        tracing::debug!(room = %self.cfg.id, hand = %hand_id, hand_number, players = players.len(), "hand prepared");
+        // Until the seeds arrive (or the hand starts at once below).
+        let stage = Stage::Seeds { deadline: now.at + self.cfg.seed_timeout };
+        self.table = Table::Playing(Box::new(ActiveHand { hand, players, commission_total, stage }));
+        self.broadcast(&[env]);
+        if !seeds {
+            self.start_dealing(now);
+        }
+    }
+
+    fn kick_broke(&mut self, id: &PlayerId, balance: Chips) {
+        tracing::info!(room = %self.cfg.id, player = %id.short(), %balance, "cannot cover the minimum: kicked");
+        let reason = format!("balance {balance} cannot cover this room's minimum {}", self.min_balance());
+        self.send(id, &ServerMessage::Kicked(Kicked { code: KickReason::InsufficientBalance, reason }));
+        self.remove_player(id, true);
+    }
+
+    /// A hand that could not start: refund what was taken, try later.
+    pub(super) fn abandon_start(&mut self, now: Now) {
+        let Table::Forming(f) = std::mem::replace(&mut self.table, Table::Idle) else { return };
+        if f.journal_open {
+            self.call(ChipCall::Void(f.hand_id), Waiting::Log("refund of an unstarted hand"));
+        }
+        self.phase = RoomPhase::Waiting;
+        if self.closing.is_none() {
+            self.next_hand_at = Some(now.at + self.cfg.between_hands.max(RETRY_BACKOFF));
+        }
+    }
+
+    /// A seat's shuffle seed.
+    pub(super) fn player_seed(&mut self, now: Now, id: &PlayerId, s: PlayerSeed) {
+        let Table::Playing(h) = &mut self.table else {
+            return self.error_to(id, ErrorCode::BadSeed, "no hand is being prepared");
+        };
+        let Some(seat) = h.hand.seat_of(id) else {
+            return self.error_to(id, ErrorCode::BadSeed, "you are not in this hand");
+        };
+        if let Err(e) = h.hand.add_seed(seat, &s) {
+            // Refused seeds draw on the rate limit.
+            let _ = self.take_token(id, now.at);
+            return self.error_to(id, ErrorCode::BadSeed, e.to_string());
+        }
+        if h.hand.seeds_complete() {
+            self.start_dealing(now);
+        }
+    }
+
+    /// The seed and action timers.
+    pub(super) fn hand_timers(&mut self, now: Now) {
+        let Table::Playing(h) = &self.table else { return };
+        match &h.stage {
+            Stage::Seeds { deadline } if *deadline <= now.at => self.start_dealing(now),
+            Stage::Turn(t) if t.deadline <= now.at => {
+                let seat = t.seat;
+                self.timeout_action(now, seat)
+            }
+            _ => {}
+        }
+    }
+
+    /// Shuffle, commit, start actions, first deals.
+    fn start_dealing(&mut self, now: Now) {
+        let Table::Playing(h) = &mut self.table else { return };
+        if h.hand.started() {
+            return;
+        }
+        match h.hand.start(&mut *self.rng) {
+            Ok(step) => self.drive(now, step, Origin::Start),
+            Err(e) => self.void_hand(now, &format!("the game could not start: {e}")),
+        }
+    }
+
+    /// A player's signed action.
+    pub(super) fn player_action(&mut self, now: Now, id: &PlayerId, signed: SignedAction, at: Instant) {
+        let (hand_id, seq) = (signed.hand_id, signed.seq);
+        let Table::Playing(h) = &mut self.table else {
+            let r = ActionRejected {
+                hand_id,
+                seq,
+                code: ActionRejectCode::NotInHand,
+                reason: "no hand is running".into(),
+            };
+            return self.send(id, &ServerMessage::ActionRejected(r));
+        };
+        match h.hand.act(id, signed) {
+            Ok(step) => self.drive(now, step, Origin::Player { id: *id, hand_id, seq, at }),
+            Err(r) => {
+                inc(&self.metrics.actions_rejected);
+                // Refused actions draw on the rate limit.
+                let _ = self.take_token(id, at);
+                let msg = ActionRejected { hand_id, seq, code: r.code, reason: r.reason };
+                self.send(id, &ServerMessage::ActionRejected(msg));
+            }
+        }
+    }
+
+    /// The seat's timer ran out (or it left): the game's auto action.
+    pub(super) fn timeout_action(&mut self, now: Now, seat: Seat) {
+        let Table::Playing(h) = &mut self.table else { return };
+        let reason = match h.players.get(seat.index()).and_then(|id| self.players.get(id)).map(|p| p.presence)
+        {
+            Some(Presence::Online(_)) => "timeout",
+            Some(Presence::Away { .. }) => "disconnected",
+            Some(Presence::Left) | None => "left",
+        };
+        inc(&self.metrics.timeouts);
+        match h.hand.auto_act(seat, reason) {
+            Ok(step) => self.drive(now, step, Origin::Auto),
+            Err(e) => self.void_hand(now, &format!("auto action failed: {e}")),
+        }
+    }
+
+    /// Runs a step and what follows it: while the next player to act has
+    /// left the room, acts for it at once.
+    fn drive(&mut self, now: Now, step: Step, origin: Origin) {
+        let mut next = self.run_step(now, step, origin);
+        while let Some(seat) = next {
+            next = None;
+            let Table::Playing(h) = &mut self.table else { return };
+            inc(&self.metrics.timeouts);
+            match h.hand.auto_act(seat, "left") {
+                Ok(step) => next = self.run_step(now, step, Origin::Auto),
+                Err(e) => self.void_hand(now, &format!("auto action failed: {e}")),
+            }
+        }
+    }
+
+    /// Commits a step without chip moves at once; otherwise asks for its
+    /// moves and waits. Returns the next seat to act when that player has
+    /// left the room.
+    fn run_step(&mut self, now: Now, step: Step, origin: Origin) -> Option<Seat> {
+        if step.moves.is_empty() {
+            return self.commit_step(now, origin);
+        }
+        let Table::Playing(h) = &mut self.table else { return None };
+        let mut moves = Vec::with_capacity(step.moves.len());
+        for m in step.moves {
+            let account = match m.party {
+                Party::Seat(s) => match h.players.get(s.index()) {
+                    Some(p) => Account::Player(*p),
+                    None => {
+                        self.void_hand(now, &format!("chip move for missing {s}"));
+                        return None;
+                    }
+                },
+                Party::House => Account::House,
+            };
+            moves.push(ChipMove { account, kind: m.kind, amount: m.amount, memo: m.reason });
+        }
+        let hand = h.hand.hand_id();
+        let undo_on_refusal = matches!(origin, Origin::Player { .. });
+        let players = moves
+            .iter()
+            .map(|m| match m.account {
+                Account::Player(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        let id = self.call(ChipCall::Moves { hand, moves, undo_on_refusal }, Waiting::Table);
+        if let Table::Playing(h) = &mut self.table {
+            h.stage = Stage::Chips { id, origin, players };
+        }
+        None
+    }
+
+    /// The chip moves of the waiting step completed.
+    fn step_done(&mut self, now: Now, outcome: ChipOutcome) {
+        let Table::Playing(h) = &mut self.table else { return };
+        let Stage::Chips { origin, players, .. } = &h.stage else { return };
+        let (origin, accounts) = (*origin, players.clone());
+        let result = match outcome {
+            ChipOutcome::Moves(r) => r,
+            _ => Err((ChipFailure::Unavailable("unexpected completion".into()), false)),
+        };
+        match result {
+            Ok(balances) => {
+                // The balance after each move: the latest per player.
+                for (account, b) in accounts.into_iter().zip(balances) {
+                    if let Some(p) = account.and_then(|a| self.players.get_mut(&a)) {
+                        p.balance = b;
+                    }
+                }
+                if let Some(seat) = self.commit_step(now, origin) {
+                    if let Table::Playing(h) = &mut self.table {
+                        inc(&self.metrics.timeouts);
+                        match h.hand.auto_act(seat, "left") {
+                            Ok(step) => self.drive(now, step, Origin::Auto),
+                            Err(e) => self.void_hand(now, &format!("auto action failed: {e}")),
+                        }
+                    }
+                }
+            }
+            Err((ChipFailure::Refused(reason), undone)) => {
+                inc(&self.metrics.chip_errors);
+                let Origin::Player { id, hand_id, seq, .. } = origin else {
+                    return self.void_hand(now, &format!("a chip debit was refused: {reason}"));
+                };
+                if !undone || h.hand.rollback().is_err() {
+                    return self.void_hand(now, "could not undo a refused action");
+                }
+                inc(&self.metrics.actions_rejected);
+                let r = ActionRejected {
+                    hand_id,
+                    seq,
+                    code: ActionRejectCode::BadAmount,
+                    reason: format!("the chip service refused the debit: {reason}"),
+                };
+                self.send(&id, &ServerMessage::ActionRejected(r));
+                // Still this player's turn, with a fresh timer.
+                self.set_turn(now);
+            }
+            Err((e, _)) => {
+                inc(&self.metrics.chip_errors);
+                self.void_hand(now, &format!("chip service failure: {e:?}"))
+            }
+        }
+    }
+
+    /// Publishes the waiting step; names the next player or ends the hand.
+    fn commit_step(&mut self, now: Now, origin: Origin) -> Option<Seat> {
+        let timeout = self.cfg.action_timeout;
+        let later = now.after(timeout);
+        let Table::Playing(h) = &mut self.table else { return None };
+        let c = match h.hand.commit(&mut *self.rng, later.unix_ms) {
+            Ok(c) => c,
+            Err(e) => {
+                self.void_hand(now, &format!("engine: {e}"));
+                return None;
+            }
+        };
+        self.broadcast(&c.events);
+        if let Origin::Player { at, .. } = origin {
+            inc(&self.metrics.actions_accepted);
+            self.metrics.observe_action(now.at.saturating_duration_since(at));
+        }
+        if let Some(end) = c.end {
+            self.finish_hand(now, end);
+            return None;
+        }
+        let Some(turn) = c.your_turn else {
+            self.void_hand(now, "the game waits for nobody");
+            return None;
+        };
+        let seat = turn.seat;
+        let Table::Playing(h) = &mut self.table else { return None };
+        h.stage = Stage::Turn(Turn { seat, deadline: later.at, deadline_ms: later.unix_ms });
+        let actor = *h.players.get(seat.index())?;
+        if self.players.get(&actor).is_none_or(|p| p.left()) {
+            return Some(seat);
+        }
+        self.send(&actor, &ServerMessage::YourTurn(turn));
+        None
+    }
+
+    /// The player to act gets (again) a fresh turn.
+    fn set_turn(&mut self, now: Now) {
+        let later = now.after(self.cfg.action_timeout);
+        let Table::Playing(h) = &mut self.table else { return };
+        let Some(seat) = h.hand.to_act() else { return };
+        h.stage = Stage::Turn(Turn { seat, deadline: later.at, deadline_ms: later.unix_ms });
+        let turn = h.hand.your_turn(seat, later.unix_ms);
+        if let Some(id) = h.players.get(seat.index()).copied() {
+            self.send(&id, &ServerMessage::YourTurn(turn));
+        }
+    }
+
+    /// Settles a finished hand: commission and rake to the dealer (with the
+    /// conservation check), then the archive, then the report; the pause
+    /// between hands starts now.
+    fn finish_hand(&mut self, now: Now, end: HandEnd) {
+        let Table::Playing(h) = std::mem::replace(&mut self.table, Table::Idle) else { return };
+        let h = *h;
+        self.phase = RoomPhase::Settling;
+        let hand_id = h.hand.hand_id();
+        let hand_number = h.hand.hand_number();
+        let fee = Chips(h.commission_total.0.saturating_add(end.result.rake.0));
+        inc(&self.metrics.hands_finished);
+        self.hands_played += 1;
+        self.memory = end.memory_after.clone();
+        let winners = end.result.winners.iter().filter_map(|s| h.players.get(s.index()).copied()).collect();
+        tracing::info!(room = %self.cfg.id, hand = %hand_id, hand_number, summary = %end.result.summary, "hand finished");
+        let report = RoomEvent::HandFinished {
+            room: self.cfg.id.clone(),
+            hand_number,
+            hand_id,
+            summary: end.result.summary.clone(),
+            players: h.players.clone(),
+            net: end.result.net.clone(),
+            winners,
+            transcript: None,
+        };
+        let write = ArchiveWrite::Hand { hand_number, transcript: h.hand.transcript().clone() };
+        self.call(ChipCall::Settle { hand: hand_id, fee }, Waiting::Settle(Box::new((write, report))));
+        if end.reveal_pending {
+            let at = self.cfg.reveal_delay.map(|d| now.at + d);
+            self.deferred.push(DeferredHand { hand: h.hand, players: h.players, at });
+        }
+        self.after_hand(now);
+    }
+
+    /// Voids the running hand: every chip it moved goes back, the players
+    /// are told, the next hand is scheduled.
+    pub(super) fn void_hand(&mut self, now: Now, reason: &str) {
+        let Table::Playing(h) = std::mem::replace(&mut self.table, Table::Idle) else {
+            return self.abandon_start(now);
+        };
+        let hand_id = h.hand.hand_id();
+        tracing::warn!(room = %self.cfg.id, hand = %hand_id, reason, "voiding the hand");
+        let report = RoomEvent::HandVoided { room: self.cfg.id.clone(), hand_id, reason: reason.to_owned() };
+        self.call(ChipCall::Void(hand_id), Waiting::Void(Box::new(report)));
+        self.archive(
+            ArchiveWrite::Voided { transcript: h.hand.transcript().clone() },
+            Waiting::Log("voided"),
+        );
+        inc(&self.metrics.hands_voided);
+        self.hands_voided += 1;
+        let msg = format!("hand {hand_id} voided ({reason}); every chip it moved was refunded");
+        if let Some(f) = encode(&ServerMessage::Error(ErrorMsg { code: ErrorCode::Internal, message: msg })) {
+            self.send_frame(&h.players, f);
+        }
+        self.after_hand(now);
+        self.next_hand_at = self.next_hand_at.map(|t| t.max(now.at + RETRY_BACKOFF));
+    }
+
+    fn after_hand(&mut self, now: Now) {
+        // Players who left during the hand are gone now.
+        self.players.retain(|_, p| !p.left());
+        if self.closing.is_some() {
+            return;
+        }
+        if self.max_hands_reached() {
+            self.begin_close(now, std::time::Duration::ZERO);
+            return;
+        }
+        self.phase = RoomPhase::BetweenHands;
+        self.next_hand_at = Some(now.at + self.cfg.between_hands);
+    }
+
+    /// Publishes a deferred hand's `audit-reveal` to its players and appends
+    /// it to the archived transcript.
+    pub(super) fn publish_reveal(&mut self, mut d: DeferredHand) {
+        match d.hand.audit_reveal() {
+            Ok(Some(env)) => {
+                let write = ArchiveWrite::Append { hand_number: d.hand.hand_number(), event: env.clone() };
+                self.archive(write, Waiting::Log("audit-reveal"));
+                if let Some(f) = encode(&ServerMessage::Event(env)) {
+                    self.send_frame(&d.players, f);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tracing::error!(room = %self.cfg.id, error = %e, "audit-reveal failed"),
+        }
+    }
+
+    /// Sends signed events to every player of the running hand.
+    pub(super) fn broadcast(&mut self, events: &[EventEnvelope]) {
+        let Table::Playing(h) = &self.table else { return };
+        let players = h.players.clone();
+        for e in events {
+            if let Some(f) = encode(&ServerMessage::Event(e.clone())) {
+                self.send_frame(&players, f);
+            }
+        }
+    }
+
+    /// A resumed session: the hand so far (its sealed cards included) and,
+    /// if it is the player's turn, the turn.
+    pub(super) fn resend_hand(&mut self, id: &PlayerId) {
+        let Table::Playing(h) = &self.table else { return };
+        let Some(seat) = h.hand.seat_of(id) else { return };
+        let frames: Vec<_> = h
+            .hand
+            .transcript()
+            .events
+            .iter()
+            .filter_map(|e| encode(&ServerMessage::Event(e.clone())))
+            .collect();
+        let turn = match &h.stage {
+            Stage::Turn(t) if t.seat == seat => {
+                Some(ServerMessage::YourTurn(h.hand.your_turn(seat, t.deadline_ms)))
+            }
+            _ => None,
+        };
+        for f in frames {
+            self.send_frame(&[*id], f);
+        }
+        if let Some(t) = turn {
+            self.send(id, &t);
+        }
+    }
+}

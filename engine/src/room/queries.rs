@@ -1,0 +1,76 @@
+//! Queries (seed 002's query protocol): answered to the asking connection
+//! only, matched by nonce, about the asker's own account or public room
+//! data. No answer carries a secret: no deck, no hidden card, no salt, no
+//! seed, no chip-service credential. A query that needs the chip service
+//! is an effect: the room answers everything else meanwhile.
+
+use claw_protocol::messages::{
+    Query, QueryData, QueryError, QueryErrorCode, QueryResult, QueryType, ServerMessage,
+};
+use claw_protocol::{Chips, PlayerId};
+
+use super::{ChipCall, ChipFailure, RoomCore, Waiting};
+use crate::metrics::inc;
+
+impl RoomCore {
+    pub(super) fn query(&mut self, id: &PlayerId, q: Query) {
+        inc(&self.metrics.queries);
+        let data = match q.query_type {
+            QueryType::MyBalance | QueryType::MyStatus => {
+                self.call(ChipCall::Balance(*id), Waiting::Query(*id, q));
+                return;
+            }
+            QueryType::RoomState => QueryData::RoomState {
+                phase: self.phase,
+                hands_played: self.hands_played,
+                players: self.table_players(),
+            },
+            QueryType::TableState => QueryData::TableState {
+                hand_id: self.table.hand().map(|h| h.hand_id()),
+                public_state: self.table.hand().and_then(|h| h.public_state()),
+            },
+            QueryType::RoomConfig => QueryData::RoomConfig { config: self.cfg.public() },
+            QueryType::Unknown => {
+                return self.send(id, &query_error(&q, QueryErrorCode::UnknownQuery, "unknown query type"))
+            }
+        };
+        self.send(id, &ServerMessage::QueryResult(QueryResult { nonce: q.nonce, data }));
+    }
+
+    /// The chip service answered a `my-balance` or `my-status` query.
+    pub(super) fn query_done(&mut self, id: &PlayerId, q: Query, balance: Result<Chips, ChipFailure>) {
+        let balance = match balance {
+            Ok(b) => {
+                if let Some(p) = self.players.get_mut(id) {
+                    p.balance = b;
+                }
+                Ok(b)
+            }
+            Err(ChipFailure::Timeout) => Err(QueryErrorCode::Timeout),
+            Err(_) => {
+                inc(&self.metrics.chip_errors);
+                Err(QueryErrorCode::Unavailable)
+            }
+        };
+        let data = match q.query_type {
+            QueryType::MyStatus => {
+                let Some(p) = self.players.get(id) else { return };
+                QueryData::MyStatus {
+                    seat: p.seat,
+                    status: self.status_of(p),
+                    balance: balance.unwrap_or(p.balance),
+                    credit_score: p.credit_score,
+                }
+            }
+            _ => match balance {
+                Ok(balance) => QueryData::MyBalance { balance },
+                Err(e) => return self.send(id, &query_error(&q, e, "the chip service did not answer")),
+            },
+        };
+        self.send(id, &ServerMessage::QueryResult(QueryResult { nonce: q.nonce, data }));
+    }
+}
+
+fn query_error(q: &Query, error: QueryErrorCode, message: &str) -> ServerMessage {
+    ServerMessage::QueryError(QueryError { nonce: q.nonce.clone(), error, message: message.to_owned() })
+}

@@ -1,0 +1,262 @@
+//! A table driven by the real [`Hand`] engine, in process, for tests and
+//! benchmarks of the players' side (the SDK's verifier, the auditor, the
+//! malicious-dealer harness). Every key and random draw derives from a
+//! seed; a chooser picks each action. No room, no chips, no clock.
+//!
+//! Feature `test-game` only: not part of the production API.
+
+use std::sync::Arc;
+
+use claw_games::{DealTarget, Face, GameResult, HandEvent};
+use claw_protocol::messages::{
+    ActionChoice, EntropyMode, EventBody, PlayerSeed, RawJson, RevealPolicy, SignedAction,
+};
+use claw_protocol::transcript::{Transcript, TranscriptBuilder, TranscriptError};
+use claw_protocol::{CardId, CardOpening, Chips, HandId, Identity, SealedCard, Seat, Seed};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::Value;
+
+use crate::hand::{EngineError, GameSpec, Hand, HandSeat};
+
+/// What a chooser sees on a turn.
+pub struct TurnInfo<'a> {
+    /// The seat to act.
+    pub seat: Seat,
+    /// The options of `your-turn`.
+    pub actions: &'a [ActionChoice],
+    /// The game's public state.
+    pub public_state: &'a Value,
+    /// The seat's own dealt cards (face down or up), minus those it played.
+    pub hand: &'a [CardId],
+    /// Face-up community and house cards.
+    pub table: &'a [CardId],
+    /// The seat's chips left in the hand.
+    pub balance: Chips,
+}
+
+/// Why a table could not play a hand.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// The engine refused.
+    #[error("engine: {0}")]
+    Engine(#[from] EngineError),
+    /// The game refused.
+    #[error("game: {0}")]
+    Game(#[from] claw_games::GameError),
+    /// Re-signing failed.
+    #[error("transcript: {0}")]
+    Transcript(#[from] TranscriptError),
+    /// The chooser or the engine refused an action.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A table of seeded identities playing one game with the real engine.
+pub struct Table {
+    /// The dealer's keys (signs every event, seals private cards).
+    pub dealer: Arc<Identity>,
+    /// The players, in seat order.
+    pub players: Vec<Arc<Identity>>,
+    /// Chips each player brings to every hand.
+    pub balance: Chips,
+    /// Registry name of the game.
+    pub game_name: String,
+    /// Reveal policy of the hands.
+    pub reveal: RevealPolicy,
+    /// Every `n`-th turn is taken by the dealer as a timeout (auto action).
+    pub timeout_every: Option<usize>,
+    game: Arc<dyn claw_games::DynGame>,
+    settings: Value,
+    memory: Value,
+    rng: ChaCha20Rng,
+    hand_number: u64,
+}
+
+/// One hand played by [`Table::play_hand`]: the signed transcript, its
+/// bodies (to alter and re-sign), and what the players held.
+#[derive(Debug, Clone)]
+pub struct PlayedHand {
+    /// The hand.
+    pub hand_id: HandId,
+    /// The engine's signed transcript.
+    pub transcript: Transcript,
+    /// Every event body, `hand-prepare` first, `game-end` last.
+    pub bodies: Vec<EventBody>,
+    /// The seed each player sent, by seat.
+    pub player_seeds: Vec<Option<Seed>>,
+    /// The result the rules gave.
+    pub result: GameResult,
+    /// `your-turn` messages the dealer sent, in order, with the index in
+    /// `bodies` they precede.
+    pub turns: Vec<(usize, Seat, Vec<ActionChoice>)>,
+}
+
+impl PlayedHand {
+    /// Signs and chains the bodies (altered or not) as `dealer`, with a
+    /// header naming `room`.
+    pub fn sign(&self, dealer: &Identity, room: &str) -> Result<Transcript, TableError> {
+        let mut b = TranscriptBuilder::with_header(self.hand_id, dealer.id(), room);
+        for body in &self.bodies {
+            b.append(dealer, body)?;
+        }
+        Ok(b.into_transcript())
+    }
+}
+
+impl Table {
+    /// A table of `players` seats of registry game `game` (or the test game
+    /// `high-card`) with `settings` (`null` = defaults); every key and
+    /// random draw derives from `seed`.
+    pub fn new(game: &str, settings: &Value, players: usize, seed: u64) -> Result<Table, TableError> {
+        let g = match game {
+            "high-card" => crate::testgame::high_card(),
+            _ => claw_games::registry::get(game)?,
+        };
+        let settings = g.normalize_settings(settings)?;
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let dealer = Arc::new(Identity::generate(&mut rng));
+        let players = (0..players).map(|_| Arc::new(Identity::generate(&mut rng))).collect();
+        Ok(Table {
+            dealer,
+            players,
+            balance: Chips(10_000),
+            game_name: game.to_owned(),
+            reveal: RevealPolicy::Full,
+            timeout_every: None,
+            game: g,
+            settings,
+            memory: Value::Null,
+            rng,
+            hand_number: 0,
+        })
+    }
+
+    /// Seals `opening` to the player in `seat` (for tampering tests that
+    /// put another card in a box).
+    pub fn seal_for(
+        &mut self,
+        seat: Seat,
+        hand: &HandId,
+        opening: &CardOpening,
+    ) -> Result<SealedCard, TableError> {
+        let p = self.players.get(seat.index()).ok_or_else(|| TableError::Other(format!("no {seat}")))?;
+        let key =
+            self.dealer.shared_key(&p.encryption_key()).map_err(|e| TableError::Other(e.to_string()))?;
+        Ok(key.seal(&mut self.rng, hand, opening))
+    }
+
+    /// Plays one hand through the engine, every seat choosing with
+    /// `choose`; the table memory moves on to the next hand.
+    pub fn play_hand(
+        &mut self,
+        choose: &mut dyn FnMut(&TurnInfo<'_>, &mut ChaCha20Rng) -> Result<Value, String>,
+    ) -> Result<PlayedHand, TableError> {
+        let spec = Arc::new(GameSpec::new(
+            "room",
+            Arc::clone(&self.game),
+            self.settings.clone(),
+            EntropyMode::Joint,
+            self.reveal,
+            1_000,
+        )?);
+        let mut seats = Vec::with_capacity(self.players.len());
+        for p in &self.players {
+            let key =
+                self.dealer.shared_key(&p.encryption_key()).map_err(|e| TableError::Other(e.to_string()))?;
+            seats.push(HandSeat {
+                id: p.id(),
+                encryption_key: p.encryption_key(),
+                balance: self.balance,
+                key,
+            });
+        }
+        let hand_id = HandId::random(&mut self.rng);
+        let (mut hand, _) = Hand::prepare(
+            spec,
+            Arc::clone(&self.dealer),
+            seats,
+            self.memory.clone(),
+            self.hand_number,
+            hand_id,
+            &mut self.rng,
+        )?;
+        let mut player_seeds = Vec::with_capacity(self.players.len());
+        for (i, p) in self.players.iter().enumerate() {
+            let seed = Seed::random(&mut self.rng);
+            hand.add_seed(Seat(i as u8), &PlayerSeed::sign(p, hand_id, seed))
+                .map_err(|e| TableError::Other(e.to_string()))?;
+            player_seeds.push(Some(seed));
+        }
+        hand.start(&mut self.rng)?;
+        let mut c = hand.commit(&mut self.rng, 0)?;
+        let mut played: Vec<Vec<CardId>> = vec![Vec::new(); self.players.len()];
+        let mut turns = Vec::new();
+        let mut turn_no = 0usize;
+        let end = loop {
+            if let Some(end) = c.end {
+                break end;
+            }
+            let turn = c.your_turn.take().ok_or_else(|| TableError::Other("nobody to act".into()))?;
+            turn_no += 1;
+            if turn_no > 10_000 {
+                return Err(TableError::Other("hand does not end".into()));
+            }
+            let seat = turn.seat;
+            turns.push((hand.transcript().events.len(), seat, turn.actions.clone()));
+            if self.timeout_every.is_some_and(|n| n > 0 && turn_no.is_multiple_of(n)) {
+                hand.auto_act(seat, "timeout")?;
+                c = hand.commit(&mut self.rng, 0)?;
+                continue;
+            }
+            let (own, table) = cards_of(hand.game_events(), seat, &played[seat.index()]);
+            let public = hand.public_state().unwrap_or(Value::Null);
+            let info = TurnInfo {
+                seat,
+                actions: &turn.actions,
+                public_state: &public,
+                hand: &own,
+                table: &table,
+                balance: turn.balance,
+            };
+            let action = choose(&info, &mut self.rng).map_err(TableError::Other)?;
+            if let Some(cards) =
+                action.get("cards").and_then(|c| serde_json::from_value::<Vec<CardId>>(c.clone()).ok())
+            {
+                played[seat.index()].extend(cards);
+            }
+            let raw = RawJson::from_value(&action).map_err(|e| TableError::Other(e.to_string()))?;
+            let player = &self.players[seat.index()];
+            let signed = SignedAction::sign(player, hand_id, turn.seq, raw);
+            hand.act(&player.id(), signed).map_err(|r| TableError::Other(r.reason))?;
+            c = hand.commit(&mut self.rng, 0)?;
+        };
+        self.memory = end.memory_after.clone();
+        self.hand_number += 1;
+        let transcript = hand.transcript().clone();
+        let bodies = transcript
+            .events
+            .iter()
+            .map(|e| e.decode_body().map_err(|e| TableError::Other(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(PlayedHand { hand_id, transcript, bodies, player_seeds, result: end.result, turns })
+    }
+}
+
+/// A seat's own dealt cards (minus those played) and the face-up table cards.
+fn cards_of(events: &[HandEvent], seat: Seat, played: &[CardId]) -> (Vec<CardId>, Vec<CardId>) {
+    let mut own = Vec::new();
+    let mut table = Vec::new();
+    for e in events {
+        if let HandEvent::Dealt { cards, .. } = e {
+            for d in cards {
+                match d.target {
+                    DealTarget::Player(s) if s == seat && !played.contains(&d.card) => own.push(d.card),
+                    DealTarget::Community | DealTarget::House if d.face == Face::Up => table.push(d.card),
+                    _ => {}
+                }
+            }
+        }
+    }
+    (own, table)
+}

@@ -1,0 +1,409 @@
+//! The room core in a deterministic in-process harness: a virtual clock, no
+//! sockets, effects completed by the test in the order it chooses.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use claw_engine::metrics::Metrics;
+use claw_engine::room::config::{Limits, RoomConfig};
+use claw_engine::room::{
+    Account, ChipCall, ChipFailure, ChipOutcome, ConnId, Effect, EffectId, Input, Now, RoomCore, RoomEvent,
+};
+use claw_engine::GameSpec;
+use claw_protocol::handshake::VerifiedPlayer;
+use claw_protocol::identity::PublicIdentity;
+use claw_protocol::messages::{
+    decode_server, ActionRejectCode, ChipOp, ClientMessage, EntropyMode, EventBody, JoinRequest, Query,
+    QueryData, QueryErrorCode, QueryType, RawJson, RoomPhase, ServerMessage, SignedAction,
+};
+use claw_protocol::{Chips, Identity, PlayerId};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::json;
+
+/// What a player's connection received, decoded.
+fn decode(frame: &str) -> ServerMessage {
+    decode_server(frame).unwrap_or_else(|e| panic!("bad frame {frame}: {e}"))
+}
+
+/// One room core, a virtual clock, the players' identities and the effects
+/// not yet completed.
+struct Harness {
+    core: RoomCore,
+    now: Now,
+    dealer: Arc<Identity>,
+    players: Vec<Identity>,
+    /// Chip calls still out, in the order the core asked.
+    chips: VecDeque<(EffectId, ChipCall)>,
+    /// Everything sent, per connection (conn = seat index + 1).
+    inbox: Vec<Vec<ServerMessage>>,
+    /// Frames, reports and closes in the order the core produced them.
+    log: Vec<String>,
+    reports: Vec<RoomEvent>,
+    balances: Vec<u64>,
+}
+
+impl Harness {
+    fn new(n: u8, edit: impl FnOnce(&mut RoomConfig)) -> Harness {
+        let game = claw_engine::testgame::high_card();
+        let mut cfg = RoomConfig::new("r", "high-card");
+        cfg.entropy = EntropyMode::Dealer;
+        cfg.action_timeout = Duration::from_secs(30);
+        cfg.between_hands = Duration::from_secs(1);
+        edit(&mut cfg);
+        let game = cfg.validate_with(&[game]).unwrap();
+        let spec =
+            Arc::new(GameSpec::new("r", game, cfg.settings.clone(), cfg.entropy, cfg.reveal, 1000).unwrap());
+        let dealer = Arc::new(Identity::from_seed([200; 32]));
+        let core = RoomCore::new(
+            Arc::new(cfg),
+            spec,
+            Arc::clone(&dealer),
+            Limits::default(),
+            Arc::new(Metrics::default()),
+            Box::new(ChaCha20Rng::seed_from_u64(7)),
+        );
+        let players = (0..n).map(|i| Identity::from_seed([i + 1; 32])).collect();
+        let mut h = Harness {
+            core,
+            now: Now { at: Instant::now(), unix_ms: 1_700_000_000_000 },
+            dealer,
+            players,
+            chips: VecDeque::new(),
+            inbox: vec![Vec::new(); usize::from(n)],
+            log: Vec::new(),
+            reports: Vec::new(),
+            balances: vec![1000; usize::from(n)],
+        };
+        h.drain();
+        h
+    }
+
+    fn conn(i: usize) -> ConnId {
+        i as ConnId + 1
+    }
+
+    fn seat_of_conn(c: ConnId) -> usize {
+        (c - 1) as usize
+    }
+
+    /// Collects the core's effects: frames into the inboxes and the log,
+    /// chip calls into the queue; archive writes complete at once.
+    fn drain(&mut self) {
+        while let Some(e) = self.core.poll_effect() {
+            match e {
+                Effect::Send { to, frame } => {
+                    for c in to {
+                        let m = decode(&frame);
+                        self.log.push(format!("{} <- {}", Self::seat_of_conn(c), label(&m)));
+                        self.inbox[Self::seat_of_conn(c)].push(m);
+                    }
+                }
+                Effect::Close { conn, .. } => self.log.push(format!("{} closed", Self::seat_of_conn(conn))),
+                Effect::Chips { id, call } => self.chips.push_back((id, call)),
+                Effect::Archive { id, .. } => {
+                    self.core.handle(self.now, Input::Archived { id, result: Ok(None) });
+                }
+                Effect::Report(r) => {
+                    self.log.push(format!("report {}", report_label(&r)));
+                    self.reports.push(r);
+                }
+            }
+        }
+    }
+
+    fn input(&mut self, i: Input) {
+        self.core.handle(self.now, i);
+        self.drain();
+    }
+
+    /// Moves the virtual clock on and runs the timers that are due.
+    fn advance(&mut self, d: Duration) {
+        self.now = self.now.after(d);
+        if self.core.poll_timeout().is_some_and(|t| t <= self.now.at) {
+            self.core.handle_timeout(self.now);
+            self.drain();
+        }
+    }
+
+    /// Runs every timer due now (zero-delay ones).
+    fn tick(&mut self) {
+        self.advance(Duration::ZERO);
+    }
+
+    fn connect(&mut self, i: usize) {
+        let p = &self.players[i];
+        let v = VerifiedPlayer {
+            player: PublicIdentity { signing: p.id(), encryption: p.encryption_key() },
+            sdk_version: "test".into(),
+            reconnect_token: None,
+            shared_key: p.shared_key(&self.dealer.encryption_key()).unwrap(),
+        };
+        self.core.connect(self.now, Self::conn(i), &v).unwrap();
+        self.input(Input::Ready(Self::conn(i)));
+    }
+
+    fn send(&mut self, i: usize, msg: ClientMessage) {
+        let at = self.now.at;
+        self.input(Input::Message { conn: Self::conn(i), msg: Box::new(msg), at });
+    }
+
+    fn account_seat(&self, a: &Account) -> Option<usize> {
+        match a {
+            Account::Player(p) => self.players.iter().position(|x| x.id() == *p),
+            _ => None,
+        }
+    }
+
+    fn player_seat(&self, p: &PlayerId) -> usize {
+        self.players.iter().position(|x| x.id() == *p).unwrap()
+    }
+
+    /// Completes chip call `id` as a working provider with the harness's
+    /// balances would.
+    fn complete(&mut self, id: EffectId, call: ChipCall) {
+        let outcome = match call {
+            ChipCall::Balance(p) | ChipCall::JoinBalance(p) => {
+                ChipOutcome::Balance(Ok(Chips(self.balances[self.player_seat(&p)])))
+            }
+            ChipCall::Moves { moves, .. } => {
+                let mut out = Vec::new();
+                for m in moves {
+                    let b = match self.account_seat(&m.account) {
+                        Some(s) => {
+                            match m.kind {
+                                ChipOp::Debit => self.balances[s] -= m.amount.0,
+                                ChipOp::Credit => self.balances[s] += m.amount.0,
+                            }
+                            self.balances[s]
+                        }
+                        None => 0,
+                    };
+                    out.push(Chips(b));
+                }
+                ChipOutcome::Moves(Ok(out))
+            }
+            _ => ChipOutcome::Done(Ok(())),
+        };
+        self.input(Input::Chips { id, outcome });
+    }
+
+    /// Completes every chip call out (and those they cause).
+    fn settle_chips(&mut self) {
+        while let Some((id, call)) = self.chips.pop_front() {
+            self.complete(id, call);
+        }
+    }
+
+    /// Every player connects and joins; the first hand starts.
+    fn seat_everyone(&mut self) {
+        for i in 0..self.players.len() {
+            self.connect(i);
+            self.send(
+                i,
+                ClientMessage::JoinRequest(JoinRequest {
+                    sdk_version: String::new(),
+                    name: None,
+                    seat: None,
+                    buy_in: None,
+                }),
+            );
+        }
+        self.settle_chips();
+        self.tick();
+        self.settle_chips();
+    }
+
+    fn query(&mut self, i: usize, t: QueryType, nonce: &str) {
+        self.send(i, ClientMessage::Query(Query { query_type: t, nonce: nonce.into() }));
+    }
+
+    fn last_turn(&self, i: usize) -> Option<&claw_protocol::messages::YourTurn> {
+        self.inbox[i].iter().rev().find_map(|m| match m {
+            ServerMessage::YourTurn(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    fn act(&mut self, i: usize, action: serde_json::Value) {
+        let turn = self.last_turn(i).expect("a turn").clone();
+        let signed = SignedAction::sign(
+            &self.players[i],
+            turn.hand_id,
+            turn.seq,
+            RawJson::from_value(&action).unwrap(),
+        );
+        self.send(i, ClientMessage::Action(signed));
+    }
+}
+
+fn label(m: &ServerMessage) -> String {
+    match m {
+        ServerMessage::Event(e) => format!("event {}", e.decode_body().map(|b| b.type_name()).unwrap_or("?")),
+        ServerMessage::QueryResult(q) => format!("query-result {}", q.nonce),
+        ServerMessage::QueryError(q) => format!("query-error {}", q.nonce),
+        other => other.type_name().to_owned(),
+    }
+}
+
+fn report_label(r: &RoomEvent) -> &'static str {
+    match r {
+        RoomEvent::HandFinished { .. } => "hand-finished",
+        RoomEvent::HandVoided { .. } => "hand-voided",
+        RoomEvent::Closed { .. } => "closed",
+    }
+}
+
+fn position(log: &[String], what: &str) -> usize {
+    log.iter().position(|l| l == what).unwrap_or_else(|| panic!("{what:?} not in {log:#?}"))
+}
+
+#[test]
+fn a_hand_is_played_through_effects_and_settled() {
+    let mut h = Harness::new(3, |_| {});
+    h.seat_everyone();
+    assert_eq!(h.core.snapshot().phase, RoomPhase::Playing);
+    // Antes were debited through the chip effects.
+    assert_eq!(h.balances, vec![999, 999, 999]);
+    for i in 0..3 {
+        assert!(h.last_turn(0).is_some() || i > 0);
+        h.act(i, json!({"type": "bet"}));
+        h.settle_chips();
+    }
+    let finished = h.reports.iter().find_map(|r| match r {
+        RoomEvent::HandFinished { net, .. } => Some(net.clone()),
+        _ => None,
+    });
+    let net = finished.expect("the hand finished");
+    assert_eq!(net.iter().sum::<i64>(), 0);
+    assert_eq!(h.balances.iter().sum::<u64>(), 3000, "chips conserved");
+    assert_eq!(h.core.snapshot().phase, RoomPhase::BetweenHands);
+    // Every player saw the same signed events, game-end last.
+    let events: Vec<_> =
+        h.inbox.iter().map(|b| b.iter().filter(|m| matches!(m, ServerMessage::Event(_))).count()).collect();
+    assert!(events.iter().all(|n| *n == events[0]));
+    assert!(h.log.iter().any(|l| l == "0 <- event game-end"));
+}
+
+#[test]
+fn a_slow_chip_call_blocks_neither_another_query_nor_the_action_timer() {
+    let mut h = Harness::new(3, |_| {});
+    h.seat_everyone();
+    assert!(h.last_turn(0).is_some(), "seat 0 to act");
+    // Seat 1 asks for its balance: the chip call is out and stays out.
+    h.query(1, QueryType::MyBalance, "slow");
+    let (slow_id, slow_call) = h.chips.pop_front().expect("a balance call");
+    assert!(matches!(slow_call, ChipCall::Balance(_)));
+    // Seat 2's room-state query is answered at once.
+    h.query(2, QueryType::RoomState, "fast");
+    // Seat 0's action timer runs out: its auto action (fold) is published
+    // and seat 1 gets its turn.
+    h.advance(Duration::from_secs(31));
+    // Only now does the provider answer seat 1.
+    h.complete(slow_id, slow_call);
+    let fast = position(&h.log, "2 <- query-result fast");
+    let timeout = position(&h.log, "1 <- event timeout-action");
+    let turn = h.log.iter().rposition(|l| l == "1 <- your-turn").unwrap();
+    let slow = position(&h.log, "1 <- query-result slow");
+    assert!(fast < timeout && timeout < turn && turn < slow, "{:#?}", h.log);
+    let answer = h.inbox[1].iter().find_map(|m| match m {
+        ServerMessage::QueryResult(q) if q.nonce == "slow" => Some(q.data.clone()),
+        _ => None,
+    });
+    assert_eq!(answer, Some(QueryData::MyBalance { balance: Chips(999) }));
+}
+
+#[test]
+fn a_refused_debit_rolls_the_action_back_and_the_turn_stays() {
+    let mut h = Harness::new(2, |_| {});
+    h.seat_everyone();
+    h.act(0, json!({"type": "bet"}));
+    let (id, call) = h.chips.pop_front().expect("the bet's debit");
+    assert!(matches!(&call, ChipCall::Moves { undo_on_refusal: true, .. }));
+    h.input(Input::Chips {
+        id,
+        outcome: ChipOutcome::Moves(Err((ChipFailure::Refused("insufficient balance".into()), true))),
+    });
+    let rejected = h.inbox[0].iter().rev().find_map(|m| match m {
+        ServerMessage::ActionRejected(r) => Some(r.code),
+        _ => None,
+    });
+    assert_eq!(rejected, Some(ActionRejectCode::BadAmount));
+    // Seat 0 is asked again and folds; the hand goes on.
+    assert_eq!(h.log.iter().filter(|l| *l == "0 <- your-turn").count(), 2);
+    h.act(0, json!({"type": "fold"}));
+    h.settle_chips();
+    assert!(h.last_turn(1).is_some());
+}
+
+#[test]
+fn a_provider_failure_voids_the_hand_and_the_refund_is_reported() {
+    let mut h = Harness::new(2, |_| {});
+    h.seat_everyone();
+    h.act(0, json!({"type": "bet"}));
+    let (id, _) = h.chips.pop_front().unwrap();
+    h.input(Input::Chips {
+        id,
+        outcome: ChipOutcome::Moves(Err((ChipFailure::Unavailable("down".into()), false))),
+    });
+    // The refund is asked for; the report waits for it.
+    assert!(!h.log.iter().any(|l| l == "report hand-voided"));
+    let (vid, vcall) = h.chips.pop_front().unwrap();
+    assert!(matches!(vcall, ChipCall::Void(_)));
+    h.complete(vid, vcall);
+    assert!(h.log.iter().any(|l| l == "report hand-voided"));
+    assert!(h.inbox[0].iter().any(|m| matches!(m, ServerMessage::Error(_))));
+}
+
+#[test]
+fn a_query_timeout_is_an_error_for_the_asker_only() {
+    let mut h = Harness::new(2, |_| {});
+    h.seat_everyone();
+    h.query(1, QueryType::MyBalance, "n1");
+    let (id, _) = h.chips.pop_front().unwrap();
+    h.input(Input::Chips { id, outcome: ChipOutcome::Balance(Err(ChipFailure::Timeout)) });
+    let err = h.inbox[1].iter().find_map(|m| match m {
+        ServerMessage::QueryError(q) => Some(q.error),
+        _ => None,
+    });
+    assert_eq!(err, Some(QueryErrorCode::Timeout));
+    assert!(!h.inbox[0].iter().any(|m| matches!(m, ServerMessage::QueryError(_))));
+}
+
+#[test]
+fn a_disconnected_player_keeps_the_seat_for_the_window_then_leaves() {
+    let mut h = Harness::new(2, |c| c.reconnect_window = Duration::from_secs(60));
+    h.seat_everyone();
+    h.input(Input::Disconnected(Harness::conn(1)));
+    let status =
+        |h: &Harness| h.core.snapshot().players.iter().find(|p| p.id == h.players[1].id()).map(|p| p.status);
+    assert_eq!(status(&h), Some(claw_protocol::messages::PlayerStatus::Disconnected));
+    // Seat 0 folds; seat 1's turn times out while it is away.
+    h.act(0, json!({"type": "fold"}));
+    h.settle_chips();
+    h.advance(Duration::from_secs(31));
+    h.settle_chips();
+    assert!(h.log.iter().any(|l| l == "0 <- event timeout-action"));
+    h.advance(Duration::from_secs(30));
+    assert_eq!(status(&h), None, "the reconnect window is over");
+}
+
+#[test]
+fn shutdown_waits_for_the_refund_then_closes() {
+    let mut h = Harness::new(2, |_| {});
+    h.seat_everyone();
+    h.input(Input::Shutdown { grace: Duration::from_secs(1) });
+    assert!(!h.core.is_closed());
+    h.advance(Duration::from_secs(2));
+    // The hand is voided; the room waits for the refund.
+    assert!(!h.core.is_closed());
+    h.settle_chips();
+    assert!(h.core.is_closed());
+    let closed = position(&h.log, "report closed");
+    assert!(position(&h.log, "report hand-voided") < closed);
+    assert!(h.log.iter().any(|l| l == "0 <- kicked"));
+    // Deferred/full: no event after game-end; every hand event was signed.
+    assert!(h.inbox[0].iter().all(|m| !matches!(m, ServerMessage::Event(e) if e.decode_body().is_err())));
+    let _ = EventBody::type_name;
+}
