@@ -12,7 +12,7 @@ pub mod texas_holdem;
 
 pub use dynamic::{DynGame, DynHand};
 pub use plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameError, GameMeta, GamePlugin, GameResult, Party,
+    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin, GameResult, Party,
     PendingAction, PlayerInfo,
 };
 pub use runner::{
