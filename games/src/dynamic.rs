@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::plugin::{
-    ActionOption, DealtCard, GameDetails, GameError, GameMeta, GamePlugin, GameResult, PendingAction, PlayerInfo,
+    ActionOption, DealtCard, GameDetails, GameError, GameMeta, GamePlugin, GameResult, PendingAction,
+    PlayerInfo,
 };
 
 /// A game behind a pointer; see [`GamePlugin`] for what each method means.

@@ -489,7 +489,10 @@ fn settings_and_players_are_checked() {
     {
         assert!(matches!(g.normalize_settings(&s), Err(GameError::BadSettings(_))), "{s}");
     }
-    assert_eq!(g.normalize_settings(&Value::Null).unwrap(), json!({"base": 1, "max_multiplier": null}));
+    assert_eq!(
+        g.normalize_settings(&Value::Null).unwrap(),
+        json!({"base": 1, "max_multiplier": null, "rules": "standard"})
+    );
     assert_eq!(g.create_deck(&Value::Null).unwrap().len(), 54);
     assert!(g.new_hand(&Value::Null, &players(&[1, 1]), &Value::Null).is_err());
     assert!(g.new_hand(&Value::Null, &players(&[1; 4]), &Value::Null).is_err());

@@ -142,8 +142,12 @@ fn chip_movements_match_the_nets() {
         }
         for p in s.pending(Chips(start)) {
             match p {
-                PendingAction::Debit { party: Party::Seat(x), amount, .. } => moved[x.index()] -= amount.0 as i64,
-                PendingAction::Credit { party: Party::Seat(x), amount, .. } => moved[x.index()] += amount.0 as i64,
+                PendingAction::Debit { party: Party::Seat(x), amount, .. } => {
+                    moved[x.index()] -= amount.0 as i64
+                }
+                PendingAction::Credit { party: Party::Seat(x), amount, .. } => {
+                    moved[x.index()] += amount.0 as i64
+                }
                 other => panic!("unexpected {other:?}"),
             }
         }

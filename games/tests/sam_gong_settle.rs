@@ -23,7 +23,8 @@ fn lose(bet: u64) -> Decision {
 fn run(banker_start: u64, banker_bet: u64, seats: &[Decision]) -> Settlement {
     let seats: Vec<(Seat, Decision)> =
         seats.iter().enumerate().map(|(i, d)| (Seat(i as u8 + 1), *d)).collect();
-    let s = settle(SettlementRule::OnePass, Seat(0), Chips(banker_start), Chips(banker_bet), 5, &seats).unwrap();
+    let s =
+        settle(SettlementRule::OnePass, Seat(0), Chips(banker_start), Chips(banker_bet), 5, &seats).unwrap();
     // Conservation: every net change plus the rake sums to zero.
     let nets = s.nets(seats.len() + 1);
     assert_eq!(nets.iter().sum::<i64>() + s.rake.0 as i64, 0, "{s:?}");

@@ -32,7 +32,10 @@ fn the_button_setting_places_the_button() {
     let settings = json!({"button": 2});
     let h = g.new_hand(&settings, &players(&[100, 100, 100]), &memory).unwrap();
     let p = h.public_state();
-    assert_eq!((p["button"].clone(), p["small_blind_seat"].clone(), p["big_blind_seat"].clone()), (json!(2), json!(0), json!(1)));
+    assert_eq!(
+        (p["button"].clone(), p["small_blind_seat"].clone(), p["big_blind_seat"].clone()),
+        (json!(2), json!(0), json!(1))
+    );
     // Without the setting the memory moves it.
     let h = g.new_hand(&json!({}), &players(&[100, 100, 100]), &memory).unwrap();
     assert_eq!(h.public_state()["button"], json!(1));
@@ -51,7 +54,8 @@ fn holdem_details_list_every_pot_and_share() {
     let g = registry::get("texas-holdem").unwrap();
     let settings = json!({"button": 1});
     let d = deck("texas-holdem", &settings, "Ks 7c As Kd 2d Ad 5c 3h 8s 9c 6h Jd Tc 4s");
-    let (mut r, _) = HandRunner::start(g.as_ref(), &settings, &players(&[1000, 50, 1000]), &Value::Null, d).unwrap();
+    let (mut r, _) =
+        HandRunner::start(g.as_ref(), &settings, &players(&[1000, 50, 1000]), &Value::Null, d).unwrap();
     for (s, a) in [
         (1, json!({"type": "all-in"})),
         (2, json!({"type": "call"})),
@@ -72,7 +76,10 @@ fn holdem_details_list_every_pot_and_share() {
     let got: Vec<_> = pots.iter().map(|p| (p.kind, p.amount.0, p.shares.clone())).collect();
     assert_eq!(
         got,
-        vec![(PotKind::Main, 150, vec![(Seat(1), Chips(150))]), (PotKind::Side, 200, vec![(Seat(2), Chips(200))])]
+        vec![
+            (PotKind::Main, 150, vec![(Seat(1), Chips(150))]),
+            (PotKind::Side, 200, vec![(Seat(2), Chips(200))])
+        ]
     );
     assert_eq!(pots[0].eligible, vec![Seat(0), Seat(1), Seat(2)]);
     assert_eq!(r.hand().result().unwrap().net, vec![-150, 100, 50]);
@@ -86,7 +93,8 @@ fn blackjack_details_give_each_hand_outcome_and_payout() {
     let g = registry::get("blackjack").unwrap();
     let settings = json!({"decks": 1});
     let d = deck("blackjack", &settings, "5c Ah 9d 6h Kc 7s Td 8c");
-    let (mut r, _) = HandRunner::start(g.as_ref(), &settings, &players(&[100, 100]), &Value::Null, d).unwrap();
+    let (mut r, _) =
+        HandRunner::start(g.as_ref(), &settings, &players(&[100, 100]), &Value::Null, d).unwrap();
     r.act(Seat(0), &json!({"type": "bet", "amount": 20})).unwrap();
     r.act(Seat(1), &json!({"type": "bet", "amount": 20})).unwrap();
     r.act(Seat(0), &json!({"type": "double"})).unwrap();
@@ -99,7 +107,13 @@ fn blackjack_details_give_each_hand_outcome_and_payout() {
     assert_eq!((house_total, house_blackjack, house_net), (24, false, -70));
     let hands: Vec<_> = seats
         .iter()
-        .map(|s| (s.seat, s.hands.iter().map(|h| (h.total, h.outcome, h.stake.0, h.payout.0)).collect::<Vec<_>>(), s.net))
+        .map(|s| {
+            (
+                s.seat,
+                s.hands.iter().map(|h| (h.total, h.outcome, h.stake.0, h.payout.0)).collect::<Vec<_>>(),
+                s.net,
+            )
+        })
         .collect();
     assert_eq!(
         hands,

@@ -54,7 +54,10 @@ fn compute(v: &Value) -> Value {
         .unwrap()
         .iter()
         .enumerate()
-        .map(|(i, b)| PlayerInfo { id: PlayerId::from_bytes([i as u8 + 1; 32]), balance: Chips(b.as_u64().unwrap()) })
+        .map(|(i, b)| PlayerInfo {
+            id: PlayerId::from_bytes([i as u8 + 1; 32]),
+            balance: Chips(b.as_u64().unwrap()),
+        })
         .collect();
     let top: Vec<CardId> = serde_json::from_value(v["deck_top"].clone()).unwrap();
     let mut deck = top.clone();

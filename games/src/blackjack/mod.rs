@@ -1088,7 +1088,12 @@ impl GamePlugin for Blackjack {
                     .iter()
                     .map(|h| {
                         let (outcome, payout) = hand_outcome(h, &st.house);
-                        HandDetails { total: hand_total(&h.cards).total, outcome, stake: h.stake, payout: Chips(payout) }
+                        HandDetails {
+                            total: hand_total(&h.cards).total,
+                            outcome,
+                            stake: h.stake,
+                            payout: Chips(payout),
+                        }
                     })
                     .collect(),
                 insurance: s.insurance,

@@ -341,10 +341,10 @@ impl DouDiZhu {
         let f = faces(cards);
         let rules = st.settings.rules;
         match &st.lead {
-            None => classify_under(&f, rules).ok_or_else(|| GameError::Illegal("these cards form no pattern".into())),
-            Some(lead) => beating_under(&f, &lead.combo, rules).ok_or_else(|| {
-                GameError::Illegal(format!("does not beat the {} on the table", lead.combo))
-            }),
+            None => classify_under(&f, rules)
+                .ok_or_else(|| GameError::Illegal("these cards form no pattern".into())),
+            Some(lead) => beating_under(&f, &lead.combo, rules)
+                .ok_or_else(|| GameError::Illegal(format!("does not beat the {} on the table", lead.combo))),
         }
     }
 }

@@ -227,7 +227,9 @@ fn standard_singles(rest: &[u8; 18], lo: usize, hi: usize) -> bool {
 /// any even counts (permissive, a four being two pairs).
 fn pairs_ok(rest: &[u8; 18], k: usize, rules: DdzRules) -> bool {
     match rules {
-        DdzRules::Standard => rest.iter().all(|r| *r == 0 || *r == 2) && rest.iter().filter(|r| **r == 2).count() == k,
+        DdzRules::Standard => {
+            rest.iter().all(|r| *r == 0 || *r == 2) && rest.iter().filter(|r| **r == 2).count() == k
+        }
         DdzRules::Permissive => rest.iter().all(|r| r.is_multiple_of(2)),
     }
 }
@@ -328,7 +330,9 @@ pub fn classify(cards: &[Card]) -> Option<Combo> {
 /// How a leader's play is read under `rules`: the preferred pattern (see
 /// [`Pattern::PREFERENCE`]), then the highest main rank.
 pub fn classify_under(cards: &[Card], rules: DdzRules) -> Option<Combo> {
-    interpretations_under(cards, rules).into_iter().min_by_key(|c| (c.pattern.preference(), std::cmp::Reverse(c.main)))
+    interpretations_under(cards, rules)
+        .into_iter()
+        .min_by_key(|c| (c.pattern.preference(), std::cmp::Reverse(c.main)))
 }
 
 /// Whether `new` beats `old`: the rocket beats everything; a bomb beats any

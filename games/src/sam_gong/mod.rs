@@ -361,7 +361,14 @@ impl SamGong {
         } else {
             state.balance(banker)
         };
-        let s = settle::settle(state.settings.settlement, banker, banker_start, state.banker_bet, state.settings.rake_percent, &seats)?;
+        let s = settle::settle(
+            state.settings.settlement,
+            banker,
+            banker_start,
+            state.banker_bet,
+            state.settings.rake_percent,
+            &seats,
+        )?;
         let mut out = Vec::new();
         if any_call {
             let mut positions: Vec<u16> = Vec::new();

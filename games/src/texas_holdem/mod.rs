@@ -698,7 +698,9 @@ impl GamePlugin for TexasHoldem {
         }
         let button = match settings.button {
             Some(b) if b.index() < n => b.index(),
-            Some(b) => return Err(GameError::BadPlayers(format!("the button seat {} is not at the table", b.0))),
+            Some(b) => {
+                return Err(GameError::BadPlayers(format!("the button seat {} is not at the table", b.0)))
+            }
             None => choose_button(memory, players),
         };
         let (small_blind, big_blind) =
