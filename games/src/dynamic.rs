@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::plugin::{
-    ActionOption, DealtCard, GameError, GameMeta, GamePlugin, GameResult, PendingAction, PlayerInfo,
+    ActionOption, DealtCard, GameDetails, GameError, GameMeta, GamePlugin, GameResult, PendingAction,
+    PlayerInfo,
 };
 
 /// A game behind a pointer; see [`GamePlugin`] for what each method means.
@@ -37,6 +38,8 @@ pub trait DynHand: Send + Sync {
     fn apply(&mut self, seat: Seat, action: &Value) -> Result<Vec<PendingAction>, GameError>;
     fn is_over(&self) -> bool;
     fn result(&self) -> Option<GameResult>;
+    /// The settlement as typed data ([`GamePlugin::details`]).
+    fn details(&self) -> Option<GameDetails>;
     fn valid_actions(&self) -> Vec<ActionOption<Value>>;
     fn public_state(&self) -> Value;
     fn auto_action(&self, seat: Seat) -> Option<Value>;
@@ -146,6 +149,10 @@ impl<G: GamePlugin> DynHand for ErasedHand<G> {
 
     fn result(&self) -> Option<GameResult> {
         self.game.result(&self.state)
+    }
+
+    fn details(&self) -> Option<GameDetails> {
+        self.game.details(&self.state)
     }
 
     fn valid_actions(&self) -> Vec<ActionOption<Value>> {

@@ -12,8 +12,8 @@ pub mod texas_holdem;
 
 pub use dynamic::{DynGame, DynHand};
 pub use plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameError, GameMeta, GamePlugin, GameResult, Party,
-    PendingAction, PlayerInfo,
+    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin,
+    GameResult, Party, PendingAction, PlayerInfo,
 };
 pub use runner::{
     check_conservation, replay, HandEvent, HandRunner, RecordedAction, ReplayError, ReplayOutcome,

@@ -123,6 +123,21 @@ pub struct GameResult {
     pub summary: String,
 }
 
+/// A finished hand's settlement as typed data, per game: what an auditor
+/// compares field by field instead of the free-text `summary` and `reason`s.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "game")]
+pub enum GameDetails {
+    /// Sam Gong: the full settlement (multipliers, losers' total, rake base).
+    SamGong(crate::sam_gong::SamGongDetails),
+    /// Blackjack: every hand's outcome and payout, insurance.
+    Blackjack(crate::blackjack::BlackjackDetails),
+    /// Texas Hold'em: every pot and who won what of it.
+    TexasHoldem(crate::texas_holdem::HoldemDetails),
+    /// Dou Di Zhu: bid, bombs, spring, multiplier.
+    DouDiZhu(crate::dou_di_zhu::DdzDetails),
+}
+
 /// An action the player to act may take, for `your-turn`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActionOption<A> {
@@ -243,4 +258,10 @@ pub trait GamePlugin: Send + Sync + 'static {
 
     /// Table memory for the next hand.
     fn memory_after(&self, state: &Self::State) -> Self::Memory;
+
+    /// The settlement as typed data, once `is_over` (None for games that do
+    /// not provide it).
+    fn details(&self, _state: &Self::State) -> Option<GameDetails> {
+        None
+    }
 }

@@ -361,37 +361,62 @@ fn a_bad_deal_is_refused() {
     assert!(HandRunner::start(game().as_ref(), &Value::Null, &p, &Value::Null, d).is_err());
 }
 
-#[test]
-fn tutorial_decks_deal_the_script() {
+/// Plays one tutorial hand: the NPC banker (at `banker`) bets its timeout
+/// bet, everyone else calls. Returns the settlement in the public state.
+fn tutorial_hand(settings: &Value, n: usize, hand_number: u64, banker: Seat) -> Value {
     let g = game();
+    let d = g.scripted_deck(settings, hand_number).unwrap().unwrap();
+    let mut sorted = d.clone();
+    sorted.sort();
+    assert_eq!(sorted, CardId::deck(1, false), "a permutation of the 52 cards");
+    assert_eq!(d, tutorial::deck(hand_number, banker));
+    // Practice players with no chips.
+    let p = players(&vec![0; n]);
+    let (mut r, mut events) = HandRunner::start(g.as_ref(), settings, &p, &Value::Null, d).unwrap();
+    assert_eq!(r.hand().to_act(), Some(banker));
+    let bet = r.hand().auto_action(banker).unwrap();
+    events.extend(r.act(banker, &bet).unwrap());
+    while let Some(s) = r.hand().to_act() {
+        events.extend(r.act(s, &json!({"type": "call"})).unwrap());
+    }
+    let result = r.hand().result().unwrap();
+    // Practice: no chips move.
+    assert_eq!(result.net, vec![0; n]);
+    assert!(events.iter().all(|e| matches!(e, HandEvent::Dealt { .. } | HandEvent::Reveal { .. })));
+    check_conservation(&events, &result, n).unwrap();
+    r.hand().public_state()["settlement"].clone()
+}
+
+#[test]
+fn tutorial_rounds_meet_the_prd_acceptance_criteria() {
+    // PRD REQ-012 AC-5: round 1 the learner holds Sam Gong against the NPC
+    // banker's 7 and wins (3×); round 2 wins 5 against 3 (1×); round 3 ties
+    // 6–6 with both D8 steps equal (call returned). The NPC banks at seat 1;
+    // the learner, who joined first, is seat 0.
     let settings = json!({"tutorial": true});
-    // PRD REQ-012 AC-5: learner (seat 1) wins with Sam Gong vs 7; wins 5 vs 3; ties 6 vs 6.
-    let want = [("7", "sam-gong", 1i64), ("3", "5", 1), ("6", "6", 0)];
+    let want = [("7", "sam-gong", "win", 3u64, 300i64), ("3", "5", "win", 1, 100), ("6", "6", "tie", 1, 0)];
     for hand_number in 0..6u64 {
-        let d = g.scripted_deck(&settings, hand_number).unwrap().unwrap();
-        let mut sorted = d.clone();
-        sorted.sort();
-        assert_eq!(sorted, CardId::deck(1, false), "a permutation of the 52 cards");
-        assert_eq!(d, tutorial::deck(hand_number));
-        // Two practice players with no chips: the NPC banker at seat 0, the learner.
-        let p = players(&[0, 0]);
-        let (mut r, mut events) = HandRunner::start(g.as_ref(), &settings, &p, &Value::Null, d).unwrap();
-        assert_eq!(r.hand().to_act(), Some(Seat(0)));
-        let bet = r.hand().auto_action(Seat(0)).unwrap();
-        events.extend(r.act(Seat(0), &bet).unwrap());
-        events.extend(r.act(Seat(1), &json!({"type": "call"})).unwrap());
-        let result = r.hand().result().unwrap();
-        // Practice: no chips move.
-        assert_eq!(result.net, vec![0, 0]);
-        assert!(events.iter().all(|e| matches!(e, HandEvent::Dealt { .. } | HandEvent::Reveal { .. })));
-        check_conservation(&events, &result, 2).unwrap();
-        let s = &r.hand().public_state()["settlement"];
-        let (banker, learner, sign) = want[(hand_number % 3) as usize];
+        let s = tutorial_hand(&settings, 2, hand_number, Seat(1));
+        let (banker, learner, result, mult, net) = want[(hand_number % 3) as usize];
+        assert_eq!(s["banker"], json!(1));
         assert_eq!(s["banker_hand"]["hand_type"], json!(banker));
-        assert_eq!(s["entries"][0]["hand"]["hand_type"], json!(learner));
-        assert_eq!(s["entries"][0]["net"].as_i64().unwrap().signum(), sign);
+        let e = &s["entries"][0];
+        assert_eq!(e["seat"], json!(0));
+        assert_eq!(e["hand"]["hand_type"], json!(learner));
+        assert_eq!(e["result"], json!(result));
+        assert_eq!(e["multiplier"], json!(mult));
+        assert_eq!(e["net"], json!(net), "the bronze minimum bet is 100");
         assert_eq!(s["practice"], json!(true));
     }
+    // An explicit NPC seat moves the script with it.
+    let settings = json!({"tutorial": true, "banker_seat": 0});
+    let s = tutorial_hand(&settings, 3, 0, Seat(0));
+    assert_eq!(s["entries"][0]["seat"], json!(1));
+    assert_eq!(s["entries"][0]["hand"]["hand_type"], json!("sam-gong"));
+    let settings = json!({"tutorial": true, "banker_seat": 2});
+    let s = tutorial_hand(&settings, 3, 1, Seat(2));
+    let learner = s["entries"].as_array().unwrap().iter().find(|e| e["seat"] == json!(0)).unwrap();
+    assert_eq!((learner["hand"]["hand_type"].clone(), learner["result"].clone()), (json!("5"), json!("win")));
     // Round 3's tie is a true D8 tie.
     let r3 = tutorial::SCRIPT[2];
     let b = HandValue::of(&parse_hand(r3.banker).unwrap(), Default::default());
@@ -402,14 +427,43 @@ fn tutorial_decks_deal_the_script() {
 }
 
 #[test]
-fn tutorial_tables_keep_the_banker_at_seat_0() {
-    // Even when another seat has more chips or banked last.
+fn the_learner_is_never_the_npc_banker() {
+    // The learner joins first (seat 0) and may have more chips or have banked
+    // last: the NPC at seat 1 banks all the same.
     let g = game();
     let settings = json!({"tutorial": true});
     let memory = json!({"last_banker": pid(1), "last_order": [pid(0), pid(1)]});
-    let p = players(&[0, 100000]);
-    let h = g.new_hand(&settings, &p, &memory).unwrap();
-    assert_eq!(h.public_state()["banker"], json!(0));
+    for balances in [[100000, 0], [0, 0], [0, 100000]] {
+        let h = g.new_hand(&settings, &players(&balances), &memory).unwrap();
+        assert_eq!(h.public_state()["banker"], json!(1));
+    }
+    // A banker seat that is not at the table is refused.
+    let bad = json!({"tutorial": true, "banker_seat": 2});
+    assert!(matches!(g.new_hand(&bad, &players(&[0, 0]), &Value::Null), Err(GameError::BadPlayers(_))));
+}
+
+#[test]
+fn a_banker_seat_setting_places_the_banker() {
+    // Normal tables: the rotation would pick seat 0 (most chips); the setting
+    // puts the banker at seat 2 on every hand, whatever the memory says.
+    let g = game();
+    let settings = json!({"banker_seat": 2});
+    let p = players(&[5000, 1000, 1000]);
+    for memory in [Value::Null, json!({"last_banker": pid(1), "last_order": [pid(0), pid(1), pid(2)]})] {
+        let h = g.new_hand(&settings, &p, &memory).unwrap();
+        assert_eq!(h.public_state()["banker"], json!(2));
+        assert_eq!(h.to_act(), None, "dealing first");
+    }
+    // A banker that cannot cover the minimum bet is refused (D9).
+    let p = players(&[5000, 1000, 99]);
+    assert!(matches!(g.new_hand(&settings, &p, &Value::Null), Err(GameError::BadPlayers(_))));
+    // The normalised settings state the setting (and leave it out when unset).
+    let n = g.normalize_settings(&settings).unwrap();
+    assert_eq!((n["banker_seat"].clone(), n["settlement"].clone()), (json!(2), json!("banker-pays")));
+    assert!(g.normalize_settings(&json!({})).unwrap().get("banker_seat").is_none());
+    let n = g.normalize_settings(&json!({"settlement": "one-pass"})).unwrap();
+    assert_eq!(n["settlement"], json!("one-pass"));
+    assert!(g.normalize_settings(&json!({"settlement": "pro-rata"})).is_err());
 }
 
 #[test]
@@ -418,7 +472,7 @@ fn the_largest_bets_do_not_overflow() {
     // balance limits) and at a real one.
     let big = 1u64 << 50;
     for tutorial in [true, false] {
-        let settings = json!({"tutorial": tutorial, "min_bet": big, "max_bet": big});
+        let settings = json!({"tutorial": tutorial, "min_bet": big, "max_bet": big, "banker_seat": 0});
         let hands = ["2c 3c 4c", "Ks Qs Js", "Kh Qh Jh", "Kd Qd Jd", "Kc Qc Jc", "Ts Th Td"];
         let balances = if tutorial { vec![0; 6] } else { vec![big * 16, big, big, big, big, big] };
         let (mut r, mut events) = start(settings, &balances, &hands);

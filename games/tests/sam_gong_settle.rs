@@ -1,7 +1,9 @@
-//! Sam Gong settlement vectors (PRD §5.3, REQ-004; EDD SettlementEngine; D13).
+//! Sam Gong settlement vectors for the `one-pass` room setting (losers'
+//! calls refill the banker during the pass). The default `banker-pays`
+//! reading has its own vectors in `sam_gong_banker_pays.rs`.
 //! Each vector is worked out by hand in its comment.
 
-use claw_games::sam_gong::settle::{rake, settle, Decision, EntryResult, Settlement};
+use claw_games::sam_gong::settle::{rake, settle, Decision, EntryResult, Settlement, SettlementRule};
 use claw_games::sam_gong::Outcome;
 use claw_games::{Party, PendingAction};
 use claw_protocol::{Chips, Seat};
@@ -21,7 +23,8 @@ fn lose(bet: u64) -> Decision {
 fn run(banker_start: u64, banker_bet: u64, seats: &[Decision]) -> Settlement {
     let seats: Vec<(Seat, Decision)> =
         seats.iter().enumerate().map(|(i, d)| (Seat(i as u8 + 1), *d)).collect();
-    let s = settle(Seat(0), Chips(banker_start), Chips(banker_bet), 5, &seats).unwrap();
+    let s =
+        settle(SettlementRule::OnePass, Seat(0), Chips(banker_start), Chips(banker_bet), 5, &seats).unwrap();
     // Conservation: every net change plus the rake sums to zero.
     let nets = s.nets(seats.len() + 1);
     assert_eq!(nets.iter().sum::<i64>() + s.rake.0 as i64, 0, "{s:?}");
@@ -248,5 +251,7 @@ fn pending_actions_match_the_nets() {
 
 #[test]
 fn banker_bet_above_balance_is_refused() {
-    assert!(settle(Seat(0), Chips(50), Chips(100), 5, &[]).is_err());
+    for rule in [SettlementRule::OnePass, SettlementRule::BankerPays] {
+        assert!(settle(rule, Seat(0), Chips(50), Chips(100), 5, &[]).is_err());
+    }
 }

@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameError, GameMeta, GamePlugin, GameResult, Party,
-    PendingAction, PlayerInfo,
+    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin,
+    GameResult, Party, PendingAction, PlayerInfo,
 };
 use rules::{card_points, hand_total, house_draws, is_pair, is_two_card_21};
 
@@ -267,6 +267,101 @@ pub struct BlackjackState {
     pub summary: String,
 }
 
+/// How one player hand ended against the house.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HandOutcome {
+    /// A natural against a house without one: pays 3:2.
+    Blackjack,
+    /// Beat the house (or the house bust): pays 1:1.
+    Win,
+    /// Equal totals, or naturals on both sides: the stake back.
+    Push,
+    /// Lower than the house, or any non-natural against a house blackjack.
+    Lose,
+    /// Above 21.
+    Bust,
+}
+
+impl HandOutcome {
+    /// The word used in the credit `reason` and the summary.
+    pub fn word(self) -> &'static str {
+        match self {
+            HandOutcome::Blackjack => "blackjack",
+            HandOutcome::Win => "win",
+            HandOutcome::Push => "push",
+            HandOutcome::Lose => "lose",
+            HandOutcome::Bust => "bust",
+        }
+    }
+}
+
+/// A finished player hand against the house's final cards: its outcome and
+/// what it pays back, stake included (3:2 rounds down).
+pub fn hand_outcome(h: &PlayerHand, house: &[CardId]) -> (HandOutcome, u64) {
+    let t = hand_total(&h.cards);
+    let ht = hand_total(house);
+    let stake = h.stake.0;
+    if is_two_card_21(house) {
+        if h.is_natural() {
+            (HandOutcome::Push, stake)
+        } else {
+            (HandOutcome::Lose, 0)
+        }
+    } else if t.is_bust() {
+        (HandOutcome::Bust, 0)
+    } else if h.is_natural() {
+        (HandOutcome::Blackjack, stake + stake * 3 / 2)
+    } else if ht.is_bust() || t.total > ht.total {
+        (HandOutcome::Win, 2 * stake)
+    } else if t.total == ht.total {
+        (HandOutcome::Push, stake)
+    } else {
+        (HandOutcome::Lose, 0)
+    }
+}
+
+/// One player hand in [`BlackjackDetails`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandDetails {
+    /// The hand's best total.
+    pub total: u32,
+    /// How it ended.
+    pub outcome: HandOutcome,
+    /// Chips riding on it (doubled included).
+    pub stake: Chips,
+    /// What it paid back, stake included.
+    pub payout: Chips,
+}
+
+/// One betting seat in [`BlackjackDetails`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatDetails {
+    /// The seat.
+    pub seat: Seat,
+    /// Its hands, in playing order (several after splits).
+    pub hands: Vec<HandDetails>,
+    /// Insurance staked (0 when none).
+    pub insurance: Chips,
+    /// What the insurance paid back (3 × stake on a house blackjack, else 0).
+    pub insurance_payout: Chips,
+    /// Credits minus debits over the hand.
+    pub net: i64,
+}
+
+/// A finished Blackjack hand as typed data ([`GamePlugin::details`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlackjackDetails {
+    /// The house's final total.
+    pub house_total: u32,
+    /// The house had a natural.
+    pub house_blackjack: bool,
+    /// Every seat that bet, in seat order.
+    pub seats: Vec<SeatDetails>,
+    /// The house bank's net change.
+    pub house_net: i64,
+}
+
 fn up(target: DealTarget) -> DealSpec {
     DealSpec { target, face: Face::Up }
 }
@@ -431,24 +526,8 @@ impl Blackjack {
             let mut words = Vec::new();
             for (k, h) in s.hands.iter().enumerate() {
                 let t = hand_total(&h.cards);
-                let stake = h.stake.0;
-                let (payout, word) = if house_bj {
-                    if h.is_natural() {
-                        (stake, "push")
-                    } else {
-                        (0, "lose")
-                    }
-                } else if t.is_bust() {
-                    (0, "bust")
-                } else if h.is_natural() {
-                    (stake + stake * 3 / 2, "blackjack")
-                } else if house.is_bust() || t.total > house.total {
-                    (2 * stake, "win")
-                } else if t.total == house.total {
-                    (stake, "push")
-                } else {
-                    (0, "lose")
-                };
+                let (outcome, payout) = hand_outcome(h, &st.house);
+                let word = outcome.word();
                 words.push(format!("{} {word}", t.total));
                 if payout > 0 {
                     s.paid.0 += payout;
@@ -990,6 +1069,45 @@ impl GamePlugin for Blackjack {
             Phase::PlayerTurns => BlackjackAction::Stand {},
             Phase::Done => return None,
         })
+    }
+
+    fn details(&self, st: &BlackjackState) -> Option<GameDetails> {
+        if st.phase != Phase::Done {
+            return None;
+        }
+        let house_blackjack = is_two_card_21(&st.house);
+        let seats: Vec<SeatDetails> = st
+            .seats
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.status == SeatStatus::Playing)
+            .map(|(i, s)| SeatDetails {
+                seat: Seat(seat_u8(i)),
+                hands: s
+                    .hands
+                    .iter()
+                    .map(|h| {
+                        let (outcome, payout) = hand_outcome(h, &st.house);
+                        HandDetails {
+                            total: hand_total(&h.cards).total,
+                            outcome,
+                            stake: h.stake,
+                            payout: Chips(payout),
+                        }
+                    })
+                    .collect(),
+                insurance: s.insurance,
+                insurance_payout: Chips(if house_blackjack { 3 * s.insurance.0 } else { 0 }),
+                net: s.paid.0 as i64 - s.staked.0 as i64,
+            })
+            .collect();
+        let house_net = -st.seats.iter().map(|s| s.paid.0 as i64 - s.staked.0 as i64).sum::<i64>();
+        Some(GameDetails::Blackjack(BlackjackDetails {
+            house_total: hand_total(&st.house).total,
+            house_blackjack,
+            seats,
+            house_net,
+        }))
     }
 
     fn memory_after(&self, _st: &BlackjackState) -> BlackjackMemory {

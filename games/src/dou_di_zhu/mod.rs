@@ -27,10 +27,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameError, GameMeta, GamePlugin, GameResult, Party,
-    PendingAction, PlayerInfo,
+    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin,
+    GameResult, Party, PendingAction, PlayerInfo,
 };
-use patterns::{beating, candidate_plays, classify, sort_key, Combo};
+pub use patterns::DdzRules;
+use patterns::{beating_under, candidate_plays, classify_under, sort_key, Combo};
 
 /// Registry name of the game.
 pub const NAME: &str = "dou-di-zhu";
@@ -54,11 +55,13 @@ pub struct DdzSettings {
     pub base: Chips,
     /// Optional cap on the multiplier (bid × doublings), e.g. 64 (封顶).
     pub max_multiplier: Option<u64>,
+    /// Which attachments are legal: `standard` (default) or `permissive`.
+    pub rules: DdzRules,
 }
 
 impl Default for DdzSettings {
     fn default() -> Self {
-        DdzSettings { base: Chips(1), max_multiplier: None }
+        DdzSettings { base: Chips(1), max_multiplier: None, rules: DdzRules::Standard }
     }
 }
 
@@ -141,6 +144,21 @@ pub struct DdzOutcome {
     pub multiplier: u64,
     /// Chips moved per seat (credits minus debits).
     pub net: Vec<i64>,
+}
+
+/// A finished hand as typed data ([`GamePlugin::details`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DdzDetails {
+    /// The landlord; None when nobody bid.
+    pub landlord: Option<u8>,
+    /// The winning bid (0 when nobody bid).
+    pub bid: u8,
+    /// Bombs and rockets played.
+    pub bombs: u32,
+    /// The chips per point.
+    pub base: Chips,
+    /// The score and chip movements; None when nobody bid.
+    pub outcome: Option<DdzOutcome>,
 }
 
 /// Everything about a Dou Di Zhu hand in progress, hidden cards included.
@@ -321,15 +339,12 @@ impl DouDiZhu {
             }
         }
         let f = faces(cards);
+        let rules = st.settings.rules;
         match &st.lead {
-            None => classify(&f).ok_or_else(|| GameError::Illegal("these cards form no pattern".into())),
-            Some(lead) => beating(&f, &lead.combo).ok_or_else(|| {
-                GameError::Illegal(format!(
-                    "does not beat the {:?} of {} card(s) on the table",
-                    lead.combo.pattern,
-                    lead.cards.len()
-                ))
-            }),
+            None => classify_under(&f, rules)
+                .ok_or_else(|| GameError::Illegal("these cards form no pattern".into())),
+            Some(lead) => beating_under(&f, &lead.combo, rules)
+                .ok_or_else(|| GameError::Illegal(format!("does not beat the {} on the table", lead.combo))),
         }
     }
 }
@@ -341,7 +356,7 @@ impl GamePlugin for DouDiZhu {
     type Memory = DdzMemory;
 
     fn meta(&self) -> GameMeta {
-        GameMeta { name: NAME, display_name: "Dou Di Zhu", min_players: 3, max_players: 3, version: "1" }
+        GameMeta { name: NAME, display_name: "Dou Di Zhu", min_players: 3, max_players: 3, version: "2" }
     }
 
     fn validate_settings(&self, s: &DdzSettings) -> Result<(), GameError> {
@@ -424,6 +439,13 @@ impl GamePlugin for DouDiZhu {
             }
             if c.card.pack() != 0 {
                 return Err(GameError::BadDeal(format!("{} is not in a single pack", c.card)));
+            }
+        }
+        // Every physical card once across the hole cards and the kitty.
+        let mut seen: HashSet<CardId> = st.hands.iter().flatten().copied().collect();
+        for c in cards {
+            if !seen.insert(c.card) {
+                return Err(GameError::BadDeal(format!("card {} dealt twice", c.card)));
             }
         }
         if hole_done {
@@ -574,7 +596,7 @@ impl GamePlugin for DouDiZhu {
                 let lead = st.lead.as_ref().map(|l| &l.combo);
                 let mut out: Vec<_> = lead.map(|_| free(DdzAction::Pass {})).into_iter().collect();
                 out.extend(
-                    candidate_plays(&st.hands[usize::from(st.turn)], lead)
+                    candidate_plays(&st.hands[usize::from(st.turn)], lead, st.settings.rules)
                         .into_iter()
                         .map(|cards| free(DdzAction::Play { cards })),
                 );
@@ -599,6 +621,7 @@ impl GamePlugin for DouDiZhu {
             "bombs": st.bombs,
             "multiplier": u64::try_from(st.running_multiplier()).unwrap_or(u64::MAX),
             "base": st.settings.base,
+            "rules": st.settings.rules,
             "outcome": st.outcome,
             "summary": st.summary,
         })
@@ -614,6 +637,18 @@ impl GamePlugin for DouDiZhu {
             DdzPhase::Playing => st.hands[seat.index()].first().map(|c| DdzAction::Play { cards: vec![*c] }),
             _ => None,
         }
+    }
+
+    fn details(&self, st: &DdzState) -> Option<GameDetails> {
+        (st.phase == DdzPhase::Done).then(|| {
+            GameDetails::DouDiZhu(DdzDetails {
+                landlord: st.landlord,
+                bid: st.high_bid,
+                bombs: st.bombs,
+                base: st.settings.base,
+                outcome: st.outcome.clone(),
+            })
+        })
     }
 
     fn memory_after(&self, st: &DdzState) -> DdzMemory {

@@ -4,6 +4,10 @@
 //! Ranks run 3 < 4 < … < K < A < 2 < black joker < red joker; as numbers
 //! ([`value`]) 3..=14 for 3..A, 15 for the 2, 16 and 17 for the jokers.
 //! Chains (straights, consecutive pairs, airplanes) use 3..A only.
+//!
+//! Two rule sets ([`DdzRules`]) differ only in which attachments (wings of an
+//! airplane, the two cards or pairs of a four) are allowed; every rule is in
+//! docs/games/dou-di-zhu.md.
 
 use claw_protocol::{Card, CardId, Rank};
 use serde::{Deserialize, Serialize};
@@ -31,6 +35,22 @@ pub fn value(card: Card) -> u8 {
 /// Sort key for a hand: by Dou Di Zhu rank, then by suit.
 pub fn sort_key(card: &CardId) -> (u8, u16) {
     (value(card.card()), card.code())
+}
+
+/// Which attachments a table accepts (room setting `rules`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DdzRules {
+    /// The rule set of the widely used reinforcement-learning engines
+    /// (RLCard, DouZero): single wings never use the chain's own rank, never
+    /// hold a bomb, never a trio of a rank next to the chain (the 2 excepted),
+    /// never both jokers; pair wings and a four's two pairs are pairs of
+    /// different ranks; a four's two single cards are never both jokers.
+    #[default]
+    Standard,
+    /// The earlier reading: any cards outside the main part are wings (a
+    /// four counts as two pairs).
+    Permissive,
 }
 
 /// A pattern kind.
@@ -112,6 +132,45 @@ impl Combo {
     }
 }
 
+/// The name of a rank on the [`value`] scale: `3`…`10`, `J`, `Q`, `K`, `A`,
+/// `2`, `black joker`, `red joker`.
+pub fn rank_name(v: u8) -> String {
+    match v {
+        11 => "J".into(),
+        12 => "Q".into(),
+        13 => "K".into(),
+        ACE => "A".into(),
+        TWO => "2".into(),
+        BLACK_JOKER => "black joker".into(),
+        RED_JOKER => "red joker".into(),
+        v => v.to_string(),
+    }
+}
+
+impl std::fmt::Display for Combo {
+    /// E.g. `pair of 5`, `straight 3 to 7`, `airplane with pair wings 3 to 4`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let main = rank_name(self.main);
+        let low = || rank_name(self.main + 1 - self.len);
+        match self.pattern {
+            Pattern::Single => write!(f, "single {main}"),
+            Pattern::Pair => write!(f, "pair of {main}"),
+            Pattern::Triple => write!(f, "triple of {main}"),
+            Pattern::TripleSingle => write!(f, "triple of {main} with a single"),
+            Pattern::TriplePair => write!(f, "triple of {main} with a pair"),
+            Pattern::Straight => write!(f, "straight {} to {main}", low()),
+            Pattern::PairStraight => write!(f, "consecutive pairs {} to {main}", low()),
+            Pattern::Airplane => write!(f, "airplane {} to {main}", low()),
+            Pattern::AirplaneSingles => write!(f, "airplane with single wings {} to {main}", low()),
+            Pattern::AirplanePairs => write!(f, "airplane with pair wings {} to {main}", low()),
+            Pattern::FourTwoSingles => write!(f, "four of {main} with two singles"),
+            Pattern::FourTwoPairs => write!(f, "four of {main} with two pairs"),
+            Pattern::Bomb => write!(f, "bomb of {main}"),
+            Pattern::Rocket => write!(f, "rocket"),
+        }
+    }
+}
+
 fn combo(pattern: Pattern, main: u8, len: usize) -> Combo {
     Combo { pattern, main, len: u8::try_from(len).unwrap_or(u8::MAX) }
 }
@@ -155,9 +214,36 @@ fn exact_chain(c: &[u8; 18], each: u8, min_links: usize) -> Option<(u8, usize)> 
     ok.then_some((hi as u8, links))
 }
 
-/// Every pattern these cards form (one physical card each; the caller
-/// rejects duplicates). Empty when they form none.
+/// Whether `rest` (the cards besides a main part spanning `lo..=hi`) are
+/// allowed as single attachments under the standard rules: no bomb, no trio
+/// next to the chain (the 2 excepted), not both jokers.
+fn standard_singles(rest: &[u8; 18], lo: usize, hi: usize) -> bool {
+    let adjacent = |v: usize| (v + 1 == lo || v == hi + 1) && v != usize::from(TWO);
+    let rocket = rest[usize::from(BLACK_JOKER)] > 0 && rest[usize::from(RED_JOKER)] > 0;
+    !rocket && (3..18).all(|v| rest[v] < 4 && !(rest[v] == 3 && adjacent(v)))
+}
+
+/// Whether `rest` is exactly `k` pairs: of `k` different ranks (standard) or
+/// any even counts (permissive, a four being two pairs).
+fn pairs_ok(rest: &[u8; 18], k: usize, rules: DdzRules) -> bool {
+    match rules {
+        DdzRules::Standard => {
+            rest.iter().all(|r| *r == 0 || *r == 2) && rest.iter().filter(|r| **r == 2).count() == k
+        }
+        DdzRules::Permissive => rest.iter().all(|r| r.is_multiple_of(2)),
+    }
+}
+
+/// Every pattern these cards form under the standard rules; see
+/// [`interpretations_under`].
 pub fn interpretations(cards: &[Card]) -> Vec<Combo> {
+    interpretations_under(cards, DdzRules::Standard)
+}
+
+/// Every pattern these cards form under `rules` (one physical card each;
+/// the caller rejects duplicates). Empty when they form none.
+pub fn interpretations_under(cards: &[Card], rules: DdzRules) -> Vec<Combo> {
+    let standard = rules == DdzRules::Standard;
     let n = cards.len();
     let mut out = Vec::new();
     if n == 0 {
@@ -182,12 +268,17 @@ pub fn interpretations(cards: &[Card]) -> Vec<Combo> {
         match (n, cv) {
             (4, 3) => out.push(combo(Pattern::TripleSingle, v, 1)),
             (5, 3) if distinct.len() == 2 => out.push(combo(Pattern::TriplePair, v, 1)),
-            (6, 4) => out.push(combo(Pattern::FourTwoSingles, v, 1)),
-            (8, 4) => {
-                let rest_even =
-                    distinct.iter().filter(|w| **w != v).all(|w| c[usize::from(*w)].is_multiple_of(2));
-                if rest_even {
-                    out.push(combo(Pattern::FourTwoPairs, v, 1));
+            (6, 4) | (8, 4) => {
+                let mut rest = c;
+                rest[usize::from(v)] = 0;
+                let ok = if n == 6 {
+                    !standard || standard_singles(&rest, usize::from(v), usize::from(v))
+                } else {
+                    pairs_ok(&rest, 2, rules)
+                };
+                if ok {
+                    let p = if n == 6 { Pattern::FourTwoSingles } else { Pattern::FourTwoPairs };
+                    out.push(combo(p, v, 1));
                 }
             }
             _ => {}
@@ -206,31 +297,42 @@ pub fn interpretations(cards: &[Card]) -> Vec<Combo> {
             out.push(combo(Pattern::Airplane, top, links));
         }
     }
-    if n.is_multiple_of(4) && n >= 8 {
-        let k = n / 4;
-        for top in runs(&c, 3, k) {
-            out.push(combo(Pattern::AirplaneSingles, top, k));
+    for (per_link, pattern) in [(4, Pattern::AirplaneSingles), (5, Pattern::AirplanePairs)] {
+        if !n.is_multiple_of(per_link) || n < 2 * per_link {
+            continue;
         }
-    }
-    if n.is_multiple_of(5) && n >= 10 {
-        let k = n / 5;
+        let k = n / per_link;
         for top in runs(&c, 3, k) {
+            let (lo, hi) = (usize::from(top) + 1 - k, usize::from(top));
             let mut rest = c;
-            for r in &mut rest[usize::from(top) + 1 - k..=usize::from(top)] {
+            for r in &mut rest[lo..=hi] {
                 *r -= 3;
             }
-            if rest.iter().all(|r| r.is_multiple_of(2)) {
-                out.push(combo(Pattern::AirplanePairs, top, k));
+            // Standard: the chain's own ranks give no wing card.
+            let own_rank_wing = rest[lo..=hi].iter().any(|r| *r > 0);
+            let ok = match pattern {
+                Pattern::AirplaneSingles => !standard || (!own_rank_wing && standard_singles(&rest, lo, hi)),
+                _ => pairs_ok(&rest, k, rules),
+            };
+            if ok {
+                out.push(combo(pattern, top, k));
             }
         }
     }
     out
 }
 
-/// How a leader's play is read: the preferred pattern (see
-/// [`Pattern::PREFERENCE`]), then the highest main rank.
+/// How a leader's play is read under the standard rules.
 pub fn classify(cards: &[Card]) -> Option<Combo> {
-    interpretations(cards).into_iter().min_by_key(|c| (c.pattern.preference(), std::cmp::Reverse(c.main)))
+    classify_under(cards, DdzRules::Standard)
+}
+
+/// How a leader's play is read under `rules`: the preferred pattern (see
+/// [`Pattern::PREFERENCE`]), then the highest main rank.
+pub fn classify_under(cards: &[Card], rules: DdzRules) -> Option<Combo> {
+    interpretations_under(cards, rules)
+        .into_iter()
+        .min_by_key(|c| (c.pattern.preference(), std::cmp::Reverse(c.main)))
 }
 
 /// Whether `new` beats `old`: the rocket beats everything; a bomb beats any
@@ -247,122 +349,133 @@ pub fn beats(new: &Combo, old: &Combo) -> bool {
     }
 }
 
-/// The reading of `cards` that beats `old`, if any (the preferred one when
-/// several do).
+/// The reading of `cards` that beats `old` under the standard rules.
 pub fn beating(cards: &[Card], old: &Combo) -> Option<Combo> {
-    interpretations(cards)
+    beating_under(cards, old, DdzRules::Standard)
+}
+
+/// The reading of `cards` that beats `old` under `rules`, if any (the
+/// preferred one when several do).
+pub fn beating_under(cards: &[Card], old: &Combo, rules: DdzRules) -> Option<Combo> {
+    interpretations_under(cards, rules)
         .into_iter()
         .filter(|c| beats(c, old))
         .min_by_key(|c| (c.pattern.preference(), std::cmp::Reverse(c.main)))
 }
 
-/// Plays a hand can make, for bots and the `your-turn` list: every single,
-/// pair, triple, bomb and the rocket; triple + each single rank and each
-/// pair rank; every straight, pair straight and airplane of every length;
-/// airplanes with wings and fours with two, each with its lowest wings. With
-/// `to_beat`, only the plays that beat it. `hand` must be sorted by
-/// [`sort_key`].
-pub fn candidate_plays(hand: &[CardId], to_beat: Option<&Combo>) -> Vec<Vec<CardId>> {
+/// Every way to take `k` units from `avail` (units per rank), as per-rank
+/// unit counts; ranks in ascending order.
+fn choose(avail: &[(u8, u8)], k: usize, out: &mut Vec<Vec<(u8, u8)>>, cur: &mut Vec<(u8, u8)>) {
+    if k == 0 {
+        out.push(cur.clone());
+        return;
+    }
+    let Some((&(v, n), rest)) = avail.split_first() else { return };
+    let left: usize = rest.iter().map(|(_, n)| usize::from(*n)).sum();
+    for take in (0..=usize::from(n).min(k)).rev() {
+        if k - take > left {
+            break;
+        }
+        if take > 0 {
+            cur.push((v, take as u8));
+        }
+        choose(rest, k - take, out, cur);
+        if take > 0 {
+            cur.pop();
+        }
+    }
+}
+
+/// Every legal play a hand can make under `rules` (with `to_beat`: every play
+/// that beats it), one per distinct choice of ranks: a play is listed with
+/// the hand's first cards of each rank in [`sort_key`] order, and any play
+/// with the same number of cards of each rank is the same play for the rules
+/// (suits never matter). A play validates if and only if its ranks match a
+/// listed play. `hand` must be sorted by [`sort_key`].
+pub fn candidate_plays(hand: &[CardId], to_beat: Option<&Combo>, rules: DdzRules) -> Vec<Vec<CardId>> {
     let mut by_value: Vec<Vec<CardId>> = vec![Vec::new(); 18];
     for id in hand {
         by_value[usize::from(value(id.card()))].push(*id);
     }
-    let take =
-        |v: u8, n: usize| -> Vec<CardId> { by_value[usize::from(v)].iter().take(n).copied().collect() };
-    let count = |v: u8| by_value[usize::from(v)].len();
+    let count = |v: u8| by_value[usize::from(v)].len() as u8;
     let ranks: Vec<u8> = (3u8..18).filter(|v| count(*v) > 0).collect();
-    let mut out: Vec<Vec<CardId>> = Vec::new();
+    // Candidate plays as per-rank counts; filtered by the rules below.
+    let mut shapes: Vec<[u8; 18]> = Vec::new();
+    let shape = |parts: &[(u8, u8)]| {
+        let mut c = [0u8; 18];
+        for (v, n) in parts {
+            c[usize::from(*v)] += *n;
+        }
+        c
+    };
+    // Attachments: `k` single cards or `k` pairs from the ranks outside `main`.
+    let attach = |main: &[(u8, u8)], k: usize, pairs: bool, shapes: &mut Vec<[u8; 18]>| {
+        let avail: Vec<(u8, u8)> = ranks
+            .iter()
+            .map(|v| {
+                let used = main.iter().filter(|(w, _)| w == v).map(|(_, n)| *n).sum::<u8>();
+                let left = count(*v) - used;
+                (*v, if pairs { left / 2 } else { left })
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        let mut picks = Vec::new();
+        choose(&avail, k, &mut picks, &mut Vec::new());
+        for pick in picks {
+            let mut parts = main.to_vec();
+            parts.extend(pick.iter().map(|(v, n)| (*v, if pairs { n * 2 } else { *n })));
+            shapes.push(shape(&parts));
+        }
+    };
     for &v in &ranks {
-        out.push(take(v, 1));
-        if count(v) >= 2 {
-            out.push(take(v, 2));
+        for n in 1..=count(v) {
+            shapes.push(shape(&[(v, n)]));
         }
         if count(v) >= 3 {
-            out.push(take(v, 3));
-            for &w in ranks.iter().filter(|w| **w != v) {
-                let mut p = take(v, 3);
-                p.extend(take(w, 1));
-                out.push(p);
-                if count(w) >= 2 {
-                    let mut p = take(v, 3);
-                    p.extend(take(w, 2));
-                    out.push(p);
-                }
-            }
+            attach(&[(v, 3)], 1, false, &mut shapes);
+            attach(&[(v, 3)], 1, true, &mut shapes);
         }
         if count(v) == 4 {
-            out.push(take(v, 4));
-            let others: Vec<CardId> = hand.iter().filter(|id| value(id.card()) != v).copied().collect();
-            if others.len() >= 2 {
-                let mut p = take(v, 4);
-                p.extend(&others[..2]);
-                out.push(p);
-            }
-            let pairs: Vec<u8> =
-                ranks.iter().copied().filter(|w| *w != v && count(*w) >= 2).take(2).collect();
-            if pairs.len() == 2 {
-                let mut p = take(v, 4);
-                for w in pairs {
-                    p.extend(take(w, 2));
-                }
-                out.push(p);
-            }
+            attach(&[(v, 4)], 2, false, &mut shapes);
+            attach(&[(v, 4)], 2, true, &mut shapes);
         }
     }
     if count(BLACK_JOKER) == 1 && count(RED_JOKER) == 1 {
-        out.push(vec![by_value[usize::from(BLACK_JOKER)][0], by_value[usize::from(RED_JOKER)][0]]);
+        shapes.push(shape(&[(BLACK_JOKER, 1), (RED_JOKER, 1)]));
     }
     // Chains: (cards per link, minimum links).
-    for (each, min_links) in [(1usize, 5usize), (2, 3), (3, 2)] {
+    for (each, min_links) in [(1u8, 5usize), (2, 3), (3, 2)] {
         for start in 3..=ACE {
             let mut top = start;
             while top <= ACE && count(top) >= each {
                 let links = usize::from(top - start) + 1;
                 if links >= min_links {
-                    let mut main: Vec<CardId> = Vec::new();
-                    for v in start..=top {
-                        main.extend(take(v, each));
-                    }
+                    let main: Vec<(u8, u8)> = (start..=top).map(|v| (v, each)).collect();
+                    shapes.push(shape(&main));
                     if each == 3 {
-                        let in_run = |id: &CardId| (start..=top).contains(&value(id.card()));
-                        let others: Vec<CardId> = hand.iter().filter(|id| !in_run(id)).copied().collect();
-                        if others.len() >= links {
-                            let mut p = main.clone();
-                            p.extend(&others[..links]);
-                            out.push(p);
-                        }
-                        let pairs: Vec<u8> = ranks
-                            .iter()
-                            .copied()
-                            .filter(|w| !(start..=top).contains(w) && count(*w) >= 2)
-                            .take(links)
-                            .collect();
-                        if pairs.len() == links {
-                            let mut p = main.clone();
-                            for w in pairs {
-                                p.extend(take(w, 2));
-                            }
-                            out.push(p);
-                        }
+                        attach(&main, links, false, &mut shapes);
+                        attach(&main, links, true, &mut shapes);
                     }
-                    out.push(main);
                 }
                 top += 1;
             }
         }
     }
-    out.retain(|p| {
-        let faces: Vec<Card> = p.iter().map(|id| id.card()).collect();
-        match to_beat {
-            None => classify(&faces).is_some(),
-            Some(old) => beating(&faces, old).is_some(),
-        }
-    });
     let mut seen = std::collections::HashSet::new();
-    out.retain(|p| {
-        let mut k = p.clone();
-        k.sort();
-        seen.insert(k)
-    });
-    out
+    shapes.retain(|c| seen.insert(*c));
+    shapes
+        .into_iter()
+        .map(|c| {
+            (3u8..18)
+                .flat_map(|v| by_value[usize::from(v)].iter().take(usize::from(c[usize::from(v)])).copied())
+                .collect::<Vec<CardId>>()
+        })
+        .filter(|p| {
+            let faces: Vec<Card> = p.iter().map(|id| id.card()).collect();
+            match to_beat {
+                None => classify_under(&faces, rules).is_some(),
+                Some(old) => beating_under(&faces, old, rules).is_some(),
+            }
+        })
+        .collect()
 }

@@ -29,11 +29,11 @@ use serde_json::{json, Value};
 
 pub use eval::{compare, HandValue, Outcome, SamGongRule};
 pub use rotation::SamGongMemory;
-pub use settle::{Decision, Entry, EntryResult, Settlement};
+pub use settle::{Decision, Entry, EntryResult, Settlement, SettlementRule};
 
 use crate::plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameError, GameMeta, GamePlugin, GameResult, Party,
-    PendingAction, PlayerInfo,
+    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin,
+    GameResult, Party, PendingAction, PlayerInfo,
 };
 
 /// The Sam Gong plugin (registry name `sam-gong`).
@@ -109,10 +109,20 @@ pub struct SamGongSettings {
     pub sam_gong: SamGongRule,
     /// Rake on the losers' pot, in percent (PRD: 5).
     pub rake_percent: u8,
-    /// Tutorial mode (REQ-012): scripted decks, seat 0 always banks, and no
-    /// chips move (practice hands).
+    /// Tutorial mode (REQ-012): scripted decks, a fixed NPC banker seat
+    /// ([`TUTORIAL_BANKER`] unless `banker_seat` says otherwise), and no chips
+    /// move (practice hands).
     pub tutorial: bool,
+    /// Which reading of the settlement the table uses (default `banker-pays`).
+    pub settlement: SettlementRule,
+    /// Places the banker at this seat for every hand, instead of the rotation
+    /// (set-ups, tests, replays; the tutorial's NPC seat).
+    pub banker_seat: Option<Seat>,
 }
+
+/// The NPC banker's seat at a tutorial table when `banker_seat` is not set:
+/// seat 1, since the learner opens the table and joins first (seat 0).
+pub const TUTORIAL_BANKER: Seat = Seat(1);
 
 impl Default for SamGongSettings {
     fn default() -> Self {
@@ -124,6 +134,8 @@ impl Default for SamGongSettings {
             sam_gong: SamGongRule::TenValue,
             rake_percent: 5,
             tutorial: false,
+            settlement: SettlementRule::BankerPays,
+            banker_seat: None,
         }
     }
 }
@@ -138,6 +150,9 @@ struct ResolvedSettings {
     sam_gong: SamGongRule,
     rake_percent: u8,
     tutorial: bool,
+    settlement: SettlementRule,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    banker_seat: Option<Seat>,
 }
 
 impl From<SamGongSettings> for ResolvedSettings {
@@ -151,6 +166,8 @@ impl From<SamGongSettings> for ResolvedSettings {
             sam_gong: s.sam_gong,
             rake_percent: s.rake_percent,
             tutorial: s.tutorial,
+            settlement: s.settlement,
+            banker_seat: s.banker_seat,
         }
     }
 }
@@ -176,6 +193,23 @@ impl SamGongSettings {
             max_bet: self.max_bet.unwrap_or(hi),
         }
     }
+
+    /// The seat the settings place the banker at, if any: `banker_seat`, or
+    /// [`TUTORIAL_BANKER`] at a tutorial table.
+    pub fn fixed_banker(&self) -> Option<Seat> {
+        self.banker_seat.or(self.tutorial.then_some(TUTORIAL_BANKER))
+    }
+}
+
+/// A finished hand's settlement as typed data ([`GamePlugin::details`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SamGongDetails {
+    /// The settlement reading the table used.
+    pub rule: SettlementRule,
+    /// A tutorial hand: `settlement` shows what it would have paid; no chips moved.
+    pub practice: bool,
+    /// Every non-banker seat's entry, the pot, the rake and the banker's result.
+    pub settlement: Settlement,
 }
 
 /// A player's move.
@@ -327,7 +361,14 @@ impl SamGong {
         } else {
             state.balance(banker)
         };
-        let s = settle::settle(banker, banker_start, state.banker_bet, state.settings.rake_percent, &seats)?;
+        let s = settle::settle(
+            state.settings.settlement,
+            banker,
+            banker_start,
+            state.banker_bet,
+            state.settings.rake_percent,
+            &seats,
+        )?;
         let mut out = Vec::new();
         if any_call {
             let mut positions: Vec<u16> = Vec::new();
@@ -410,7 +451,7 @@ impl GamePlugin for SamGong {
             display_name: "Sam Gong (三公)",
             min_players: 2,
             max_players: 6,
-            version: "1",
+            version: "2",
         }
     }
 
@@ -439,7 +480,8 @@ impl GamePlugin for SamGong {
     }
 
     fn scripted_deck(&self, settings: &SamGongSettings, hand_number: u64) -> Option<Vec<CardId>> {
-        settings.tutorial.then(|| tutorial::deck(hand_number))
+        let banker = settings.fixed_banker()?;
+        settings.tutorial.then(|| tutorial::deck(hand_number, banker))
     }
 
     fn create_game(
@@ -462,10 +504,20 @@ impl GamePlugin for SamGong {
             return Err(GameError::BadPlayers("balances too large".into()));
         }
         let limits = settings.limits();
-        let banker = if settings.tutorial {
-            Seat(0)
-        } else {
-            rotation::choose_banker(players, memory, limits.min_bet)?
+        let banker = match settings.fixed_banker() {
+            Some(seat) => {
+                let p = players.get(seat.index()).ok_or_else(|| {
+                    GameError::BadPlayers(format!("the banker seat {} is not at the table", seat.0))
+                })?;
+                if !settings.tutorial && p.balance < limits.min_bet {
+                    return Err(GameError::BadPlayers(format!(
+                        "the banker at seat {} cannot cover the minimum bet of {} (D9)",
+                        seat.0, limits.min_bet
+                    )));
+                }
+                seat
+            }
+            None => rotation::choose_banker(players, memory, limits.min_bet)?,
         };
         let mut status = vec![SeatStatus::Waiting; players.len()];
         status[banker.index()] = SeatStatus::Banker;
@@ -669,6 +721,7 @@ impl GamePlugin for SamGong {
             "quick_bets": state.settings.tier.quick_bets(),
             "sam_gong_rule": state.settings.sam_gong,
             "rake_percent": state.settings.rake_percent,
+            "settlement_rule": state.settings.settlement,
             "tutorial": state.settings.tutorial,
             "banker": state.banker,
             "banker_bet": (state.phase != Phase::Dealing && state.phase != Phase::BankerBet)
@@ -691,6 +744,15 @@ impl GamePlugin for SamGong {
             Phase::PlayerBet => Some(SamGongAction::Fold),
             _ => None,
         }
+    }
+
+    fn details(&self, state: &SamGongState) -> Option<GameDetails> {
+        let settlement = state.settlement.clone()?;
+        Some(GameDetails::SamGong(SamGongDetails {
+            rule: state.settings.settlement,
+            practice: state.settings.tutorial,
+            settlement,
+        }))
     }
 
     fn memory_after(&self, state: &SamGongState) -> SamGongMemory {
@@ -722,6 +784,7 @@ fn public_settlement(state: &SamGongState, s: &Settlement) -> Value {
                 "seat": e.seat,
                 "result": e.result,
                 "bet": e.bet,
+                "multiplier": e.multiplier,
                 "payout": e.payout,
                 "net": e.net,
                 "shortfall": e.shortfall,
@@ -738,6 +801,7 @@ fn public_settlement(state: &SamGongState, s: &Settlement) -> Value {
         "banker_net": s.banker_net,
         "banker_remaining": s.banker_remaining,
         "banker_insolvent": s.banker_insolvent,
+        "losers_total": s.losers_total,
         "pot": s.pot,
         "rake": s.rake,
         "forfeited": s.forfeited,

@@ -1,27 +1,34 @@
 //! The Sam Gong settlement (PRD §5.3 and REQ-004, EDD §3.6 SettlementEngine,
-//! decision D13 for an insolvent banker).
+//! decision D13 for an insolvent banker), under one of two [`SettlementRule`]s.
 //!
 //! Every caller is settled against the banker one by one, clockwise from the
-//! banker's left ("依閒家順時鐘座位順序逐一結算（先到先得）"). The banker's
-//! funds start at its balance at hand start (its escrowed bet plus what it
-//! kept back: PRD REQ-004 AC-3 "可用資金 = 當前chip_balance + 未釋放escrow_amount"):
+//! banker's left ("依閒家順時鐘座位順序逐一結算（先到先得）"). A tie returns the
+//! call (not in the pot, not raked: REQ-004 AC-5); a folder has no call.
 //!
-//! - tie: the call is returned (not in the pot, not raked: REQ-004 AC-5);
-//! - loser: the call goes to the pot; the pot is raked (floor(5%), at least 1
-//!   once the pot is non-empty) and the rest joins the banker's funds;
-//! - winner: gets the call back plus N × call from the banker (N = 3 Sam Gong,
-//!   2 nine, 1 otherwise). When the banker's funds do not cover N × call, the
-//!   banker is insolvent (D13): this winner gets the call back plus whatever
-//!   the banker has left, and the banker is at zero;
-//! - after that, every later winner gets nothing — not even the call back
-//!   ("不按比例分配，不取回本金，得零"; EDD: insolvent winner net = −call) — and
-//!   every later loser's call is no longer raked ("莊家破產後未完成結算的輸家下注額
-//!   不計入抽水底數"). These forfeited calls go to the banker, the only party
-//!   left for them (the rake base excludes them, and chips are conserved).
+//! **`banker-pays`** (the default, the seeds' words): winners are paid by the
+//! banker "不經底池" (not from the pot). The banker's funds for paying them are
+//! its balance after Step 2 plus its escrowed bet, i.e. its balance at hand
+//! start ("破產判斷以Step 2後的chip_balance為準"; "可用資金 = 當前chip_balance +
+//! 未釋放escrow_amount"). A winner gets its call back plus N × call (N = 3 Sam
+//! Gong, 2 nine, 1 otherwise) from those funds; when they do not cover N × call
+//! the winner gets its call back plus all that is left. Once the funds are at 0
+//! (after paying a winner in full or in part), every later winner gets nothing
+//! and loses its call ("支付後 banker_chip_balance 歸零 → 後續贏家進入
+//! insolvent_winners（net_chips = -bet）") and every later loser's call is not
+//! raked ("莊家破產後未完成結算的輸家下注額不計入抽水底數"). Losers' calls reach
+//! the banker only after the pass, the raked ones after the rake; forfeited
+//! calls (later winners and losers) go to the banker unraked, the only party
+//! left for them.
 //!
-//! The rake is taken from each loser's call as it enters the pot (the total
-//! is rake(base) for the base so far, so the increments add up exactly), which
-//! guarantees the banker never has to fund the rake from its own chips.
+//! **`one-pass`** (the earlier reading, kept as a room setting): the same
+//! clockwise pass, but a loser's raked call joins the banker's funds at once,
+//! so a loser seated before a winner funds that winner; the banker is
+//! insolvent only when a winner finds its funds short (a winner reaching a
+//! banker at exactly 0 is short and gets its call back).
+//!
+//! In both, the rake is taken from each loser's call as it enters the pot
+//! (the total is rake(base) for the base so far, so the increments add up
+//! exactly): the banker never funds the rake from its own chips.
 
 use claw_protocol::{Chips, Seat};
 use serde::{Deserialize, Serialize};
@@ -39,6 +46,19 @@ pub fn rake(pot: u64, percent: u8) -> u64 {
     let r = u128::from(pot) * u128::from(percent) / 100;
     // r <= pot because percent <= 100 (validated settings).
     (r as u64).max(1)
+}
+
+/// Which reading of the seeds' settlement a table uses (room setting
+/// `settlement`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SettlementRule {
+    /// The seeds' words: the banker pays winners from its own funds; losers'
+    /// calls reach it after the pass; at 0 later winners get nothing.
+    #[default]
+    BankerPays,
+    /// One clockwise pass in which losers' calls refill the banker's funds.
+    OnePass,
 }
 
 /// How one non-banker seat ended its decision.
@@ -82,6 +102,8 @@ pub struct Entry {
     pub result: EntryResult,
     /// The called bet (0 for a fold).
     pub bet: Chips,
+    /// The payout multiple N of the caller's hand (3, 2 or 1; 0 for a fold).
+    pub multiplier: u64,
     /// Chips credited back at settlement (call returned plus winnings).
     pub payout: Chips,
     /// payout − bet.
@@ -104,13 +126,16 @@ pub struct Settlement {
     pub banker_bet: Chips,
     /// Non-banker seats, clockwise from the banker's left.
     pub entries: Vec<Entry>,
-    /// The rake base: calls of losers settled before any insolvency.
+    /// Every losing caller's call, raked or not.
+    pub losers_total: Chips,
+    /// The rake base: calls of losers settled before the banker went insolvent.
     pub pot: Chips,
     /// The rake on `pot`, paid to the dealer's account.
     pub rake: Chips,
     /// Calls forfeited to the banker after it went insolvent (not raked).
     pub forfeited: Chips,
-    /// Whether a winner found the banker short (D13).
+    /// Whether the banker went insolvent (D13): a winner found its funds short,
+    /// or (`banker-pays`) a winner's payment brought them to exactly 0.
     pub banker_insolvent: bool,
     /// Whether every player folded.
     pub all_fold: bool,
@@ -134,10 +159,11 @@ fn net(credit: u128, debit: u128) -> Result<i64, GameError> {
     i64::try_from(d).map_err(|_| overflow())
 }
 
-/// Settles a hand. `banker_start` is the banker's balance at hand start,
-/// `banker_bet` its escrowed bet, `seats` every non-banker seat clockwise from
-/// the banker's left with its decision.
+/// Settles a hand under `rule`. `banker_start` is the banker's balance at
+/// hand start, `banker_bet` its escrowed bet, `seats` every non-banker seat
+/// clockwise from the banker's left with its decision.
 pub fn settle(
+    rule: SettlementRule,
     banker: Seat,
     banker_start: Chips,
     banker_bet: Chips,
@@ -147,10 +173,14 @@ pub fn settle(
     if banker_bet > banker_start {
         return Err(GameError::BadAmount("banker bet exceeds the banker's balance".into()));
     }
+    let one_pass = rule == SettlementRule::OnePass;
     let mut funds = u128::from(banker_start.0);
+    // Raked losers' calls waiting for the end of the pass (banker-pays).
+    let mut collected = 0u128;
     let mut base = 0u128;
     let mut taken = 0u128; // rake taken so far, == rake(base)
     let mut forfeited = 0u128;
+    let mut losers = 0u128;
     let mut insolvent = false;
     let mut entries = Vec::with_capacity(seats.len());
     for &(seat, decision) in seats {
@@ -159,6 +189,7 @@ pub fn settle(
                 seat,
                 result: EntryResult::Fold,
                 bet: Chips::ZERO,
+                multiplier: 0,
                 payout: Chips::ZERO,
                 net: 0,
                 shortfall: Chips::ZERO,
@@ -169,16 +200,22 @@ pub fn settle(
         let (result, payout, shortfall) = match outcome {
             Outcome::Tie => (EntryResult::Tie, call, 0),
             Outcome::Lose if insolvent => {
+                losers += call;
                 forfeited += call;
                 funds += call;
                 (EntryResult::Lose, 0, 0)
             }
             Outcome::Lose => {
+                losers += call;
                 base += call;
                 let total = u128::from(rake(to_u64(base)?, rake_percent));
                 let step = total - taken;
                 taken = total;
-                funds += call - step;
+                if one_pass {
+                    funds += call - step;
+                } else {
+                    collected += call - step;
+                }
                 (EntryResult::Lose, 0, 0)
             }
             Outcome::Win if insolvent => {
@@ -190,6 +227,9 @@ pub fn settle(
                 let due = call * u128::from(multiplier);
                 if due <= funds {
                     funds -= due;
+                    // banker-pays: a banker paid down to 0 is insolvent for
+                    // every later seat (EDD "支付後…歸零 → 後續贏家…").
+                    insolvent = !one_pass && funds == 0;
                     (EntryResult::Win, call + due, 0)
                 } else {
                     insolvent = true;
@@ -203,15 +243,18 @@ pub fn settle(
             seat,
             result,
             bet,
+            multiplier,
             payout: Chips(to_u64(payout)?),
             net: net(payout, call)?,
             shortfall: Chips(to_u64(shortfall)?),
         });
     }
+    funds += collected;
     let all_fold = entries.iter().all(|e| e.result == EntryResult::Fold);
     Ok(Settlement {
         banker,
         banker_bet,
+        losers_total: Chips(to_u64(losers)?),
         pot: Chips(to_u64(base)?),
         rake: Chips(to_u64(taken)?),
         forfeited: Chips(to_u64(forfeited)?),

@@ -4,7 +4,7 @@
 //! The PRD and the EDD disagree; this follows the PRD's outcomes, which the
 //! EDD's cards are marked provisional against ("暫定", open question Q7):
 //!
-//! | round | learner (seat 1)       | NPC banker (seat 0)     | result |
+//! | round | learner                | NPC banker              | result |
 //! |-------|------------------------|-------------------------|--------|
 //! | 1     | K♠ Q♥ J♦ — Sam Gong    | A♠ 2♣ 4♦ — 7 points     | learner wins, 3× |
 //! | 2     | 5♠ A♥ 9♦ — 5 points    | 3♦ K♣ Q♠ — 3 points     | learner wins, 1× |
@@ -15,17 +15,21 @@
 //! and changes the banker's K♦ to Q♦ so that both D8 steps tie, as the PRD
 //! requires (the EDD's `force_tie` outside the rules could not be replayed by
 //! an auditor). Hands beyond the third cycle through the script again.
+//!
+//! The NPC banks at a fixed seat (the settings' `fixed_banker`, seat 1 by
+//! default: the learner opens the table and joins first); the learner is the
+//! lowest other seat.
 
-use claw_protocol::{Card, CardId};
+use claw_protocol::{CardId, Seat};
 
 use super::eval::parse_hand;
 
-/// One scripted round: the NPC banker's hand (seat 0) and the learner's (seat 1).
+/// One scripted round: the NPC banker's hand and the learner's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScriptedRound {
-    /// The NPC banker's three cards (seat 0).
+    /// The NPC banker's three cards.
     pub banker: &'static str,
-    /// The learner's three cards (seat 1).
+    /// The learner's three cards.
     pub learner: &'static str,
 }
 
@@ -41,20 +45,41 @@ pub fn round(hand_number: u64) -> ScriptedRound {
     SCRIPT[(hand_number % SCRIPT.len() as u64) as usize]
 }
 
-/// The deck order for hand `hand_number`: the banker's three cards (seat 0 is
-/// dealt positions 0–2), the learner's (seat 1, positions 3–5), then the other
-/// 46 cards in canonical order (what any further seats receive).
-pub fn deck(hand_number: u64) -> Vec<CardId> {
+/// The learner's seat when the NPC banks at `banker`: the lowest other seat.
+pub fn learner_seat(banker: Seat) -> Seat {
+    if banker.0 == 0 {
+        Seat(1)
+    } else {
+        Seat(0)
+    }
+}
+
+/// The deck order for hand `hand_number` with the NPC banker at `banker`:
+/// seat s is dealt positions 3s–3s+2, so the banker's block holds the NPC's
+/// three cards and the learner's block the learner's; every other position
+/// holds the remaining 46 cards in canonical order (what any further seats
+/// receive).
+pub fn deck(hand_number: u64, banker: Seat) -> Vec<CardId> {
     let r = round(hand_number);
-    let mut top: Vec<Card> = Vec::with_capacity(6);
-    for hand in [r.banker, r.learner] {
+    let parse = |hand: &str| -> Vec<CardId> {
         // The script is a constant checked by tests; a parse failure would
         // leave the deck short and the engine would refuse it.
-        if let Some(cards) = parse_hand(hand) {
-            top.extend(cards);
+        parse_hand(hand).map(|c| c.iter().map(|c| CardId::from(*c)).collect()).unwrap_or_default()
+    };
+    let (npc, learner) = (parse(r.banker), parse(r.learner));
+    let mut rest = CardId::deck(1, false).into_iter().filter(|id| !npc.contains(id) && !learner.contains(id));
+    let learner_at = learner_seat(banker);
+    let blocks = usize::from(banker.0.max(learner_at.0)) + 1;
+    let mut deck = Vec::with_capacity(52);
+    for block in 0..blocks {
+        if block == banker.index() {
+            deck.extend(&npc);
+        } else if block == learner_at.index() {
+            deck.extend(&learner);
+        } else {
+            deck.extend(rest.by_ref().take(3));
         }
     }
-    let mut deck: Vec<CardId> = top.iter().map(|c| CardId::from(*c)).collect();
-    deck.extend(CardId::deck(1, false).into_iter().filter(|id| !top.contains(&id.card())));
+    deck.extend(rest);
     deck
 }

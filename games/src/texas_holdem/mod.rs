@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameError, GameMeta, GamePlugin, GameResult, Party,
-    PendingAction, PlayerInfo,
+    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin,
+    GameResult, Party, PendingAction, PlayerInfo,
 };
 
 pub use eval::{evaluate, Category, HandValue};
@@ -46,12 +46,56 @@ pub struct Settings {
     pub big_blind: Chips,
     /// Posted by every player before the deal; dead money, not a bet. 0 = none.
     pub ante: Chips,
+    /// Places the button at this seat for every hand instead of moving it
+    /// (set-ups, tests, replays). Absent: the button moves (table memory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub button: Option<Seat>,
 }
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings { small_blind: Chips(5), big_blind: Chips(10), ante: Chips(0) }
+        Settings { small_blind: Chips(5), big_blind: Chips(10), ante: Chips(0), button: None }
     }
+}
+
+/// One pot of a finished hand in [`HoldemDetails`], in the order paid.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PotAward {
+    /// `main`, `side` (numbered from 1 in `index`) or `uncalled` (chips
+    /// returned to the only player who put them in).
+    pub kind: PotKind,
+    /// 0 for the main pot and returned chips, 1.. for side pots.
+    pub index: u32,
+    /// Chips in the pot.
+    pub amount: Chips,
+    /// Seats that could win it, ascending.
+    pub eligible: Vec<Seat>,
+    /// What each winner got, in the order credited (odd chips first, from
+    /// the button's left).
+    pub shares: Vec<(Seat, Chips)>,
+}
+
+/// What a pot in [`PotAward`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PotKind {
+    /// The main pot.
+    Main,
+    /// A side pot.
+    Side,
+    /// Uncalled chips returned.
+    Uncalled,
+}
+
+/// A finished Hold'em hand as typed data ([`GamePlugin::details`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HoldemDetails {
+    /// The button's seat.
+    pub button: Seat,
+    /// Whether the hand went to a showdown (two or more players left).
+    pub showdown: bool,
+    /// Every pot, in the order paid.
+    pub pots: Vec<PotAward>,
 }
 
 /// What the next hand at the table needs: where the button was.
@@ -178,6 +222,9 @@ pub struct State {
     pub revealed: bool,
     /// The result, once the hand is over.
     pub result: Option<GameResult>,
+    /// The settlement as typed data, once the hand is over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<HoldemDetails>,
 }
 
 /// What a validated action does.
@@ -500,15 +547,16 @@ impl State {
         let folded: Vec<bool> = self.players.iter().map(|p| p.folded).collect();
         let mut winners = vec![false; n];
         let mut side = 0;
+        let mut awards = Vec::new();
         for pot in pots::build(&committed, &folded) {
-            let name = if pot.uncalled {
-                "uncalled chips returned".to_owned()
+            let (name, kind, index) = if pot.uncalled {
+                ("uncalled chips returned".to_owned(), PotKind::Uncalled, 0)
             } else if side == 0 {
                 side += 1;
-                "main pot".to_owned()
+                ("main pot".to_owned(), PotKind::Main, 0)
             } else {
                 side += 1;
-                format!("side pot {}", side - 1)
+                (format!("side pot {}", side - 1), PotKind::Side, side - 1)
             };
             let best = pot.eligible.iter().filter_map(|i| values[*i]).max();
             let pot_winners: Vec<usize> = match best {
@@ -526,6 +574,13 @@ impl State {
                 };
                 summary.push(format!("{name} {}: {}{how}", pot.amount, who.join(", ")));
             }
+            awards.push(PotAward {
+                kind,
+                index,
+                amount: Chips(pot.amount),
+                eligible: pot.eligible.iter().map(|i| seat(*i)).collect(),
+                shares: shares.iter().filter(|(_, a)| *a > 0).map(|(w, a)| (seat(*w), Chips(*a))).collect(),
+            });
             for (w, amount) in shares {
                 if amount == 0 {
                     continue;
@@ -541,6 +596,7 @@ impl State {
                 });
             }
         }
+        self.details = Some(HoldemDetails { button: seat(self.button), showdown, pots: awards });
         self.result = Some(GameResult {
             winners: (0..n).filter(|i| winners[*i]).map(seat).collect(),
             net: self.players.iter().map(|p| chips_i64(p.stack.0) - chips_i64(p.start.0)).collect(),
@@ -640,7 +696,13 @@ impl GamePlugin for TexasHoldem {
                 )));
             }
         }
-        let button = choose_button(memory, players);
+        let button = match settings.button {
+            Some(b) if b.index() < n => b.index(),
+            Some(b) => {
+                return Err(GameError::BadPlayers(format!("the button seat {} is not at the table", b.0)))
+            }
+            None => choose_button(memory, players),
+        };
         let (small_blind, big_blind) =
             if n == 2 { (button, (button + 1) % n) } else { ((button + 1) % n, (button + 2) % n) };
         Ok(State {
@@ -673,6 +735,7 @@ impl GamePlugin for TexasHoldem {
             started: false,
             revealed: false,
             result: None,
+            details: None,
         })
     }
 
@@ -766,6 +829,10 @@ impl GamePlugin for TexasHoldem {
 
     fn result(&self, state: &State) -> Option<GameResult> {
         state.result.clone()
+    }
+
+    fn details(&self, state: &State) -> Option<GameDetails> {
+        state.details.clone().map(GameDetails::TexasHoldem)
     }
 
     fn valid_actions(&self, state: &State) -> Vec<ActionOption<Action>> {
