@@ -39,7 +39,8 @@ fn read(c: &str, level: Level, p: &BombProfile) -> Option<Reading> {
 fn run(line: &str) -> Result<(), String> {
     let fields: Vec<&str> = line.split('|').map(str::trim).collect();
     let head: Vec<&str> = fields[0].split_whitespace().collect();
-    let level_at = |i: usize| Level::new(head[i].parse().map_err(|e| format!("{e}"))?).ok_or("bad level".to_string());
+    let level_at =
+        |i: usize| Level::new(head[i].parse().map_err(|e| format!("{e}"))?).ok_or("bad level".to_string());
     let comp = BombProfile::competition();
     let settings = GdSettings::default();
     match head[0] {
@@ -50,7 +51,8 @@ fn run(line: &str) -> Result<(), String> {
             match (want.as_slice(), got) {
                 (["none"], None) => Ok(()),
                 ([kind, rank, purity @ ..], Some(r)) => {
-                    let kind: Kind = serde_json::from_value(serde_json::json!(kind)).map_err(|e| e.to_string())?;
+                    let kind: Kind =
+                        serde_json::from_value(serde_json::json!(kind)).map_err(|e| e.to_string())?;
                     let ok = r.kind == kind
                         && r.rank.to_string() == *rank
                         && purity.first().is_none_or(|p| (*p == "pure") == r.pure);
@@ -65,7 +67,9 @@ fn run(line: &str) -> Result<(), String> {
             let a = read(fields[1], level, &p).ok_or("play reads as nothing")?;
             let b = read(fields[2], level, &p).ok_or("table reads as nothing")?;
             let got = beats(&a, &b, level, &p);
-            (got == (fields[3] == "yes")).then_some(()).ok_or_else(|| format!("beats = {got}: {a:?} vs {b:?}"))
+            (got == (fields[3] == "yes"))
+                .then_some(())
+                .ok_or_else(|| format!("beats = {got}: {a:?} vs {b:?}"))
         }
         "tribute" | "return" => {
             let w = Wilds { level: level_at(1)?, count: 2 };
@@ -75,7 +79,9 @@ fn run(line: &str) -> Result<(), String> {
             } else {
                 return_choices(&hand, w, &settings)
             };
-            (sorted(got.clone()) == sorted(cards(fields[2]))).then_some(()).ok_or_else(|| format!("choices {got:?}"))
+            (sorted(got.clone()) == sorted(cards(fields[2])))
+                .then_some(())
+                .ok_or_else(|| format!("choices {got:?}"))
         }
         "moves" => {
             let level = level_at(1)?;
@@ -99,5 +105,11 @@ fn every_regression_scenario_passes() {
     assert!(lines.len() >= 50, "only {} scenarios", lines.len());
     let failures: Vec<String> =
         lines.iter().filter_map(|(n, l)| run(l).err().map(|e| format!("line {n}: {l}\n    {e}"))).collect();
-    assert!(failures.is_empty(), "{} of {} scenarios fail:\n{}", failures.len(), lines.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} scenarios fail:\n{}",
+        failures.len(),
+        lines.len(),
+        failures.join("\n")
+    );
 }

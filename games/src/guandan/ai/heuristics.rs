@@ -22,6 +22,22 @@ pub fn strength(r: &Reading, level: Level) -> u8 {
 /// Quality of a hand: higher is better. Roughly minus the turns needed to
 /// play it out, cheap low groups costing more, plus bombs and controls.
 pub fn quality(hand: &[CardId], wilds: Wilds) -> f64 {
+    quality_by(hand, wilds, &|slot, _| default_weight(slot, wilds.level))
+}
+
+/// L2's cost of a single, pair or triple of this slot: low cards are hard to
+/// get rid of; the ace, the level and the jokers control.
+fn default_weight(slot: usize, level: Level) -> f64 {
+    let o = f64::from(order(slot as u8 + 2, level));
+    if o >= 14.0 {
+        0.3
+    } else {
+        1.0 + (13.0 - o) / 12.0
+    }
+}
+
+/// [`quality`] with the cost of a group of `n` cards of a slot given by `weight`.
+pub fn quality_by(hand: &[CardId], wilds: Wilds, weight: &dyn Fn(usize, u8) -> f64) -> f64 {
     if hand.is_empty() {
         return 100.0;
     }
@@ -43,7 +59,7 @@ pub fn quality(hand: &[CardId], wilds: Wilds) -> f64 {
     }
     // Straights that lower the group count.
     loop {
-        let before = groups(&c, level);
+        let before = groups(&c, weight);
         let mut best: Option<(usize, f64)> = None;
         for start in 0..=8usize {
             let idx: Vec<usize> =
@@ -51,7 +67,7 @@ pub fn quality(hand: &[CardId], wilds: Wilds) -> f64 {
             if idx.iter().all(|i| c[*i] > 0) {
                 let mut d = c;
                 idx.iter().for_each(|i| d[*i] -= 1);
-                let after = groups(&d, level) - 1.0;
+                let after = groups(&d, weight) - 1.0;
                 if after < before - 0.5 && best.is_none_or(|(_, b)| after < b) {
                     best = Some((start, after));
                 }
@@ -67,31 +83,29 @@ pub fn quality(hand: &[CardId], wilds: Wilds) -> f64 {
             None => break,
         }
     }
-    score -= groups(&c, level);
+    score -= groups(&c, weight);
     score += f64::from(t.wilds) * 1.2;
     score
 }
 
 /// Weighted count of singles, pairs and triples (a triple carries a pair).
-fn groups(c: &[u8; 15], level: Level) -> f64 {
+fn groups(c: &[u8; 15], weight: &dyn Fn(usize, u8) -> f64) -> f64 {
     let mut cost = 0.0;
     let (mut triples, mut pairs) = (0, 0);
     for (s, n) in c.iter().enumerate() {
         if *n == 0 {
             continue;
         }
-        let o = f64::from(order(s as u8 + 2, level));
-        // Low cards are hard to get rid of; the ace, level and jokers control.
-        let weight = if o >= 14.0 { 0.3 } else { 1.0 + (13.0 - o) / 12.0 };
+        let w = weight(s, (*n).min(3));
         match n {
-            1 => cost += weight,
+            1 => cost += w,
             2 => {
                 pairs += 1;
-                cost += weight * 0.9
+                cost += w * 0.9
             }
             _ => {
                 triples += 1;
-                cost += weight * 0.8
+                cost += w * 0.8
             }
         }
     }
@@ -125,7 +139,11 @@ pub fn choose(v: &View, moves: Vec<Move>, mem: Option<&Memory>, ties: &mut Ties)
         .min()
         .unwrap_or(27);
     let partner_left = v.cards_left[usize::from(partner)];
-    let now = quality(&v.hand, w);
+    let q = |h: &[CardId]| match mem {
+        Some(m) => quality_by(h, w, &|slot, n| m.weight(slot, n, level)),
+        None => quality(h, w),
+    };
+    let now = q(&v.hand);
     let following = v.lead.as_ref();
     let threat = opp_min <= 4;
     let mut scored: Vec<(f64, Option<Move>)> = Vec::with_capacity(moves.len() + 1);
@@ -146,7 +164,7 @@ pub fn choose(v: &View, moves: Vec<Move>, mem: Option<&Memory>, ties: &mut Ties)
             continue;
         }
         let r = m.reading;
-        let mut s = quality(&after, w);
+        let mut s = q(&after);
         let st = f64::from(strength(&r, level));
         let bomb = r.kind.is_bomb();
         match following {

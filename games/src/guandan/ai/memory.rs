@@ -125,6 +125,26 @@ impl Memory {
         })
     }
 
+    /// L3's cost of keeping a group of `n` cards of `slot`: by how many
+    /// unseen groups of that size could beat it; one nobody can beat is a
+    /// control (negative cost: it wins a table and the lead).
+    pub fn weight(&self, slot: usize, n: u8, level: crate::guandan::cards::Level) -> f64 {
+        let o = order(slot as u8 + 2, level);
+        let beaters = (0..15usize)
+            .filter(|t| {
+                let joker = *t >= 13;
+                order(*t as u8 + 2, level) > o
+                    && self.unseen[*t] + if joker { 0 } else { self.unseen_wilds } >= n
+            })
+            .count();
+        if beaters == 0 {
+            -0.4
+        } else {
+            let low = 1.0 + (13.0 - f64::from(o.min(14))) / 12.0;
+            0.3 + 0.7 * low * (beaters.min(6) as f64 / 6.0)
+        }
+    }
+
     /// Whether a suit is void: every card of it seen.
     pub fn void(&self, suit: Suit) -> bool {
         self.unseen_suits[usize::from(suit.index())] == 0
