@@ -7,7 +7,7 @@
 use claw_games::guandan::ai::{decide, AiLevel, Ties, View};
 use claw_games::guandan::{GdMemory, GdSettings, Guandan};
 use claw_games::{DealtCard, GamePlugin, PendingAction, PlayerInfo};
-use claw_protocol::{CardId, Chips, PlayerId};
+use claw_protocol::{Chips, PlayerId};
 use rand::seq::SliceRandom;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;

@@ -81,7 +81,8 @@ fn every_pattern_without_wilds() {
 fn every_pattern_with_wilds() {
     use Kind::*;
     // Level 7: 7h and 7h#1 are wild.
-    let table: &[(&str, Option<(Kind, u8)>, bool)] = &[
+    type Row = (&'static str, Option<(Kind, u8)>, bool);
+    let table: &[Row] = &[
         ("7h", Some((Single, 7)), true),
         ("7h 7h#1", Some((Pair, 7)), true),
         ("7h 3c", Some((Pair, 3)), false),
@@ -208,7 +209,7 @@ fn ordering_under_the_competition_profile() {
     assert!(beat("7c", "Ac") && beat("BJ", "7c") && beat("RJ", "BJ") && !beat("BJ", "BJ#1"));
     assert!(beat("4c 5d 6s 7c 8c", "3c 4d 5s 6h 7d") && !beat("4c 5d 6s 7c 8c", "9c 9d"));
     assert!(beat("8c 8d 8s 2c 2d", "6c 6d 6s Ac Ad") && !beat("8c 8d 8s 2c 2d", "8c#1 8d#1 8s#1 Ac Ad"));
-    assert!(beat("Ac Ad 2c 2d 3c 3d", "Kc Kd") == false);
+    assert!(!beat("Ac Ad 2c 2d 3c 3d", "Kc Kd"));
 }
 
 #[test]

@@ -348,7 +348,7 @@ impl GdMemory {
         }
         let mut o = self.last_order.clone();
         o.sort_unstable();
-        if !(o.is_empty() || o == [0, 1, 2, 3]) || (self.deal > 0) != !o.is_empty() {
+        if !(o.is_empty() || o == [0, 1, 2, 3]) || (self.deal > 0) == o.is_empty() {
             return Err(GameError::Malformed(
                 "table memory: last_order must be the 4 seats after a deal".into(),
             ));
@@ -1073,6 +1073,12 @@ impl GamePlugin for Guandan {
     fn auto_action(&self, st: &GdState, seat: Seat) -> Option<GdAction> {
         if self.to_act(st) != Some(seat) {
             return None;
+        }
+        // L1; in play without building a view (this runs at every timeout check).
+        if st.phase == GdPhase::Playing {
+            return Some(
+                ai::smallest(st.legal_plays(seat.0), st.level).map(ai::play).unwrap_or(GdAction::Pass {}),
+            );
         }
         Some(ai::decide(ai::AiLevel::L1, &ai::View::of(st, seat.0), &mut ai::Ties::new(0)))
     }

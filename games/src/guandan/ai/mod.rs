@@ -155,7 +155,8 @@ impl View {
     }
 }
 
-fn play(m: Move) -> GdAction {
+/// The action that plays a move, naming its reading.
+pub fn play(m: Move) -> GdAction {
     GdAction::Play { cards: m.cards, reading: Some(Declared { kind: m.reading.kind, rank: m.reading.rank }) }
 }
 
