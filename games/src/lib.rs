@@ -4,6 +4,7 @@
 pub mod blackjack;
 pub mod dou_di_zhu;
 pub mod dynamic;
+pub mod guandan;
 pub mod plugin;
 pub mod registry;
 pub mod runner;

@@ -105,6 +105,10 @@ pub enum PendingAction {
     /// kitty when the landlord takes it, Blackjack's hole card). The engine
     /// publishes their openings.
     Reveal { positions: Vec<u16> },
+    /// Move a dealt card from one player's hand to another's (Guandan's
+    /// tribute and return). `from` must hold `position` now; `face` says
+    /// whether the card is shown to everyone (`up`) or only to `to`.
+    Transfer { position: u16, from: Seat, to: Seat, face: Face },
 }
 
 /// What a finished hand produced.

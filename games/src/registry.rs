@@ -13,6 +13,7 @@ pub fn all() -> Vec<Arc<dyn DynGame>> {
         erased(crate::blackjack::Blackjack),
         erased(crate::dou_di_zhu::DouDiZhu),
         erased(crate::sam_gong::SamGong),
+        erased(crate::guandan::Guandan),
     ]
 }
 

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::dynamic::{DynGame, DynHand};
-use crate::plugin::{DealtCard, GameError, GameResult, Party, PendingAction, PlayerInfo};
+use crate::plugin::{DealTarget, DealtCard, Face, GameError, GameResult, Party, PendingAction, PlayerInfo};
 
 /// Something the hand did that the engine must carry out or publish.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +38,14 @@ pub enum HandEvent {
     Reveal {
         positions: Vec<u16>,
     },
+    /// A dealt card moved from `from`'s hand to `to`'s: its opening sealed to
+    /// `to`, or shown to everyone when `face` is up.
+    Transfer {
+        position: u16,
+        from: Seat,
+        to: Seat,
+        face: Face,
+    },
 }
 
 /// Drives one hand of one game over a fixed deck order.
@@ -45,6 +53,8 @@ pub struct HandRunner {
     hand: Box<dyn DynHand>,
     deck: Vec<CardId>,
     dealt: Vec<DealtCard>,
+    /// Who holds each dealt position now (a transfer changes it).
+    holders: Vec<DealTarget>,
     players: usize,
 }
 
@@ -54,6 +64,7 @@ impl Clone for HandRunner {
             hand: self.hand.clone_box(),
             deck: self.deck.clone(),
             dealt: self.dealt.clone(),
+            holders: self.holders.clone(),
             players: self.players,
         }
     }
@@ -70,7 +81,8 @@ impl HandRunner {
     ) -> Result<(HandRunner, Vec<HandEvent>), GameError> {
         let mut hand = game.new_hand(settings, players, memory)?;
         let pending = hand.start()?;
-        let mut runner = HandRunner { hand, deck, dealt: Vec::new(), players: players.len() };
+        let mut runner =
+            HandRunner { hand, deck, dealt: Vec::new(), holders: Vec::new(), players: players.len() };
         let events = runner.run(pending)?;
         Ok((runner, events))
     }
@@ -93,6 +105,11 @@ impl HandRunner {
         &self.dealt
     }
 
+    /// Who holds each dealt position now, in position order (transfers applied).
+    pub fn holders(&self) -> &[DealTarget] {
+        &self.holders
+    }
+
     /// The next deck position a deal will take.
     pub fn next_position(&self) -> u16 {
         // The deck length is bounded by the engine (at most u16::MAX cards).
@@ -107,7 +124,7 @@ impl HandRunner {
                 PendingAction::Deal { phase, cards } => {
                     let mut out = Vec::with_capacity(cards.len());
                     for spec in cards {
-                        if let crate::plugin::DealTarget::Player(s) = spec.target {
+                        if let DealTarget::Player(s) = spec.target {
                             if s.index() >= self.players {
                                 return Err(GameError::BadDeal(format!("deal to missing {s}")));
                             }
@@ -120,6 +137,7 @@ impl HandRunner {
                             .map_err(|_| GameError::BadDeal("deck longer than 65535 cards".into()))?;
                         let d = DealtCard { position, target: spec.target, face: spec.face, card };
                         self.dealt.push(d);
+                        self.holders.push(spec.target);
                         out.push(d);
                     }
                     let follow = self.hand.receive_cards(&out)?;
@@ -141,6 +159,21 @@ impl HandRunner {
                         return Err(GameError::BadDeal(format!("reveal of undealt position {p}")));
                     }
                     events.push(HandEvent::Reveal { positions })
+                }
+                PendingAction::Transfer { position, from, to, face } => {
+                    let holder = self.holders.get_mut(usize::from(position)).ok_or_else(|| {
+                        GameError::BadDeal(format!("transfer of undealt position {position}"))
+                    })?;
+                    if *holder != DealTarget::Player(from) {
+                        return Err(GameError::BadDeal(format!(
+                            "transfer of position {position}: {from} does not hold it"
+                        )));
+                    }
+                    if to.index() >= self.players || to == from {
+                        return Err(GameError::BadDeal(format!("transfer of position {position} to {to}")));
+                    }
+                    *holder = DealTarget::Player(to);
+                    events.push(HandEvent::Transfer { position, from, to, face })
                 }
             }
         }

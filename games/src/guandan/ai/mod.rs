@@ -1,0 +1,208 @@
+//! Guandan AI, seed §三: pure functions from what one seat may see to an
+//! action, with a seeded tie-breaker. Every level only ever picks among the
+//! legal actions of the state, so every decision is legal.
+//!
+//! - L1 (基础): the smallest legal play; pass when nothing beats the table.
+//! - L2 (规则): heuristic score of each legal play: hand quality after the
+//!   play (turns left, bombs kept, wilds kept), teammate awareness (do not
+//!   beat the partner, feed a partner about to go out), opponent threat
+//!   (bombs and big cards against an opponent about to go out).
+//! - L3 (策略): L2 plus card memory ([`memory::Memory`]): jokers, level
+//!   cards and aces played, void suits, cards left per rank, and inference
+//!   from tribute and passes.
+
+pub mod heuristics;
+pub mod memory;
+
+use claw_protocol::CardId;
+use serde::{Deserialize, Serialize};
+
+use super::cards::{Level, Wilds};
+use super::compare::BombProfile;
+use super::moves::{legal_moves, Move};
+use super::patterns::{Declared, PatternRules};
+use super::{partner, tribute, GdAction, GdPhase, GdSettings, GdState, Gift, Lead, Turn};
+
+/// AI strength.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AiLevel {
+    /// Smallest legal play.
+    L1,
+    /// Heuristic scoring.
+    L2,
+    /// Heuristic scoring with card memory.
+    L3,
+}
+
+/// A seeded tie-breaker (SplitMix64): equal-scored choices are picked
+/// reproducibly.
+#[derive(Debug, Clone)]
+pub struct Ties(u64);
+
+impl Ties {
+    /// A tie-breaker from a seed.
+    pub fn new(seed: u64) -> Ties {
+        Ties(seed)
+    }
+
+    /// A number in `0..n` (0 when `n` is 0).
+    pub fn pick(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        if n == 0 {
+            0
+        } else {
+            (z % n as u64) as usize
+        }
+    }
+}
+
+/// What one seat may see: its own hand and everything public. Built from a
+/// full state with [`View::of`], or by a bot from the public state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct View {
+    /// The seat deciding.
+    pub seat: u8,
+    /// Phase of the deal.
+    pub phase: GdPhase,
+    /// Its cards.
+    pub hand: Vec<CardId>,
+    /// Room settings.
+    pub settings: GdSettings,
+    /// The bomb ordering in force.
+    pub profile: BombProfile,
+    /// The level being played.
+    pub level: Level,
+    /// Team levels.
+    pub levels: [Level; 2],
+    /// The play to beat.
+    pub lead: Option<Lead>,
+    /// Cards left per seat.
+    pub cards_left: [u8; 4],
+    /// Seats out, in order.
+    pub finished: Vec<u8>,
+    /// Plays and passes so far.
+    pub history: Vec<Turn>,
+    /// Tribute cards this seat saw (given or received; all when shown).
+    pub gifts: Vec<Gift>,
+    /// Returned cards this seat saw.
+    pub returns: Vec<Gift>,
+    /// Whether this seat's team may still propose a surrender.
+    pub may_surrender: bool,
+}
+
+impl View {
+    /// The view of `seat` of this state.
+    pub fn of(st: &GdState, seat: u8) -> View {
+        let seen = |g: &&Gift| st.settings.show_tribute || g.from == seat || g.to == Some(seat);
+        let (gifts, returns) = match &st.tribute {
+            Some(t) => (
+                t.given.iter().filter(seen).copied().collect(),
+                t.returned.iter().filter(seen).copied().collect(),
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        let mut cards_left = [0u8; 4];
+        for (c, h) in cards_left.iter_mut().zip(&st.hands) {
+            *c = h.len() as u8;
+        }
+        View {
+            seat,
+            phase: st.phase,
+            hand: st.hands[usize::from(seat)].clone(),
+            settings: st.settings.clone(),
+            profile: st.profile.clone(),
+            level: st.level,
+            levels: st.memory.levels,
+            lead: st.lead.clone(),
+            cards_left,
+            finished: st.finished.clone(),
+            history: st.history.clone(),
+            gifts,
+            returns,
+            may_surrender: !st.surrendered[usize::from(super::team(seat))],
+        }
+    }
+
+    /// Wild rules.
+    pub fn wilds(&self) -> Wilds {
+        Wilds { level: self.level, count: self.settings.wild_count }
+    }
+
+    /// Pattern rules.
+    pub fn rules(&self) -> PatternRules {
+        PatternRules { level: self.level, ace_high: self.settings.straight_extends_to_ace }
+    }
+
+    /// Legal plays now.
+    pub fn plays(&self) -> Vec<Move> {
+        legal_moves(
+            &self.hand,
+            self.rules(),
+            self.settings.wild_count,
+            &self.profile,
+            self.lead.as_ref().map(|l| &l.reading),
+        )
+    }
+
+    /// The partner of the deciding seat.
+    pub fn partner(&self) -> u8 {
+        partner(self.seat)
+    }
+}
+
+/// The action that plays a move, naming its reading.
+pub fn play(m: Move) -> GdAction {
+    GdAction::Play { cards: m.cards, reading: Some(Declared { kind: m.reading.kind, rank: m.reading.rank }) }
+}
+
+/// The action of an AI of this level for this view. Always legal when the
+/// view is of the seat to act.
+pub fn decide(level: AiLevel, v: &View, ties: &mut Ties) -> GdAction {
+    match v.phase {
+        GdPhase::Tribute => {
+            let choices = tribute::tribute_choices(&v.hand, v.wilds(), &v.settings);
+            match level {
+                AiLevel::L1 => choices.first().copied(),
+                _ => heuristics::keep_best(&v.hand, &choices, v),
+            }
+            .map(|card| GdAction::Tribute { card })
+            .unwrap_or(GdAction::Pass {})
+        }
+        GdPhase::Return => {
+            let choices = tribute::return_choices(&v.hand, v.wilds(), &v.settings);
+            match level {
+                AiLevel::L1 => choices.iter().copied().min_by_key(|c| tribute::value(*c, v.level)),
+                _ => heuristics::keep_best(&v.hand, &choices, v),
+            }
+            .map(|card| GdAction::Return { card })
+            .unwrap_or(GdAction::Pass {})
+        }
+        GdPhase::Vote => GdAction::Vote { accept: false },
+        GdPhase::Playing => {
+            let moves = v.plays();
+            let chosen = match level {
+                AiLevel::L1 => smallest(moves, v.level),
+                AiLevel::L2 => heuristics::choose(v, moves, None, ties),
+                AiLevel::L3 => {
+                    let mem = memory::Memory::of(v);
+                    heuristics::choose(v, moves, Some(&mem), ties)
+                }
+            };
+            chosen.map(play).unwrap_or(GdAction::Pass {})
+        }
+        GdPhase::Dealing | GdPhase::Done => GdAction::Pass {},
+    }
+}
+
+/// L1: the smallest play: bombs last, then fewest cards, then lowest; `None`
+/// (pass) when nothing beats the table.
+pub fn smallest(moves: Vec<Move>, level: Level) -> Option<Move> {
+    moves
+        .into_iter()
+        .min_by_key(|m| (m.reading.kind.is_bomb(), m.reading.len, heuristics::strength(&m.reading, level)))
+}
