@@ -168,7 +168,18 @@ fn classify_v4(ip: Ipv4Addr) -> AddressClass {
 /// Checks a points-service URL against the policy and returns it normalised
 /// (path ending in `/`, so endpoint paths join under it).
 pub fn validate_url(url: &str, allow_private: bool) -> Result<Url, HttpConfigError> {
-    let mut u = Url::parse(url).map_err(|e| HttpConfigError::BadUrl(e.to_string()))?;
+    let mut u = check_url(url, allow_private)?;
+    if !u.path().ends_with('/') {
+        let p = format!("{}/", u.path());
+        u.set_path(&p);
+    }
+    Ok(u)
+}
+
+/// Checks a service URL against the policy (TLS off loopback, no
+/// credentials, no query or fragment, private addresses only when allowed).
+pub fn check_url(url: &str, allow_private: bool) -> Result<Url, HttpConfigError> {
+    let u = Url::parse(url).map_err(|e| HttpConfigError::BadUrl(e.to_string()))?;
     let tls = match u.scheme() {
         "https" => true,
         "http" => false,
@@ -194,11 +205,19 @@ pub fn validate_url(url: &str, allow_private: bool) -> Result<Url, HttpConfigErr
     if class != AddressClass::Loopback && !tls {
         return Err(HttpConfigError::TlsRequired(host));
     }
-    if !u.path().ends_with('/') {
-        let p = format!("{}/", u.path());
-        u.set_path(&p);
-    }
     Ok(u)
+}
+
+/// An HTTP client builder that applies the URL policy to every connection:
+/// resolved addresses filtered by [`filter_resolved`], no proxy, no redirects,
+/// TLS only when `base` is https.
+pub fn guarded_client(base: &Url, allow_private: bool) -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .https_only(base.scheme() == "https")
+        .dns_resolver(Arc::new(GuardedResolver { allow_private }))
+        .user_agent(concat!("claw-chips/", env!("CARGO_PKG_VERSION")))
 }
 
 /// Filters resolved addresses by the URL policy: `localhost` must resolve to
@@ -269,14 +288,9 @@ impl HttpChips {
         if cfg.token.is_empty() || !cfg.token.bytes().all(|b| b.is_ascii_graphic()) {
             return Err(HttpConfigError::BadToken);
         }
-        let client = reqwest::Client::builder()
+        let client = guarded_client(&base, cfg.allow_private)
             .timeout(cfg.timeout)
             .connect_timeout(cfg.connect_timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .https_only(base.scheme() == "https")
-            .dns_resolver(Arc::new(GuardedResolver { allow_private: cfg.allow_private }))
-            .user_agent(concat!("claw-chips/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| HttpConfigError::Client(e.to_string()))?;
         let auth = format!("Bearer {}", cfg.token);

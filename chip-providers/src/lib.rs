@@ -1,13 +1,17 @@
 //! Chip providers: where the dealer moves chips. Every mutating call carries
 //! an idempotency key, so a retry after a timeout never moves chips twice.
 
+#[cfg(feature = "evm")]
+pub mod evm;
 pub mod http;
 pub mod local;
 pub mod types;
 
+#[cfg(feature = "evm")]
+pub use evm::{EvmChips, EvmChipsConfig};
 pub use http::{HttpChips, HttpChipsConfig};
 pub use local::LocalChips;
-pub use types::{AccountId, ChipError, ChipOp, ChipOpKind, IdempotencyKey};
+pub use types::{AccountId, ChipError, ChipOp, ChipOpKind, HandRef, IdempotencyKey, Reconciled};
 
 use async_trait::async_trait;
 use claw_protocol::Chips;
@@ -43,4 +47,37 @@ pub trait ChipProvider: Send + Sync {
 
     /// Applies all operations atomically (all or none), in order.
     async fn settle(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<(), ChipError>;
+
+    /// Whether chips move per hand rather than per call: the dealer calls
+    /// [`open_hand`](Self::open_hand) before a hand's first debit and
+    /// [`close_hand`](Self::close_hand) after its last credit; debits and
+    /// credits in between (keys `<room>/<hand_id>/…`) are checked against the
+    /// stakes and journaled by the provider, which settles the hand in one
+    /// step at close. After a crash the dealer calls
+    /// [`reconcile`](Self::reconcile) instead of refunding operations itself.
+    /// False (the default): hooks are no-ops and every call moves chips.
+    fn settles_hands(&self) -> bool {
+        false
+    }
+
+    /// Locks each account's stake (the most it can lose in the hand,
+    /// commission included) for the hand. Default: nothing to do.
+    async fn open_hand(&self, hand: &HandRef, stakes: &[(AccountId, Chips)]) -> Result<(), ChipError> {
+        let _ = (hand, stakes);
+        Ok(())
+    }
+
+    /// Settles the hand: the net of its debits and credits moves and the
+    /// locks end. Retrying after an error is safe. Default: nothing to do.
+    async fn close_hand(&self, hand: &HandRef) -> Result<(), ChipError> {
+        let _ = hand;
+        Ok(())
+    }
+
+    /// Brings the provider's record of interrupted hands in line with where
+    /// chips are held (after a crash): every hand is settled or refunded
+    /// exactly once. Default: nothing to reconcile.
+    async fn reconcile(&self) -> Result<Reconciled, ChipError> {
+        Ok(Reconciled::default())
+    }
 }

@@ -103,6 +103,54 @@ impl fmt::Display for IdempotencyKey {
     }
 }
 
+/// A hand as chip providers see it: the operations of a hand have keys
+/// `<room>/<hand_id>/<n>` (see [`HandRef::contains`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct HandRef {
+    /// The room id.
+    pub room: String,
+    /// The hand id (hex).
+    pub hand_id: String,
+}
+
+impl HandRef {
+    pub fn new(room: impl Into<String>, hand_id: impl Into<String>) -> HandRef {
+        HandRef { room: room.into(), hand_id: hand_id.into() }
+    }
+
+    /// `<room>/<hand_id>`: the prefix of the hand's operation keys.
+    pub fn key_prefix(&self) -> String {
+        self.to_string()
+    }
+
+    /// Whether `key` names an operation of this hand (`<room>/<hand_id>/<tail>`, tail without `/`).
+    pub fn contains(&self, key: &IdempotencyKey) -> bool {
+        key.as_str()
+            .rsplit_once('/')
+            .is_some_and(|(prefix, tail)| !tail.is_empty() && prefix == self.key_prefix())
+    }
+}
+
+impl fmt::Display for HandRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.room, self.hand_id)
+    }
+}
+
+/// What [`crate::ChipProvider::reconcile`] did with interrupted hands.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reconciled {
+    /// Settled with the result the dealer had recorded.
+    pub settled: Vec<HandRef>,
+    /// Refunded: every stake went back.
+    pub refunded: Vec<HandRef>,
+    /// Already settled before (nothing moved now).
+    pub already: Vec<HandRef>,
+    /// Past the lock deadline: the stakes became free by themselves.
+    pub lapsed: Vec<HandRef>,
+}
+
+
 /// Debit or credit: the protocol's one definition.
 pub use claw_protocol::messages::ChipOp as ChipOpKind;
 

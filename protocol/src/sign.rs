@@ -44,11 +44,13 @@ pub enum Purpose {
     Reconnect,
     /// A player leaving a room or sitting out.
     Leave,
+    /// A player binding an EVM address to their id in a chip vault (docs/chips-evm.md).
+    EvmBinding,
 }
 
 impl Purpose {
     /// Every purpose, in declaration order.
-    pub const ALL: [Purpose; 13] = [
+    pub const ALL: [Purpose; 14] = [
         Purpose::Hello,
         Purpose::Challenge,
         Purpose::Response,
@@ -62,6 +64,7 @@ impl Purpose {
         Purpose::QueryResult,
         Purpose::Reconnect,
         Purpose::Leave,
+        Purpose::EvmBinding,
     ];
 
     /// The ASCII tag `claw/v1/<purpose>` (without the `0x00` separator).
@@ -80,6 +83,7 @@ impl Purpose {
             Purpose::QueryResult => b"claw/v1/query-result",
             Purpose::Reconnect => b"claw/v1/reconnect",
             Purpose::Leave => b"claw/v1/leave",
+            Purpose::EvmBinding => b"claw/v1/evm-binding",
         }
     }
 }
