@@ -313,6 +313,22 @@ impl HttpChips {
         self.single("v1/grant", key, account, amount, memo).await
     }
 
+    /// One page of an account's movements, oldest first, strictly after the cursor
+    /// `SEQ:IDX` (the previous page's `next`): `{"account","entries":[…],"next"}`.
+    pub async fn transactions(
+        &self,
+        account: &AccountId,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Value, ChipError> {
+        let limit = limit.to_string();
+        let mut query = vec![("account", account.as_str()), ("limit", limit.as_str())];
+        if let Some(a) = after {
+            query.push(("after", a));
+        }
+        self.call(Method::GET, "v1/transactions", &query, None).await
+    }
+
     /// Checks that the service answers and its database is reachable.
     pub async fn health(&self) -> Result<(), ChipError> {
         self.call(Method::GET, "v1/health", &[], None).await.map(|_| ())

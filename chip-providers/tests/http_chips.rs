@@ -157,7 +157,8 @@ async fn unreachable_and_timeout() {
 
 #[tokio::test]
 async fn rate_limited_then_retried_after() {
-    let s = server(Limits { rate_per_sec: 1, burst: 1, ..Limits::default() }).await;
+    // The client holds the token, so the operator bucket is the one that limits it.
+    let s = server(Limits { operator_rate_per_sec: 1, operator_burst: 1, ..Limits::default() }).await;
     let once = HttpChips::new(HttpChipsConfig { max_attempts: 1, ..config(s.inner.url()) }).unwrap();
     once.balance(&acct("a")).await.unwrap();
     assert_eq!(once.balance(&acct("a")).await, Err(ChipError::RateLimited));

@@ -143,8 +143,11 @@ pub struct AppState {
     pub token_hash: [u8; 32],
     /// Size, time and rate limits.
     pub limits: Limits,
-    /// Per-client rate limiter.
+    /// Rate limiter of requests without the right token, per peer IP.
     pub limiter: RateLimiter,
+    /// Rate limiter of requests with the right token (the dealer), per peer IP:
+    /// players' traffic never empties the dealer's bucket.
+    pub operator_limiter: RateLimiter,
 }
 
 /// Builds the router. Serve it with `into_make_service_with_connect_info::<SocketAddr>()`.
@@ -176,13 +179,16 @@ async fn method_not_allowed() -> ApiError {
     ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method-not-allowed", "method not allowed on this endpoint")
 }
 
+/// Requests with the right token and the rest have separate buckets, so a
+/// flood of other requests from the dealer's address cannot refuse the dealer.
 async fn rate_limit(State(st): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let ip = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip())
         .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
-    match st.limiter.check(ip, Instant::now()) {
+    let limiter = if bearer_ok(&st, &req) { &st.operator_limiter } else { &st.limiter };
+    match limiter.check(ip, Instant::now()) {
         Ok(()) => next.run(req).await,
         Err(wait) => {
             let secs = wait.as_secs_f64().ceil().max(1.0) as u64;
@@ -202,15 +208,18 @@ pub fn token_hash(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
-async fn auth(State(st): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let presented = req
-        .headers()
+/// True when the request carries the server's bearer token (constant-time compare).
+fn bearer_ok(st: &AppState, req: &Request) -> bool {
+    req.headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|s| s.strip_prefix("Bearer "))
-        .map(|t| token_hash(t.trim()));
-    let ok = presented.map(|h| bool::from(h.ct_eq(&st.token_hash))).unwrap_or(false);
-    if !ok {
+        .map(|t| bool::from(token_hash(t.trim()).ct_eq(&st.token_hash)))
+        .unwrap_or(false)
+}
+
+async fn auth(State(st): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    if !bearer_ok(&st, &req) {
         tracing::warn!(path = %req.uri().path(), "rejected request: bad or missing bearer token");
         return ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "missing or wrong bearer token")
             .into_response();

@@ -42,10 +42,16 @@ pub const MIN_TOKEN_LEN: usize = 16;
 /// Request-level limits of a server.
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// Requests per second per client IP (token bucket refill); 0 disables limiting.
+    /// Requests per second per client IP without the bearer token (token bucket
+    /// refill); 0 disables limiting.
     pub rate_per_sec: u32,
-    /// Bucket size: requests a client may send in a burst.
+    /// Bucket size: requests such a client may send in a burst.
     pub burst: u32,
+    /// Requests per second per IP with the bearer token (the dealer), in a bucket of
+    /// their own; 0 (the default) leaves them unlimited: the token holder is the operator.
+    pub operator_rate_per_sec: u32,
+    /// Bucket size of token holders.
+    pub operator_burst: u32,
     /// Largest request body in bytes.
     pub max_body_bytes: usize,
     /// Longest time allowed to receive a request body.
@@ -57,6 +63,8 @@ impl Default for Limits {
         Limits {
             rate_per_sec: 1000,
             burst: 2000,
+            operator_rate_per_sec: 0,
+            operator_burst: 2000,
             max_body_bytes: 16 * 1024,
             body_timeout: Duration::from_secs(10),
         }
@@ -205,6 +213,10 @@ pub async fn serve(config: ServerConfig) -> Result<RunningServer, ServeError> {
         store: store.clone(),
         token_hash: api::token_hash(&config.token),
         limiter: api::RateLimiter::new(config.limits.rate_per_sec, config.limits.burst),
+        operator_limiter: api::RateLimiter::new(
+            config.limits.operator_rate_per_sec,
+            config.limits.operator_burst,
+        ),
         limits: config.limits,
     });
     let app = api::router(state);

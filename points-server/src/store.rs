@@ -6,7 +6,9 @@
 //! savepoint, looks up the idempotency key (a repeat replays the stored
 //! answer), applies the movements with conditional updates (never below zero;
 //! the `CHECK (balance >= 0)` constraint is the backstop) and writes the ledger
-//! rows, the audit entry and the answer; then the new head, and one commit.
+//! rows, the audit entry and the answer (a refusal gets an entry without
+//! movements, so every stored answer is under the hash chain); then the new
+//! head, and one commit.
 //! Answers are released only after the commit.
 //! SQLite runs in WAL mode with `synchronous = FULL`: an acknowledged write
 //! has been fsynced.
@@ -16,14 +18,14 @@ use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use claw_chips::{AccountId, IdempotencyKey};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::audit::{entry_hash, AuditBody, AuditEntry, AuditMove, EntryKind, GENESIS_HASH};
+use crate::audit::{entry_hash, AuditBody, AuditEntry, AuditMove, EntryFields, EntryKind, GENESIS_HASH};
 
 /// Largest amount one movement may carry (10^15).
 pub const MAX_AMOUNT: u64 = 1_000_000_000_000_000;
@@ -190,19 +192,20 @@ pub struct HistoryEntry {
 }
 
 /// One thing wrong found by [`Store::verify`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
     /// The audit entry concerned, when there is one.
     pub seq: Option<u64>,
     /// Machine code: `seq-gap`, `prev-hash-mismatch`, `hash-mismatch`, `bad-body`,
-    /// `balance-mismatch`, `head-mismatch`, `ledger-mismatch`, `account-mismatch`.
+    /// `balance-mismatch`, `head-mismatch`, `ledger-mismatch`, `account-mismatch`,
+    /// `answer-missing`, `answer-mismatch`, `answer-unchained`.
     pub kind: String,
     /// Human explanation.
     pub message: String,
 }
 
 /// Result of verifying the audit chain against the tables.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerifyReport {
     /// True when no problem was found.
     pub ok: bool,
@@ -407,11 +410,25 @@ impl Store {
                         message: "prev_hash does not match the previous entry's hash".into(),
                     });
                 }
-                if e.computed_hash().as_deref() != Some(e.hash.as_str()) {
+                let answer_found = e.status != 0;
+                if !answer_found {
+                    push(Problem {
+                        seq: Some(e.seq),
+                        kind: "answer-missing".into(),
+                        message: format!(
+                            "idempotency row {:?} (the entry's stored answer) is missing",
+                            e.key
+                        ),
+                    });
+                } else if e.computed_hash().as_deref() != Some(e.hash.as_str()) {
                     push(Problem {
                         seq: Some(e.seq),
                         kind: "hash-mismatch".into(),
-                        message: "stored hash does not match the entry's contents".into(),
+                        message: format!(
+                            "stored hash does not match the entry's contents or its stored answer \
+                             (idempotency row {:?})",
+                            e.key
+                        ),
                     });
                 }
                 prev_hash = e.hash.clone();
@@ -426,6 +443,15 @@ impl Store {
                         continue;
                     }
                 };
+                if answer_found {
+                    if let Some(why) = answer_problem(e, &body) {
+                        push(Problem {
+                            seq: Some(e.seq),
+                            kind: "answer-mismatch".into(),
+                            message: format!("idempotency row {:?}: {why}", e.key),
+                        });
+                    }
+                }
                 for (idx, mv) in body.entries.iter().enumerate() {
                     let b = balances.entry(mv.account.clone()).or_insert(0);
                     let next = match mv.kind {
@@ -527,6 +553,24 @@ impl Store {
             });
         }
 
+        // Every stored answer must belong to an entry of the chain.
+        let orphans = sqlx::query(
+            "SELECT i.idem_key FROM idempotency i LEFT JOIN audit_log a ON a.idem_key = i.idem_key \
+             WHERE a.seq IS NULL ORDER BY i.idem_key LIMIT 100",
+        )
+        .fetch_all(&mut *tx)
+        .await?;
+        for r in &orphans {
+            let key: String = r.try_get(0)?;
+            push(Problem {
+                seq: None,
+                kind: "answer-unchained".into(),
+                message: format!(
+                    "idempotency row {key:?} has no audit entry: a repeat would replay a forged answer"
+                ),
+            });
+        }
+
         // Every balance must be what the audit log says.
         let mut table: HashMap<String, u64> = HashMap::new();
         let mut last_id = String::new();
@@ -575,6 +619,26 @@ impl Store {
             total_credited: credited,
             problems,
         })
+    }
+}
+
+/// Why an entry's stored answer is not the one its movements produce, if it is not.
+fn answer_problem(e: &AuditEntry, body: &AuditBody) -> Option<String> {
+    match e.status {
+        200 => {
+            let want = applied_answer(e.op == OpName::Settle.as_str(), &e.key, e.seq, &body.entries);
+            match want {
+                Ok(w) if w == e.answer => None,
+                Ok(w) => Some(format!("answer {} differs from the applied entry's {w}", e.answer)),
+                Err(_) => Some("an applied entry without movements".into()),
+            }
+        }
+        409 if !body.entries.is_empty() => Some("a refusal whose entry moved chips".into()),
+        409 => match serde_json::from_str::<serde_json::Value>(&e.answer) {
+            Ok(v) if matches!(v["code"].as_str(), Some("insufficient" | "balance-overflow")) => None,
+            _ => Some(format!("refusal {} is not an insufficient or balance-overflow answer", e.answer)),
+        },
+        other => Some(format!("status {other} is neither 200 nor 409")),
     }
 }
 
@@ -777,11 +841,11 @@ async fn apply_one(
     }
 
     if let Some(fail) = failure {
-        // Nothing moves, but the answer is final for this key.
+        // Nothing moves, but the answer is final for this key: it goes under the chain.
         moves.rollback().await?;
-        let body = fail.to_string();
-        insert_answer(conn, key, &fingerprint, 409, &body, now).await?;
-        return Ok(Answer { status: 409, body, replayed: false });
+        let answer = fail.to_string();
+        append_entry(conn, head, now, m.op, key, &[], &fingerprint, 409, &answer).await?;
+        return Ok(Answer { status: 409, body: answer, replayed: false });
     }
     moves.commit().await?;
 
@@ -801,17 +865,77 @@ async fn apply_one(
         .execute(&mut *conn)
         .await?;
     }
-    let body = serde_json::to_string(&AuditBody { entries: applied.clone() })
+    let answer = applied_answer(m.op == OpName::Settle, key.as_str(), seq as u64, &applied)?;
+    append_entry(conn, head, now, m.op, key, &applied, &fingerprint, 200, &answer).await?;
+    Ok(Answer { status: 200, body: answer, replayed: false })
+}
+
+/// The answer to an applied mutation: a pure function of its audit entry, so
+/// `verify` recomputes it. Field order is fixed by the struct, not a map.
+fn applied_answer(settle: bool, key: &str, seq: u64, applied: &[AuditMove]) -> Result<String, StoreError> {
+    #[derive(Serialize)]
+    struct Balance<'a> {
+        account: &'a str,
+        balance: u64,
+    }
+    #[derive(Serialize)]
+    struct SettleAnswer<'a> {
+        balances: Vec<Balance<'a>>,
+        key: &'a str,
+        seq: u64,
+    }
+    #[derive(Serialize)]
+    struct SingleAnswer<'a> {
+        account: &'a str,
+        balance: u64,
+        key: &'a str,
+        seq: u64,
+    }
+    let text = if settle {
+        let balances = applied.iter().map(|a| Balance { account: &a.account, balance: a.balance }).collect();
+        serde_json::to_string(&SettleAnswer { balances, key, seq })
+    } else {
+        let a = applied.first().ok_or_else(|| StoreError::Corrupt("empty mutation".into()))?;
+        serde_json::to_string(&SingleAnswer { account: &a.account, balance: a.balance, key, seq })
+    };
+    text.map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// Appends the audit entry of an answered mutation (its movements, or none
+/// when refused) and stores the answer under its key; advances `head`.
+#[allow(clippy::too_many_arguments)]
+async fn append_entry(
+    conn: &mut sqlx::AnyConnection,
+    head: &mut Head,
+    now: i64,
+    op: OpName,
+    key: &IdempotencyKey,
+    applied: &[AuditMove],
+    fingerprint: &str,
+    status: u16,
+    answer: &str,
+) -> Result<(), StoreError> {
+    let seq = head.seq + 1;
+    let body = serde_json::to_string(&AuditBody { entries: applied.to_vec() })
         .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let op = m.op.as_str();
-    let hash = entry_hash(seq as u64, &head.hash, now, op, key.as_str(), &body)
-        .ok_or_else(|| StoreError::Corrupt(format!("audit head hash {:?} is not 64 hex", head.hash)))?;
+    let hash = entry_hash(EntryFields {
+        seq: seq as u64,
+        prev_hash: &head.hash,
+        created_ms: now,
+        op: op.as_str(),
+        key: key.as_str(),
+        body: &body,
+        fingerprint,
+        status,
+        answer,
+    })
+    .ok_or_else(|| StoreError::Corrupt(format!("audit head hash {:?} is not 64 hex", head.hash)))?;
     sqlx::query(
         "INSERT INTO audit_log (seq, op, idem_key, body, created_ms, prev_hash, hash) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(seq)
-    .bind(op)
+    .bind(op.as_str())
     .bind(key.as_str())
     .bind(body.as_str())
     .bind(now)
@@ -819,19 +943,18 @@ async fn apply_one(
     .bind(hash.as_str())
     .execute(&mut *conn)
     .await?;
-
-    let answer = if m.op == OpName::Settle {
-        let balances: Vec<_> =
-            applied.iter().map(|a| json!({"account": a.account, "balance": a.balance})).collect();
-        json!({"key": key.as_str(), "seq": seq, "balances": balances})
-    } else {
-        let a = applied.first().ok_or_else(|| StoreError::Corrupt("empty mutation".into()))?;
-        json!({"key": key.as_str(), "seq": seq, "account": a.account, "balance": a.balance})
-    };
-    let answer = answer.to_string();
-    insert_answer(conn, key, &fingerprint, 200, &answer, now).await?;
+    sqlx::query(
+        "INSERT INTO idempotency (idem_key, fingerprint, status, response, created_ms) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(key.as_str())
+    .bind(fingerprint)
+    .bind(i32::from(status))
+    .bind(answer)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
     *head = Head { seq, hash };
-    Ok(Answer { status: 200, body: answer, replayed: false })
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -857,34 +980,15 @@ fn ledger_digest(
     h.update(created_ms.to_be_bytes());
 }
 
-async fn insert_answer(
-    conn: &mut sqlx::AnyConnection,
-    key: &IdempotencyKey,
-    fingerprint: &str,
-    status: i32,
-    body: &str,
-    now: i64,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO idempotency (idem_key, fingerprint, status, response, created_ms) VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(key.as_str())
-    .bind(fingerprint)
-    .bind(status)
-    .bind(body)
-    .bind(now)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
 async fn audit_page<'e, E>(exec: E, after_seq: u64, limit: u32) -> Result<Vec<AuditEntry>, StoreError>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
     let rows = sqlx::query(
-        "SELECT seq, op, idem_key, body, created_ms, prev_hash, hash FROM audit_log \
-         WHERE seq > $1 ORDER BY seq LIMIT $2",
+        "SELECT a.seq, a.op, a.idem_key, a.body, a.created_ms, a.prev_hash, a.hash, \
+         i.fingerprint, i.status, i.response FROM audit_log a \
+         LEFT JOIN idempotency i ON i.idem_key = a.idem_key \
+         WHERE a.seq > $1 ORDER BY a.seq LIMIT $2",
     )
     .bind(to_i64(after_seq))
     .bind(i64::from(limit.min(MAX_PAGE)))
@@ -892,6 +996,8 @@ where
     .await?;
     rows.iter()
         .map(|r| {
+            // A missing answer row reads as status 0 (never a real status): verify reports it.
+            let status: Option<i32> = r.try_get(8)?;
             Ok(AuditEntry {
                 seq: from_i64(r.try_get(0)?, "seq")?,
                 op: r.try_get(1)?,
@@ -900,6 +1006,9 @@ where
                 created_ms: r.try_get(4)?,
                 prev_hash: r.try_get(5)?,
                 hash: r.try_get(6)?,
+                fingerprint: r.try_get::<Option<String>, _>(7)?.unwrap_or_default(),
+                status: status.and_then(|s| u16::try_from(s).ok()).unwrap_or(0),
+                answer: r.try_get::<Option<String>, _>(9)?.unwrap_or_default(),
             })
         })
         .collect()

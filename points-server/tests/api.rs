@@ -18,7 +18,9 @@ on_both_backends!(
     validation_errors,
     auth_errors,
     flood_gets_429,
+    operator_token_has_its_own_limit,
     audit_detects_tampering,
+    edited_answers_fail_verify,
     restart_keeps_everything,
 );
 
@@ -159,7 +161,7 @@ async fn idempotent_repeats(db: TestDb) {
     assert_eq!(c.balance("alice").await, 1053);
     let v = c.verify().await;
     assert_eq!(v["ok"], true);
-    assert_eq!(v["entries"], 4); // g, bet-1, g2, dup
+    assert_eq!(v["entries"], 5); // g, bet-1, bet-2 (refused), g2, dup
     s.shutdown().await.unwrap();
 }
 
@@ -204,7 +206,7 @@ async fn concurrent_debits_never_negative(db: TestDb) {
     assert_eq!(c.balance("pot").await, 1000 - 66 * 15);
     let v = c.verify().await;
     assert_eq!(v["ok"], true, "{v}");
-    assert_eq!(v["entries"], 67);
+    assert_eq!(v["entries"], 101, "the grant, 66 debits and 34 refusals");
     assert_eq!(v["total_debited"], 990);
 
     // Mixed concurrent transfers between accounts conserve the total.
@@ -280,7 +282,7 @@ async fn settle_is_atomic(db: TestDb) {
     let v = c.verify().await;
     assert_eq!(v["ok"], true);
     assert_eq!(v["total_balance"], 105);
-    assert_eq!(v["entries"], 3);
+    assert_eq!(v["entries"], 4, "two grants, the refused and the applied batch");
     s.shutdown().await.unwrap();
 }
 
@@ -424,14 +426,15 @@ async fn auth_errors(db: TestDb) {
 async fn flood_gets_429(db: TestDb) {
     let limits = claw_points::Limits { rate_per_sec: 5, burst: 10, ..claw_points::Limits::default() };
     let s = start(&db, limits).await;
-    let c = Client::for_server(&s);
-    let mut ok = 0;
+    let mut c = Client::for_server(&s);
+    c.token = "not-the-token".into();
+    let mut refused = 0;
     let mut limited = None;
     // Bounded: at 5/s refill, 200 requests cannot all pass unless they take 38 s.
     for _ in 0..200 {
         let r = c.get("/v1/balance?account=alice").await;
         match r.status {
-            200 => ok += 1,
+            401 => refused += 1,
             429 => {
                 limited = Some(r);
                 break;
@@ -440,15 +443,66 @@ async fn flood_gets_429(db: TestDb) {
         }
     }
     let r = limited.expect("a flood is rate limited");
-    assert!(ok >= 10, "the burst passes first");
+    assert!(refused >= 10, "the burst passes first");
     assert_eq!(r.code(), "rate-limited");
     let secs: u64 = r.headers.get("retry-after").unwrap().to_str().unwrap().parse().unwrap();
     assert!(secs >= 1);
-    // Unauthenticated floods are limited too (before auth).
-    let mut bad = c.clone();
-    bad.token = "nope".into();
-    let r = bad.get("/v1/balance?account=alice").await;
-    assert_eq!(r.status, 429);
+    // Requests without any token (health) share that bucket.
+    let r = c.http.get(format!("{}/v1/health", c.base)).send().await.unwrap();
+    assert_eq!(r.status(), 429);
+    s.shutdown().await.unwrap();
+}
+
+/// The attack of issue #17: players' query floods from the dealer's own address
+/// emptied the per-IP bucket and the dealer's chip calls got 429. Token holders
+/// now have a bucket of their own (unlimited by default).
+async fn operator_token_has_its_own_limit(db: TestDb) {
+    let limits = claw_points::Limits { rate_per_sec: 5, burst: 10, ..claw_points::Limits::default() };
+    let s = start(&db, limits).await;
+    let dealer = Client::for_server(&s);
+    let mut flood = dealer.clone();
+    flood.token = "guessed-token-0123456789".into();
+    dealer.grant("g", "alice", 1_000).await;
+    // Interleave: the flood from the same IP is cut off, the dealer never is.
+    let mut flood_limited = 0;
+    for i in 0..150u64 {
+        if flood.get("/v1/balance?account=alice").await.status == 429 {
+            flood_limited += 1;
+        }
+        let r =
+            dealer.post("/v1/debit", json!({"key": format!("d{i}"), "account": "alice", "amount": 1})).await;
+        assert_eq!(r.status, 200, "dealer call {i} refused: {}", r.text);
+        assert_eq!(dealer.get("/v1/balance?account=alice").await.status, 200);
+    }
+    assert!(flood_limited >= 100, "the flood is limited ({flood_limited} of 150 refused)");
+    assert_eq!(dealer.balance("alice").await, 850);
+    s.shutdown().await.unwrap();
+
+    // An operator limit, when configured, applies to token holders only.
+    let limits = claw_points::Limits {
+        rate_per_sec: 0,
+        operator_rate_per_sec: 1,
+        operator_burst: 3,
+        ..claw_points::Limits::default()
+    };
+    let db2 = match db.backend {
+        "postgres" => common::pg_db("operator-limit").await.unwrap(),
+        _ => common::sqlite_db(),
+    };
+    let s = start(&db2, limits).await;
+    let dealer = Client::for_server(&s);
+    let statuses: Vec<u16> = {
+        let mut v = Vec::new();
+        for _ in 0..6 {
+            v.push(dealer.get("/v1/balance?account=a").await.status);
+        }
+        v
+    };
+    assert_eq!(&statuses[..3], &[200, 200, 200], "{statuses:?}");
+    assert!(statuses[3..].contains(&429), "{statuses:?}");
+    let mut other = dealer.clone();
+    other.token = "wrong-token-0123456789".into();
+    assert_eq!(other.get("/v1/balance?account=a").await.status, 401, "other clients use their own bucket");
     s.shutdown().await.unwrap();
 }
 
@@ -526,6 +580,81 @@ async fn audit_detects_tampering(db: TestDb) {
         let v = c.verify().await;
         assert_eq!(v["ok"], false, "{sql}");
         assert!(kinds(&v).contains(&want.to_owned()), "{sql}: {v}");
+        s.shutdown().await.unwrap();
+    }
+}
+
+/// Issue #17: an edited stored idempotency answer (a retry then receives a
+/// different balance) must fail verify, naming the row. Every answer, applied
+/// or refused, is under the hash chain.
+async fn edited_answers_fail_verify(db: TestDb) {
+    async fn ledger(db: &TestDb) -> (claw_points::RunningServer, Client) {
+        let s = start(db, open_limits()).await;
+        let c = Client::for_server(&s);
+        assert_eq!(c.grant("g1", "alice", 100).await.status, 200);
+        let d = c.post("/v1/debit", json!({"key": "d1", "account": "alice", "amount": 10})).await;
+        assert_eq!(d.status, 200);
+        let big = c.post("/v1/debit", json!({"key": "big", "account": "alice", "amount": 1000})).await;
+        assert_eq!((big.status, big.u64("balance")), (409, 90));
+        (s, c)
+    }
+    // An honest ledger with an applied and a refused answer verifies.
+    let (s, c) = ledger(&db).await;
+    let v = c.verify().await;
+    assert_eq!((v["ok"].clone(), v["entries"].clone()), (json!(true), json!(3)), "{v}");
+    let audit = c.get("/v1/audit").await;
+    assert_eq!(audit.json["entries"][2]["status"], 409, "{}", audit.text);
+
+    // The attack: the stored answer of d1 edited, a retry replays the forged balance.
+    tamper(
+        &db,
+        s.store().pool(),
+        "UPDATE idempotency SET response = REPLACE(response, '\"balance\":90', '\"balance\":9000') \
+         WHERE idem_key = 'd1'",
+    )
+    .await;
+    let retry = c.post("/v1/debit", json!({"key": "d1", "account": "alice", "amount": 10})).await;
+    assert_eq!(retry.u64("balance"), 9000, "the edit took effect");
+    let v = c.verify().await;
+    assert_eq!(v["ok"], false, "{v}");
+    let named = |v: &Value, kind: &str, key: &str| {
+        v["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["kind"] == kind && p["message"].as_str().unwrap().contains(&format!("\"{key}\"")))
+    };
+    assert!(named(&v, "answer-mismatch", "d1") && named(&v, "hash-mismatch", "d1"), "{v}");
+    assert_eq!(v["problems"][0]["seq"], 2);
+    s.shutdown().await.unwrap();
+
+    // Each other edit of the idempotency table, on a fresh ledger.
+    for (sql, kind, key) in [
+        (
+            "UPDATE idempotency SET response = REPLACE(response, '\"balance\":90', '\"balance\":5') \
+             WHERE idem_key = 'big'",
+            "hash-mismatch",
+            "big",
+        ),
+        ("UPDATE idempotency SET status = 200 WHERE idem_key = 'big'", "answer-mismatch", "big"),
+        ("UPDATE idempotency SET fingerprint = 'x' WHERE idem_key = 'd1'", "hash-mismatch", "d1"),
+        ("DELETE FROM idempotency WHERE idem_key = 'd1'", "answer-missing", "d1"),
+        (
+            "INSERT INTO idempotency (idem_key, fingerprint, status, response, created_ms) \
+             VALUES ('later', 'f', 200, '{\"balance\":1}', 0)",
+            "answer-unchained",
+            "later",
+        ),
+    ] {
+        let db2 = match db.backend {
+            "postgres" => common::pg_db("tamper-answers").await.unwrap(),
+            _ => common::sqlite_db(),
+        };
+        let (s, c) = ledger(&db2).await;
+        tamper(&db2, s.store().pool(), sql).await;
+        let v = c.verify().await;
+        assert_eq!(v["ok"], false, "{sql}");
+        assert!(named(&v, kind, key), "{sql}: {v}");
         s.shutdown().await.unwrap();
     }
 }
@@ -666,7 +795,7 @@ async fn group_commit_mixes_outcomes(db: TestDb) {
     // Five keys, each applied once: 3 or 4 chips each depending on which body landed first.
     let report = store.verify().await.unwrap();
     assert!(report.ok, "{:?}", report.problems);
-    assert_eq!(report.entries, 6);
+    assert_eq!(report.entries, 16, "five applied keys, ten refusals, one grant");
     assert_eq!(report.total_balance + report.total_debited, 100);
     store.close().await;
 }
