@@ -19,6 +19,7 @@ pub mod node;
 pub mod room;
 pub mod server;
 pub mod testgame;
+pub mod web;
 
 pub use config::{ConfigError, Limits, NodeConfig, RoomConfig, RoomsFile};
 pub use engine::{GameSpec, Hand, HandSeat};
