@@ -32,7 +32,7 @@ for game in texas-holdem blackjack dou-di-zhu sam-gong; do
     players=3
     "$dealer" --game "$game" --listen 127.0.0.1:0 --http-listen off --data-dir "$dir/data" \
         --chips local --reveal full --between-hands 100ms --timeout 10s --shutdown-grace 1s \
-        --min-players 2 --max-players "$players" >"$dir/dealer.out" 2>"$dir/dealer.err" &
+        --max-players "$players" >"$dir/dealer.out" 2>"$dir/dealer.err" &
     dpid=$!
     pids+=("$dpid")
     url=

@@ -5,6 +5,7 @@
 //! input (transcripts carry none). Formats: docs/player-cli.md.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 use claw_games::texas_holdem::evaluate;
 use claw_protocol::audit::{ActionSource, AnnouncedEvent, VerifiedAction, VerifiedHand};
@@ -630,7 +631,7 @@ fn text_history(hand: &VerifiedHand, opts: &ExportOptions) -> String {
                     .iter()
                     .map(|c| {
                         let to = match c.target {
-                            DealTo::Player(s) => format!("seat {s}"),
+                            DealTo::Player(s) => format!("seat {}", s.index()),
                             DealTo::Community => "board".into(),
                             DealTo::Burn => "burn".into(),
                             DealTo::House => "house".into(),
@@ -660,7 +661,7 @@ fn text_history(hand: &VerifiedHand, opts: &ExportOptions) -> String {
     }
     let r = &hand.result;
     let _ = writeln!(o, "*** result: {}", r.summary);
-    let winners: Vec<String> = r.winners.iter().map(|s| s.to_string()).collect();
+    let winners: Vec<String> = r.winners.iter().map(|s| s.index().to_string()).collect();
     let _ = writeln!(o, "Winners: seats {}; house net {}; rake {}", winners.join(", "), r.house_net, r.rake);
     for (s, net) in r.net.iter().enumerate() {
         let _ = writeln!(o, "Seat {s}: net {net:+}");
@@ -756,10 +757,11 @@ pub fn run(args: &ExportArgs) -> i32 {
             let opts = ExportOptions { time_ms, table, hero };
             match export(&report.hand, args.format, &opts) {
                 Ok(text) => {
-                    if written > 0 {
-                        print!("{separator}");
+                    let sep = if written > 0 { separator } else { "" };
+                    // A closed stdout (`| head`) ends the export quietly.
+                    if writeln!(std::io::stdout().lock(), "{sep}{text}").is_err() {
+                        return code;
                     }
-                    println!("{text}");
                     written += 1;
                 }
                 Err(e) => {

@@ -138,7 +138,7 @@ export function leafPreimage(hand: Bytes, position: number, card: number, salt: 
 
 export function merkleRoot(leaves: Bytes[]): Bytes {
   if (leaves.length === 0) return sha256(new Uint8Array(0));
-  let level = leaves.map((l) => sha256(concat(new Uint8Array([0]), l)));
+  let level: Bytes[] = leaves.map((l) => sha256(concat(new Uint8Array([0]), l)));
   while (level.length > 1) {
     const next: Bytes[] = [];
     for (let j = 0; j < level.length; j += 2) {
