@@ -83,7 +83,10 @@ pub fn router(state: WebState) -> Router {
         .route("/room/{room}", get(index))
         .route("/hand/{room}/{file}", get(index))
         .route("/audit", get(index))
-        .route("/app.js", get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], APP_JS) }))
+        .route(
+            "/app.js",
+            get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], APP_JS) }),
+        )
         .route("/app.css", get(|| async { ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], APP_CSS) }))
         .route("/api/rooms", get(rooms))
         .route("/api/rooms/{room}/hands", get(hands))
@@ -147,7 +150,9 @@ async fn hands(State(s): State<WebState>, UrlPath(room): UrlPath<String>) -> Res
         Err(e) => return e,
     };
     let mut names: Vec<String> = std::fs::read_dir(&r.transcripts)
-        .map(|d| d.flatten().filter_map(|e| e.file_name().into_string().ok()).filter(|n| valid_file(n)).collect())
+        .map(|d| {
+            d.flatten().filter_map(|e| e.file_name().into_string().ok()).filter(|n| valid_file(n)).collect()
+        })
         .unwrap_or_default();
     names.sort_unstable_by(|a, b| b.cmp(a));
     let mut list = Vec::new();
@@ -219,7 +224,9 @@ async fn history(
     for v in verdicts {
         let report = match v.outcome {
             Ok(r) => r,
-            Err(e) => return (StatusCode::UNPROCESSABLE_ENTITY, format!("audit failed: {e}")).into_response(),
+            Err(e) => {
+                return (StatusCode::UNPROCESSABLE_ENTITY, format!("audit failed: {e}")).into_response()
+            }
         };
         match export(&report.hand, format, &opts) {
             Ok(h) => {

@@ -30,7 +30,11 @@ async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
     let text = String::from_utf8_lossy(&buf).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(body) } else { body.to_owned() };
+    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
     (status, body)
 }
 
@@ -168,8 +172,10 @@ async fn watch_game(game: &str, bots: u8, hands: u64) {
     }
     assert_eq!(n_hands as u64, outcome.hands, "{game}: one archive file per hand");
     let key: Value =
-        serde_json::from_str(&std::fs::read_to_string(data.path().join("dealer.key")).expect("key")).expect("key");
-    let dealer_secrets = [key["signing_secret"].as_str().unwrap(), key["encryption_secret"].as_str().unwrap()];
+        serde_json::from_str(&std::fs::read_to_string(data.path().join("dealer.key")).expect("key"))
+            .expect("key");
+    let dealer_secrets =
+        [key["signing_secret"].as_str().unwrap(), key["encryption_secret"].as_str().unwrap()];
     let mut after_public = 0usize;
     for s in &seen {
         for d in dealer_secrets {

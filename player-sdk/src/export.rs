@@ -203,7 +203,9 @@ impl Holdem {
         let mut pending: Option<(usize, usize)> = None;
         let mut sb_seat = None;
         let seat_ix = |s: claw_protocol::Seat| -> Result<usize, ExportError> {
-            (s.index() < n).then_some(s.index()).ok_or_else(|| ExportError::Shape(format!("seat {s} out of range")))
+            (s.index() < n)
+                .then_some(s.index())
+                .ok_or_else(|| ExportError::Shape(format!("seat {s} out of range")))
         };
         for step in steps(hand) {
             match step {
@@ -256,7 +258,9 @@ impl Holdem {
                             act.all_in = left[seat] == 0;
                             bets[seat] = total;
                         }
-                        (r, None) => return Err(ExportError::Shape(format!("debit {r:?} without an action"))),
+                        (r, None) => {
+                            return Err(ExportError::Shape(format!("debit {r:?} without an action")))
+                        }
                     }
                 }
                 Step::Event(AnnouncedEvent::Credit { party: ChipParty::Seat(s), amount, reason }) => {
@@ -468,7 +472,8 @@ fn pokerstars(h: &Holdem, hand: &VerifiedHand, opts: &ExportOptions) -> String {
         }
         let won: u64 = h.pots.iter().filter(|p| p.1 == s).map(|p| p.2).sum();
         let what = if let Some(street) = folded_on[s] {
-            let when = if street == "Preflop" { "before Flop".to_owned() } else { format!("on the {street}") };
+            let when =
+                if street == "Preflop" { "before Flop".to_owned() } else { format!("on the {street}") };
             let bet = if put_in[s] || h.posts.iter().any(|p| p.0 == s) { "" } else { " (didn't bet)" };
             format!("folded {when}{bet}")
         } else if h.shown.contains(&s) {
@@ -510,11 +515,15 @@ fn ohh(h: &Holdem, hand: &VerifiedHand, opts: &ExportOptions) -> Value {
                     "small blind" => "Post SB",
                     _ => "Post BB",
                 };
-                actions.push(json!({"action_number": next(), "player_id": s, "action": action, "amount": amount}));
+                actions.push(
+                    json!({"action_number": next(), "player_id": s, "action": action, "amount": amount}),
+                );
             }
             for (s, c) in h.dealt_to(hero) {
                 let cards: Vec<String> = c.iter().map(|c| c.to_string()).collect();
-                actions.push(json!({"action_number": next(), "player_id": s, "action": "Dealt Cards", "cards": cards}));
+                actions.push(
+                    json!({"action_number": next(), "player_id": s, "action": "Dealt Cards", "cards": cards}),
+                );
             }
         }
         for a in &st.actions {
@@ -637,7 +646,8 @@ fn text_history(hand: &VerifiedHand, opts: &ExportOptions) -> String {
                             DealTo::House => "house".into(),
                         };
                         let card = card_of(hand, c.position).map_or("??".into(), |c| c.to_string());
-                        let face = if c.face == claw_protocol::messages::CardFace::Down { " (down)" } else { "" };
+                        let face =
+                            if c.face == claw_protocol::messages::CardFace::Down { " (down)" } else { "" };
                         format!("{to} {card}{face}")
                     })
                     .collect();
@@ -744,7 +754,11 @@ pub fn run(args: &ExportArgs) -> i32 {
             let report = match auditor.audit(&t, None) {
                 Ok(r) => r,
                 Err(e) => {
-                    eprintln!("claw-player: {} line {line}: hand {} not exported: {e}", f.display(), t.hand_id);
+                    eprintln!(
+                        "claw-player: {} line {line}: hand {} not exported: {e}",
+                        f.display(),
+                        t.hand_id
+                    );
                     code = code.max(exit::CHECK_FAILED);
                     continue;
                 }

@@ -161,7 +161,7 @@ function auditHtml(o: AuditOutcome): string {
   const verdict = failed
     ? `<div class="verdict bad" data-testid="verdict" data-ok="false">FAILED: ${esc(failed.check)}</div>`
     : `<div class="verdict ok" data-testid="verdict" data-ok="true">All checks passed in this browser</div>`;
-  return `${verdict}<p class="muted">Dealer key ${esc(o.dealer)}</p><ul class="checks">${items}</ul>`;
+  return `${verdict}<p class="muted mono">Dealer key ${esc(o.dealer)}</p><ul class="checks">${items}</ul>`;
 }
 
 /** A hand: replay with controls, and the audit (re-run when a key file is loaded). */
@@ -180,8 +180,8 @@ function renderHand(root: HTMLElement, text: string, opts: { title: string; deal
         <section>
           <div data-testid="table"></div>
           <div class="controls">
-            <button data-act="first">⏮</button><button data-act="prev">◀</button>
-            <button data-act="play">▶ play</button><button data-act="next">▶</button><button data-act="last">⏭</button>
+            <button data-act="first">|◀</button><button data-act="prev">◀</button>
+            <button data-act="play">▶ play</button><button data-act="next">▶</button><button data-act="last">▶|</button>
             <input type="range" min="0" max="${Math.max(0, steps.length - 1)}" value="${k}">
           </div>
           <div class="log" data-testid="log">${steps.map((s, i) => `<div data-step="${i}">${esc(s.text)}</div>`).join('')}</div>
