@@ -142,6 +142,9 @@ struct Cli {
     /// Messages per second per player (queries and unsolicited messages).
     #[arg(long, default_value_t = 10)]
     rate_limit: u32,
+    /// How long after a hand the web app shows it to spectators (default 30s).
+    #[arg(long, value_parser = dur)]
+    spectator_delay: Option<Duration>,
     /// On Ctrl-C: time given to running hands before they are voided and refunded.
     #[arg(long, value_parser = dur, default_value = "10s")]
     shutdown_grace: Duration,
@@ -285,6 +288,7 @@ async fn main() -> anyhow::Result<()> {
         data_dir: cli.data_dir.clone(),
         rooms,
         limits,
+        spectator_delay: cli.spectator_delay,
     };
     let chips = chips_setup(&cli).await?;
     let mut builder = DealerNode::builder(config).chips(chips.provider.clone());

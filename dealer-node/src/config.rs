@@ -55,6 +55,8 @@ pub struct NodeConfig {
     pub rooms: Vec<RoomConfig>,
     /// Connection and chip-call limits.
     pub limits: Limits,
+    /// How long after a hand the web app shows it to spectators (none: 30 s).
+    pub spectator_delay: Option<Duration>,
 }
 
 impl NodeConfig {
@@ -67,6 +69,7 @@ impl NodeConfig {
             data_dir: data_dir.into(),
             rooms,
             limits: Limits::default(),
+            spectator_delay: None,
         }
     }
 

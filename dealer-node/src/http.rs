@@ -26,6 +26,8 @@ pub struct HttpState {
     pub dealer_id: String,
     /// The room ids.
     pub rooms: Vec<String>,
+    /// The browser app and its API (`crate::web`), if served.
+    pub web: Option<crate::web::WebState>,
 }
 
 async fn health(State(s): State<HttpState>) -> impl IntoResponse {
@@ -46,7 +48,8 @@ async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
 
 /// The router: `/health` and `/metrics`.
 pub fn router(state: HttpState) -> Router {
-    Router::new().route("/health", get(health)).route("/metrics", get(metrics)).with_state(state)
+    let web = state.web.clone().map(crate::web::router).unwrap_or_default();
+    Router::new().route("/health", get(health)).route("/metrics", get(metrics)).with_state(state).merge(web)
 }
 
 /// Binds `addr` and serves until `stop` turns true. Returns the bound address

@@ -18,6 +18,7 @@ pub use claw_engine::metrics;
 pub mod node;
 pub mod room;
 pub mod server;
+pub mod web;
 
 pub use config::{ConfigError, Limits, NodeConfig, RoomConfig, RoomsFile};
 pub use node::{DealerNode, NodeError, NodeHandle};

@@ -201,6 +201,12 @@ impl DealerNode {
                     metrics: Arc::clone(&metrics),
                     dealer_id: dealer.id().to_string(),
                     rooms: order.clone(),
+                    web: Some(crate::web::WebState::new(
+                        dealer.id(),
+                        order.iter().filter_map(|r| rooms.get(r).cloned()),
+                        &config.data_dir,
+                        config.spectator_delay,
+                    )),
                 };
                 let (bound, _task) = http::serve(a, st, stop_rx.clone())
                     .await

@@ -31,6 +31,9 @@ pub enum Command {
     /// Audit saved transcripts (JSON lines). Exit 0 when every check of
     /// every hand passes; otherwise prints the first failed check and hand.
     Audit(AuditArgs),
+    /// Write audited hands as hand histories: PokerStars text or Open Hand
+    /// History JSON (Texas Hold'em), or readable text (every game).
+    Export(crate::export::ExportArgs),
 }
 
 /// Arguments of `claw-player join`.

@@ -6,6 +6,7 @@
 pub mod audit;
 pub mod bots;
 pub mod cli;
+pub mod export;
 pub mod invite;
 pub mod node;
 pub mod play;

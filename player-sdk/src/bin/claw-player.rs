@@ -33,6 +33,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Audit(a) => audit(a),
+        Command::Export(e) => claw_player::export::run(&e),
         Command::Join(j) => {
             let rt = match tokio::runtime::Runtime::new() {
                 Ok(rt) => rt,

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Drives headless Chromium (WebDriver, chromium-driver) through the web app
+of a real dealer: the lobby, a live table while bots play, an archived hand
+page (in-browser audit all green, the player's own sealed cards opened from
+its key file), and the audit page with an honest transcript (all green) and
+tampered ones (the right check red). Saves screenshots.
+
+    browser_test.py BIN_DIR SCREENSHOT_DIR      (prints `N passed, N failed`)
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+CHECKS = ["dealer-signatures", "hash-chain", "structure", "reveal-complete", "seed-commitment", "player-seeds",
+          "shuffle", "leaves", "merkle-root", "deal-order", "opened-cards", "action-signatures"]
+
+results = []
+
+
+def step(name):
+    def wrap(f):
+        def run(*a):
+            try:
+                f(*a)
+                results.append((name, None))
+                print(f"ok   {name}", flush=True)
+            except Exception as e:  # report, screenshot, go on
+                results.append((name, e))
+                print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
+                try:
+                    a[0].save_screenshot(os.path.join(SHOTS, f"fail-{name}.png"))
+                except Exception:
+                    pass
+        return run
+    return wrap
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def browser():
+    o = Options()
+    for a in ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+              "--disable-background-networking", "--disable-component-update", "--disable-sync",
+              "--disable-dev-shm-usage", "--window-size=1400,1000", f"--user-data-dir={tempfile.mkdtemp()}"]:
+        o.add_argument(a)
+    o.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    driver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    return webdriver.Chrome(service=Service(executable_path=driver), options=o)
+
+
+def wait(d, cond, timeout=30):
+    return WebDriverWait(d, timeout, poll_frequency=0.2).until(lambda _: cond())
+
+
+def statuses(d, root="body"):
+    return {li.get_attribute("data-check"): li.get_attribute("data-status")
+            for li in d.find_elements(By.CSS_SELECTOR, f"{root} li[data-check]")}
+
+
+def all_green(st):
+    return all(st.get(c) == "passed" for c in CHECKS) and st.get("replay") == "skipped"
+
+
+@step("lobby")
+def lobby(d, base):
+    d.get(base + "/")
+    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "tr[data-room=texas-holdem]"))
+    row = d.find_element(By.CSS_SELECTOR, "tr[data-room=texas-holdem]")
+    assert "texas-holdem" in row.text
+    wait(d, lambda: int(d.find_element(By.CSS_SELECTOR, "tr[data-room=texas-holdem] [data-testid=hands-played]").text or 0) > 0, 60)
+    d.save_screenshot(os.path.join(SHOTS, "lobby.png"))
+
+
+@step("live-table")
+def live_table(d, base):
+    d.get(base + "/room/texas-holdem")
+    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "[data-testid=live] .seat"), 60)
+    first = d.find_element(By.CSS_SELECTOR, "[data-testid=live] h1").text
+    # The replay advances: the current log line moves on.
+    cur = lambda: d.execute_script("const c=document.querySelector('[data-testid=live] .log .current');return c&&c.dataset.step")
+    s0 = cur()
+    wait(d, lambda: cur() != s0, 20)
+    # A newer hand replaces it as the table plays on.
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "[data-testid=live] h1").text != first, 90)
+    assert d.find_elements(By.CSS_SELECTOR, "[data-testid=hands] a")
+    d.save_screenshot(os.path.join(SHOTS, "live-table.png"))
+
+
+@step("hand-page")
+def hand_page(d, base, keyfile):
+    d.get(base + "/room/texas-holdem")
+    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "[data-testid=hands] a"), 60)
+    d.find_elements(By.CSS_SELECTOR, "[data-testid=hands] a")[0].click()
+    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "[data-testid=verdict]"))
+    st = statuses(d)
+    assert all_green(st), st
+    assert d.find_element(By.CSS_SELECTOR, "[data-testid=verdict]").get_attribute("data-ok") == "true"
+    d.find_element(By.CSS_SELECTOR, "button[data-act=first]").click()
+    d.find_element(By.CSS_SELECTOR, "button[data-act=last]").click()
+    d.save_screenshot(os.path.join(SHOTS, "hand.png"))
+    # The player's own key file, read in the page: its sealed cards open.
+    d.find_element(By.CSS_SELECTOR, "[data-testid=keyfile]").send_keys(keyfile)
+    wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "[data-testid=mycards] .card")) == 2)
+    st = statuses(d)
+    assert all_green(st), st
+    assert "2 of your sealed cards opened" in d.find_element(By.CSS_SELECTOR, "li[data-check=opened-cards]").text
+    d.save_screenshot(os.path.join(SHOTS, "hand-with-key.png"))
+
+
+def drop_file(d, base, path, dealer):
+    d.get(base + "/audit")
+    d.find_element(By.CSS_SELECTOR, "[data-testid=dealer-key]").send_keys(dealer)
+    d.find_element(By.CSS_SELECTOR, "[data-testid=file]").send_keys(path)
+    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "[data-testid=verdict]"))
+    return statuses(d)
+
+
+@step("audit-honest")
+def audit_honest(d, base, path, dealer):
+    st = drop_file(d, base, path, dealer)
+    assert all_green(st), st
+    d.save_screenshot(os.path.join(SHOTS, "audit-honest.png"))
+
+
+@step("audit-tampered")
+def audit_tampered(d, base, tampered, dealer):
+    for name, (path, check) in tampered.items():
+        st = drop_file(d, base, path, dealer)
+        assert st.get(check) == "failed", (name, st)
+        before = CHECKS[:CHECKS.index(check)]
+        assert all(st.get(c) == "passed" for c in before), (name, st)
+        detail = d.find_element(By.CSS_SELECTOR, f"li[data-check={check}] .detail").text
+        assert detail, name
+        d.save_screenshot(os.path.join(SHOTS, f"audit-tampered-{name}.png"))
+        print(f"     {name}: {check} red: {detail[:120]}", flush=True)
+
+
+def tamper(src, work):
+    """Tampered copies of an honest transcript and the check each must fail."""
+    lines = open(src).read().splitlines()
+    out = {}
+
+    def write(name, ls, check):
+        p = os.path.join(work, f"{name}.jsonl")
+        open(p, "w").write("\n".join(ls) + "\n")
+        out[name] = (p, check)
+
+    # A leaf changed in the signed game-start: its event signature breaks.
+    i = next(k for k, l in enumerate(lines) if '"type":"game-start"' in l)
+    m = re.search(r'"leaves":\["([0-9a-f])', lines[i])
+    c = "1" if m.group(1) == "0" else "0"
+    write("leaf", lines[:i] + [lines[i][:m.start(1)] + c + lines[i][m.end(1):]] + lines[i + 1:], "dealer-signatures")
+    # An event dropped: every signature holds, the chain breaks.
+    k = next(k for k, l in enumerate(lines) if '"type":"chips"' in l)
+    write("dropped-event", lines[:k] + lines[k + 1:], "hash-chain")
+    # Another dealer key: the signatures are not the trusted dealer's.
+    return out
+
+
+def main():
+    global SHOTS
+    bin_dir, SHOTS = sys.argv[1], sys.argv[2]
+    os.makedirs(SHOTS, exist_ok=True)
+    work = tempfile.mkdtemp()
+    port = free_port()
+    dealer = subprocess.Popen(
+        [os.path.join(bin_dir, "claw-dealer"), "--game", "texas-holdem", "--listen", "127.0.0.1:0",
+         "--http-listen", f"127.0.0.1:{port}", "--data-dir", os.path.join(work, "data"), "--chips", "local",
+         "--between-hands", "1500ms", "--timeout", "10s", "--spectator-delay", "2s", "--shutdown-grace", "1s"],
+        stdout=subprocess.PIPE, stderr=open(os.path.join(work, "dealer.err"), "w"), text=True)
+    procs = [dealer]
+    try:
+        url = dealer.stdout.readline().strip()
+        assert url.startswith("ws://"), f"dealer printed {url!r}"
+        dealer_key = url.rsplit("#", 1)[1]
+        player = os.path.join(bin_dir, "claw-player")
+        keyfile = os.path.join(work, "bot0.key")
+        for i in range(3):
+            procs.append(subprocess.Popen(
+                [player, "join", url, "--bot", "simple", "--quiet", "--key", os.path.join(work, f"bot{i}.key"),
+                 "--save-transcripts", os.path.join(work, f"hands{i}")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        base = f"http://127.0.0.1:{port}"
+        d = browser()
+        try:
+            lobby(d, base)
+            live_table(d, base)
+            hand_page(d, base, keyfile)
+            saved = os.path.join(work, "hands0")
+            wait(d, lambda: os.path.isdir(saved) and os.listdir(saved), 60)
+            honest = os.path.join(saved, sorted(os.listdir(saved))[0])
+            audit_honest(d, base, honest, dealer_key)
+            audit_tampered(d, base, tamper(honest, work), dealer_key)
+        finally:
+            d.quit()
+    finally:
+        for p in reversed(procs):
+            p.send_signal(signal.SIGINT)
+        for p in procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    failed = sum(1 for _, e in results if e)
+    print(f"browser: {len(results) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Issue 16's checks, after `cargo build --workspace --bins`:
+#  1. the web bundle rebuilds to the committed bytes; the JS audit's tests;
+#  2. hand-history exports read by third-party parsers (pokerkit, ohh-pydantic);
+#  3. the example agents against a real dealer;
+#  4. the web app in headless Chromium (screenshots in $CLAW_SCREENSHOTS).
+#
+#   scripts/test-web.sh [BIN_DIR]      # default ${CARGO_TARGET_DIR:-target}/debug
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-${CARGO_TARGET_DIR:-target}/debug}
+shots=${CLAW_SCREENSHOTS:-${CARGO_TARGET_DIR:-target}/screenshots}
+hands=${CLAW_EXPORT_HANDS:-30}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "== transcripts: $hands hands of each game"
+for g in texas-holdem:6 blackjack:4 dou-di-zhu:3 sam-gong:5; do
+    "$bin/claw-dealer" --game "${g%%:*}" --bots "${g##*:}" --hands "$hands" --chips local \
+        --data-dir "$work/${g%%:*}" >/dev/null
+done
+
+echo "== web bundle and JavaScript audit"
+CLAW_WEB_TRANSCRIPTS="$work/texas-holdem/rooms/texas-holdem/transcripts" scripts/check-web-bundle.sh
+
+py=$(scripts/setup-python.sh)
+echo "== hand-history exports"
+"$py" scripts/check_exports.py "$bin/claw-player" "$work"
+
+echo "== example agents"
+scripts/test-agents.sh "$bin"
+
+echo "== browser"
+scripts/install-browser.sh
+"$py" scripts/browser_test.py "$bin" "$shots"
