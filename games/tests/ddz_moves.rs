@@ -301,3 +301,27 @@ fn duplicate_physical_cards_are_refused_at_the_deal() {
     let err = HandRunner::start(g.as_ref(), &Value::Null, &players(), &Value::Null, deck).err();
     assert!(matches!(err, Some(GameError::BadDeal(_))), "{err:?}");
 }
+
+#[test]
+fn the_full_move_list_fits_a_frame() {
+    // The dealer sends the list in `your-turn`, one frame of at most 65,536
+    // bytes (SPEC §12). The largest lists come from 20-card hands full of
+    // trios and fours; these stay near 50,000 bytes of options.
+    for h in [
+        "3c 3d 3h 4c 4d 4h 5c 5d 5h 6c 6d 6h 7c 7d 7h 9s Ts Js Qs Ks",
+        "3d 5d 6s 7c 7d 7h 8c 8d 8h 9c 9d 9h Tc Td Th Jc Jd Jh Qh BJ",
+        "8c 8d 8h 8s 9c 9d 9h 9s Tc Td Th Ts Jc Jd Jh Js Qc Qd Qh Kc",
+        "3c 3d 3h 3s 4c 4d 4h 4s 5c 5d 5h 5s 6c 6d 6h 7c 7d 7h BJ RJ",
+    ] {
+        let mut hand: Vec<CardId> = h.split_whitespace().map(|c| c.parse().unwrap()).collect();
+        hand.sort_by_key(sort_key);
+        for rules in [DdzRules::Standard, DdzRules::Permissive] {
+            let options: Vec<Value> = candidate_plays(&hand, None, rules)
+                .into_iter()
+                .map(|p| json!({"action": {"type": "play", "cards": p}, "cost": 0, "affordable": true}))
+                .collect();
+            let bytes = serde_json::to_string(&options).unwrap().len();
+            assert!(bytes < 56_000, "{h} under {rules:?}: {} plays, {bytes} bytes", options.len());
+        }
+    }
+}

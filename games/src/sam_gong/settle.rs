@@ -103,6 +103,7 @@ pub struct Entry {
     /// The called bet (0 for a fold).
     pub bet: Chips,
     /// The payout multiple N of the caller's hand (3, 2 or 1; 0 for a fold).
+    #[serde(default)]
     pub multiplier: u64,
     /// Chips credited back at settlement (call returned plus winnings).
     pub payout: Chips,
@@ -127,6 +128,7 @@ pub struct Settlement {
     /// Non-banker seats, clockwise from the banker's left.
     pub entries: Vec<Entry>,
     /// Every losing caller's call, raked or not.
+    #[serde(default)]
     pub losers_total: Chips,
     /// The rake base: calls of losers settled before the banker went insolvent.
     pub pot: Chips,
