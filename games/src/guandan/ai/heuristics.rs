@@ -140,7 +140,9 @@ pub fn choose(v: &View, moves: Vec<Move>, mem: Option<&Memory>, ties: &mut Ties)
         .unwrap_or(27);
     let partner_left = v.cards_left[usize::from(partner)];
     let q = |h: &[CardId]| match mem {
-        Some(m) => quality_by(h, w, &|slot, n| m.weight(slot, n, level)),
+        Some(m) => {
+            quality_by(h, w, &|slot, n| m.weight(slot, n, level).max(default_weight(slot, level) * 0.5))
+        }
         None => quality(h, w),
     };
     let now = q(&v.hand);

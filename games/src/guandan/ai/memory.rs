@@ -177,8 +177,8 @@ impl Memory {
                 s += 1.5;
             }
             // Keep sure winners for the end; play them when few cards are left.
-            if boss {
-                s += if v.hand.len() <= 6 { 2.0 } else { -1.0 };
+            if boss && v.hand.len() <= 6 {
+                s += 2.0;
             }
         }
         s
