@@ -40,8 +40,7 @@ fn play_match(levels: [AiLevel; 4], rng: &mut ChaCha20Rng) -> (Option<u8>, u32) 
             g.apply(&mut st, seat, &a).expect("AI actions are legal");
         }
         let o = st.outcome.clone().expect("over");
-        if let Some(end) = o.match_end {
-            let _ = end;
+        if o.match_end.is_some() {
             return (o.winner_team, deal);
         }
         memory = g.memory_after(&st);
