@@ -33,7 +33,7 @@ use crate::plugin::{
     ActionOption, DealSpec, DealTarget, DealtCard, Face, GameError, GameMeta, GamePlugin, GameResult,
     PendingAction, PlayerInfo,
 };
-use cards::{check_ids, natural, Level, Tally, Wilds, DECK_SIZE, PACKS};
+use cards::{check_ids, Level, Tally, Wilds, DECK_SIZE, PACKS};
 use compare::{beats, BombPriority, BombProfile};
 use moves::{legal_moves, Move};
 use patterns::{by_priority, describe, readings, Declared, PatternRules, Reading};
@@ -1111,9 +1111,4 @@ impl GamePlugin for Guandan {
             None => st.memory.clone(),
         }
     }
-}
-
-/// Natural rank of a physical card (re-exported for the AI and tests).
-pub fn rank_of(c: CardId) -> u8 {
-    natural(c.card())
 }

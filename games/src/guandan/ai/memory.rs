@@ -102,7 +102,6 @@ impl Memory {
             }
         }
         let possible_bombs = (0..13).filter(|s| unseen[*s] + unseen_wilds >= 4).count() as u8;
-        let _ = Suit::ALL;
         Memory { unseen, unseen_wilds, unseen_suits, big_out, passed_on, tribute_cap, possible_bombs }
     }
 
