@@ -13,7 +13,7 @@ use claw_games::guandan::compare::BombProfile;
 use claw_games::guandan::moves::legal_moves;
 use claw_games::guandan::patterns::PatternRules;
 use claw_games::guandan::{read_play, GdMemory, GdSettings, GdState, Guandan};
-use claw_games::{DealtCard, GamePlugin, PendingAction, PlayerInfo};
+use claw_games::{GamePlugin, PlayerInfo};
 use claw_protocol::{CardId, Chips, PlayerId};
 use criterion::{criterion_group, criterion_main, Criterion};
 use rand::seq::SliceRandom;
@@ -39,22 +39,7 @@ fn positions(n: usize) -> Vec<GdState> {
         let mut st = g.create_game(&settings, &players, &memory).unwrap();
         let mut deck = g.create_deck(&settings);
         deck.shuffle(&mut rng);
-        for p in g.start(&mut st).unwrap() {
-            if let PendingAction::Deal { cards, .. } = p {
-                let dealt: Vec<DealtCard> = cards
-                    .iter()
-                    .zip(&deck)
-                    .enumerate()
-                    .map(|(i, (s, c))| DealtCard {
-                        position: i as u16,
-                        target: s.target,
-                        face: s.face,
-                        card: *c,
-                    })
-                    .collect();
-                g.receive_cards(&mut st, &dealt).unwrap();
-            }
-        }
+        g.deal_offline(&mut st, &deck).unwrap();
         while let Some(seat) = g.to_act(&st) {
             out.push(st.clone());
             let a = decide(AiLevel::L2, &View::of(&st, seat.0), &mut ties);

@@ -6,7 +6,7 @@
 
 use claw_games::guandan::ai::{decide, AiLevel, Ties, View};
 use claw_games::guandan::{GdMemory, GdSettings, Guandan};
-use claw_games::{DealtCard, GamePlugin, PendingAction, PlayerInfo};
+use claw_games::{GamePlugin, PlayerInfo};
 use claw_protocol::{Chips, PlayerId};
 use rand::seq::SliceRandom;
 use rand::{RngCore, SeedableRng};
@@ -34,29 +34,13 @@ fn play_match(levels: [AiLevel; 4], rng: &mut ChaCha20Rng) -> (Option<u8>, u32) 
         let mut st = g.create_game(&settings, &players, &memory).expect("create");
         let mut deck = g.create_deck(&settings);
         deck.shuffle(rng);
-        for p in g.start(&mut st).expect("start") {
-            if let PendingAction::Deal { cards, .. } = p {
-                let dealt: Vec<DealtCard> = cards
-                    .iter()
-                    .zip(&deck)
-                    .enumerate()
-                    .map(|(i, (s, c))| DealtCard {
-                        position: i as u16,
-                        target: s.target,
-                        face: s.face,
-                        card: *c,
-                    })
-                    .collect();
-                g.receive_cards(&mut st, &dealt).expect("deal");
-            }
-        }
+        g.deal_offline(&mut st, &deck).expect("deal");
         while let Some(seat) = g.to_act(&st) {
             let a = decide(levels[seat.index()], &View::of(&st, seat.0), &mut ties);
             g.apply(&mut st, seat, &a).expect("AI actions are legal");
         }
         let o = st.outcome.clone().expect("over");
-        if let Some(end) = o.match_end {
-            let _ = end;
+        if o.match_end.is_some() {
             return (o.winner_team, deal);
         }
         memory = g.memory_after(&st);

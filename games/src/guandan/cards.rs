@@ -109,15 +109,6 @@ impl Wilds {
         let c = id.card();
         c.suit() == Some(Suit::Hearts) && natural(c) == self.level.rank() && id.pack() < self.count
     }
-
-    /// The face a wild shows when it stands for itself.
-    pub fn face(self) -> Card {
-        // Level ranks are 2..=14, always a valid rank.
-        Card::new(
-            claw_protocol::Rank::from_value(self.level.rank()).unwrap_or(claw_protocol::Rank::Two),
-            Suit::Hearts,
-        )
-    }
 }
 
 /// Counts of a group of cards: natural cards by rank slot and by suit, and the

@@ -33,7 +33,7 @@ use crate::plugin::{
     ActionOption, DealSpec, DealTarget, DealtCard, Face, GameError, GameMeta, GamePlugin, GameResult,
     PendingAction, PlayerInfo,
 };
-use cards::{check_ids, natural, Level, Tally, Wilds, DECK_SIZE, PACKS};
+use cards::{check_ids, Level, Tally, Wilds, DECK_SIZE, PACKS};
 use compare::{beats, BombPriority, BombProfile};
 use moves::{legal_moves, Move};
 use patterns::{by_priority, describe, readings, Declared, PatternRules, Reading};
@@ -617,6 +617,28 @@ pub fn read_play(
 }
 
 impl Guandan {
+    /// Starts a deal and deals it from `deck` without an engine (match
+    /// simulations, benchmarks, tests): position i gets `deck[i]`.
+    pub fn deal_offline(&self, st: &mut GdState, deck: &[CardId]) -> Result<(), GameError> {
+        for p in self.start(st)? {
+            if let PendingAction::Deal { cards, .. } = p {
+                let dealt: Vec<DealtCard> = cards
+                    .iter()
+                    .zip(deck)
+                    .enumerate()
+                    .map(|(i, (s, c))| DealtCard {
+                        position: i as u16,
+                        target: s.target,
+                        face: s.face,
+                        card: *c,
+                    })
+                    .collect();
+                self.receive_cards(st, &dealt)?;
+            }
+        }
+        Ok(())
+    }
+
     fn expected_deal() -> Vec<DealSpec> {
         (0..HAND_SIZE * PLAYERS)
             .map(|i| DealSpec { target: DealTarget::Player(Seat((i % PLAYERS) as u8)), face: Face::Down })
@@ -1089,9 +1111,4 @@ impl GamePlugin for Guandan {
             None => st.memory.clone(),
         }
     }
-}
-
-/// Natural rank of a physical card (re-exported for the AI and tests).
-pub fn rank_of(c: CardId) -> u8 {
-    natural(c.card())
 }

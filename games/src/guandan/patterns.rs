@@ -145,12 +145,19 @@ pub fn readings(t: &Tally, rules: PatternRules) -> Vec<Reading> {
     let w = t.wilds;
     let level = rules.level.rank();
     let jokers = t.by_rank[13] + t.by_rank[14];
-    let present: Vec<usize> = (0..15).filter(|s| t.by_rank[*s] > 0).collect();
+    let mut distinct = 0;
+    let mut only = 0;
+    for (s, n) in t.by_rank.iter().enumerate() {
+        if *n > 0 {
+            distinct += 1;
+            only = s;
+        }
+    }
 
     // Same rank: single, pair, triple, bomb.
-    let same = match present.as_slice() {
-        [] => Some(level),
-        [s] => Some(rank_of_slot(*s)),
+    let same = match distinct {
+        0 => Some(level),
+        1 => Some(rank_of_slot(only)),
         _ => None,
     };
     if let Some(r) = same {
@@ -176,8 +183,7 @@ pub fn readings(t: &Tally, rules: PatternRules) -> Vec<Reading> {
                 if let Some(missing) = fill(t, &ranks[..5], 1) {
                     out.push(Reading { kind: Kind::Straight, rank: top, len: 5, pure: w == 0, suit: None });
                     if let Some(suit) = one_suit(t) {
-                        let pure =
-                            w == 0 || (w == 1 && suit == Suit::Hearts && missing.as_slice() == [level]);
+                        let pure = w == 0 || (w == 1 && suit == Suit::Hearts && missing == Some(level));
                         out.push(Reading {
                             kind: Kind::StraightFlush,
                             rank: top,
@@ -212,11 +218,12 @@ pub fn readings(t: &Tally, rules: PatternRules) -> Vec<Reading> {
 }
 
 /// Whether the naturals fit `each` cards of every rank in `ranks` with the
-/// wilds filling exactly the gaps; returns the ranks the wilds fill.
-fn fill(t: &Tally, ranks: &[u8], each: u8) -> Option<Vec<u8>> {
+/// wilds filling exactly the gaps; returns the rank the wilds fill when they
+/// fill a single card (None inside the Some otherwise).
+fn fill(t: &Tally, ranks: &[u8], each: u8) -> Option<Option<u8>> {
     let mut inside = 0u8;
     let mut need = 0u8;
-    let mut missing = Vec::new();
+    let mut missing = None;
     for r in ranks {
         let c = t.count(*r);
         if c > each {
@@ -224,11 +231,11 @@ fn fill(t: &Tally, ranks: &[u8], each: u8) -> Option<Vec<u8>> {
         }
         inside += c;
         need += each - c;
-        for _ in c..each {
-            missing.push(*r);
+        if c < each {
+            missing = Some(*r);
         }
     }
-    (inside == t.naturals() && need == t.wilds).then_some(missing)
+    (inside == t.naturals() && need == t.wilds).then_some(if need == 1 { missing } else { None })
 }
 
 /// The suit shared by every natural card, if there is one.
@@ -243,7 +250,7 @@ fn one_suit(t: &Tally) -> Option<Suit> {
 fn full_houses(t: &Tally, out: &mut Vec<Reading>) {
     for ts in 0..13 {
         let ct = t.by_rank[ts];
-        if ct > 3 {
+        if ct > 3 || (ct == 0 && t.wilds < 3) {
             continue;
         }
         for ps in 0..15 {
@@ -251,8 +258,7 @@ fn full_houses(t: &Tally, out: &mut Vec<Reading>) {
             if ps == ts || cp > 2 || (ps >= 13 && cp != 2) {
                 continue;
             }
-            let others: u8 = (0..15).filter(|s| *s != ts && *s != ps).map(|s| t.by_rank[s]).sum();
-            if others == 0 && (3 - ct) + (2 - cp) == t.wilds {
+            if ct + cp == t.naturals() && (3 - ct) + (2 - cp) == t.wilds {
                 out.push(Reading {
                     kind: Kind::TripleWithPair,
                     rank: rank_of_slot(ts),

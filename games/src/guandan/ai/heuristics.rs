@@ -5,7 +5,7 @@ use claw_protocol::CardId;
 
 use super::memory::Memory;
 use super::{Ties, View};
-use crate::guandan::cards::{natural, order, Level, Tally, Wilds, BIG_JOKER, SMALL_JOKER};
+use crate::guandan::cards::{natural, order, Level, Tally, Wilds};
 use crate::guandan::moves::Move;
 use crate::guandan::patterns::{Kind, Reading};
 use crate::guandan::team;
@@ -140,7 +140,9 @@ pub fn choose(v: &View, moves: Vec<Move>, mem: Option<&Memory>, ties: &mut Ties)
         .unwrap_or(27);
     let partner_left = v.cards_left[usize::from(partner)];
     let q = |h: &[CardId]| match mem {
-        Some(m) => quality_by(h, w, &|slot, n| m.weight(slot, n, level)),
+        Some(m) => {
+            quality_by(h, w, &|slot, n| m.weight(slot, n, level).max(default_weight(slot, level) * 0.5))
+        }
         None => quality(h, w),
     };
     let now = q(&v.hand);
@@ -208,9 +210,4 @@ pub fn choose(v: &View, moves: Vec<Move>, mem: Option<&Memory>, ties: &mut Ties)
     let mut top: Vec<(f64, Option<Move>)> = scored.into_iter().filter(|x| x.0 >= best - 1e-9).collect();
     let i = ties.pick(top.len());
     top.swap_remove(i).1
-}
-
-/// Whether a natural rank is a big card for memory purposes.
-pub fn is_big(rank: u8, level: Level) -> bool {
-    rank == SMALL_JOKER || rank == BIG_JOKER || rank == level.rank() || rank == 14
 }

@@ -102,7 +102,6 @@ impl Memory {
             }
         }
         let possible_bombs = (0..13).filter(|s| unseen[*s] + unseen_wilds >= 4).count() as u8;
-        let _ = Suit::ALL;
         Memory { unseen, unseen_wilds, unseen_suits, big_out, passed_on, tribute_cap, possible_bombs }
     }
 
@@ -177,8 +176,8 @@ impl Memory {
                 s += 1.5;
             }
             // Keep sure winners for the end; play them when few cards are left.
-            if boss {
-                s += if v.hand.len() <= 6 { 2.0 } else { -1.0 };
+            if boss && v.hand.len() <= 6 {
+                s += 2.0;
             }
         }
         s
