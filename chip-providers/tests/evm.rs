@@ -197,6 +197,17 @@ async fn register(p: &Player, vault: Address) -> Result<(), EvmError> {
     p.chain.send_vault(&call).await.map(|_| ())
 }
 
+/// Writes a key file readable by its owner only (mode 0600).
+fn write_key_file(path: &Path, key: &str) -> PathBuf {
+    std::fs::write(path, key).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    path.to_owned()
+}
+
 fn house() -> AccountId {
     AccountId::new("dealer:test").unwrap()
 }
@@ -212,14 +223,7 @@ impl World {
 
     /// Operator key `k` (1 or 2) written to a 0600 file.
     fn key_file(&self, k: usize) -> PathBuf {
-        let path = self.dir.path().join(format!("operator-{k}.key"));
-        std::fs::write(&path, &self.anvil.keys[k]).unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        }
-        path
+        write_key_file(&self.dir.path().join(format!("operator-{k}.key")), &self.anvil.keys[k])
     }
 
     fn config(&self, k: usize, journal: &str) -> EvmChipsConfig {
@@ -784,18 +788,8 @@ async fn claw_evm_deploys_and_players_use_it() {
     let Some(bin) = anvil_bin("claw_evm_cli") else { return };
     let anvil = Anvil::start(&bin, 0);
     let dir = tempfile::tempdir().unwrap();
-    let write_key = |name: &str, k: &str| {
-        let p = dir.path().join(name);
-        std::fs::write(&p, k).unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
-        }
-        p
-    };
-    let admin = write_key("admin.key", &anvil.keys[0]);
-    let player = write_key("player.key", &anvil.keys[5]);
+    let admin = write_key_file(&dir.path().join("admin.key"), &anvil.keys[0]);
+    let player = write_key_file(&dir.path().join("player.key"), &anvil.keys[5]);
     let identity = dir.path().join("player.json");
     Identity::from_seed([5; 32]).save(&identity).unwrap();
     let run = |key: &Path, args: &[&str]| -> serde_json::Value {

@@ -156,7 +156,7 @@ impl Live {
 
     fn in_hand(&self, i: usize) -> u64 {
         let f = self.flows[i];
-        (self.rec.stakes[i].stake.0 + f.credited).saturating_sub(f.debited)
+        self.rec.stakes[i].stake.0.saturating_add(f.credited).saturating_sub(f.debited)
     }
 }
 
@@ -388,7 +388,7 @@ impl EvmChips {
                     .ok_or_else(|| bad(format!("{} is not seated in hand {hand}", op.account)))?;
                 let stake = h.rec.stakes[i].stake.0;
                 let f = &mut flows[i];
-                let available = (stake + f.credited).saturating_sub(f.debited);
+                let available = stake.saturating_add(f.credited).saturating_sub(f.debited);
                 match op.kind {
                     ChipOpKind::Debit if a > available => Err(ChipError::Insufficient {
                         account: op.account.to_string(),
