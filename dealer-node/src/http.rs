@@ -46,7 +46,7 @@ async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s.metrics.render())
 }
 
-/// The router: `/health` and `/metrics`.
+/// The router: `/health`, `/metrics` and the web app ([`crate::web`]).
 pub fn router(state: HttpState) -> Router {
     let web = state.web.clone().map(crate::web::router).unwrap_or_default();
     Router::new().route("/health", get(health)).route("/metrics", get(metrics)).with_state(state).merge(web)

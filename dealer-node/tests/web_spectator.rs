@@ -204,7 +204,7 @@ async fn watch_game(game: &str, bots: u8, hands: u64) {
 }
 
 fn hands() -> u64 {
-    std::env::var("CLAW_WEB_HANDS").ok().and_then(|s| s.parse().ok()).unwrap_or(50)
+    std::env::var("CLAW_WEB_HANDS").ok().and_then(|s| s.parse().ok()).unwrap_or(20)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
