@@ -169,4 +169,3 @@ impl Replayer for GamesReplayer {
         Ok(())
     }
 }
-
