@@ -40,12 +40,6 @@ pub struct DemoParams {
 pub struct DemoOutcome {
     /// Hands settled.
     pub hands: u64,
-    /// Hands voided (refunded).
-    pub voided: u64,
-    /// Time from the first hand to the room's close.
-    pub elapsed: Duration,
-    /// Each bot's own report (plays, audits).
-    pub bots: Vec<(PlayerId, BotReport)>,
     /// Every hand audited OK by every bot that played it.
     pub all_audited: bool,
 }
@@ -172,5 +166,5 @@ pub async fn run(
     } else {
         let _ = writeln!(out, "AUDIT FAILURES or no hands played");
     }
-    Ok(DemoOutcome { hands, voided, elapsed, bots: reports, all_audited })
+    Ok(DemoOutcome { hands, all_audited })
 }

@@ -110,6 +110,7 @@ impl NodeConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use claw_protocol::Chips;
     use std::time::Duration;
 
     #[test]

@@ -12,7 +12,6 @@ pub mod archive;
 pub mod chips;
 pub mod config;
 pub mod conn;
-pub mod demo;
 pub mod http;
 pub use claw_engine::metrics;
 pub mod node;

@@ -206,7 +206,8 @@ pub fn spawn_room(
         u64::try_from(cfg.seed_timeout.as_millis()).unwrap_or(u64::MAX),
     )?);
     let public_config = claw_engine::room::public_config(&cfg)?;
-    let house = AccountId::new(format!("house:{}", cfg.id)).map_err(|e| RoomStartError::Account(e.to_string()))?;
+    let house =
+        AccountId::new(format!("house:{}", cfg.id)).map_err(|e| RoomStartError::Account(e.to_string()))?;
     let cfg = Arc::new(cfg);
     let (tx, rx) = mpsc::channel(4096);
     let (closed_tx, closed) = watch::channel(false);
@@ -221,7 +222,13 @@ pub fn spawn_room(
     let (ledger_tx, ledger_rx) = mpsc::unbounded_channel();
     let (archive_tx, archive_rx) = mpsc::unbounded_channel();
     let accounts = Accounts { house: house.clone(), dealer: ctx.desk.dealer_account.clone() };
-    tokio::spawn(ledger_worker(cfg.id.clone(), Arc::clone(&ctx), accounts.clone(), ledger_rx, done_tx.clone()));
+    tokio::spawn(ledger_worker(
+        cfg.id.clone(),
+        Arc::clone(&ctx),
+        accounts.clone(),
+        ledger_rx,
+        done_tx.clone(),
+    ));
     tokio::spawn(archive_worker(archive, archive_rx, done_tx.clone()));
     let core = RoomCore::new(
         Arc::clone(&cfg),
@@ -403,7 +410,10 @@ async fn lookup(ctx: &NodeContext, accounts: &Accounts, room: &str, call: ChipCa
                 Err(e) => return ChipOutcome::Done(Err(e.to_string())),
             };
             ChipOutcome::Done(
-                g.grant(&key, &accounts.house, amount, "house bankroll").await.map(|_| ()).map_err(|e| e.to_string()),
+                g.grant(&key, &accounts.house, amount, "house bankroll")
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()),
             )
         }
         _ => ChipOutcome::Done(Err("not a lookup".into())),
@@ -513,7 +523,8 @@ async fn settle(
     l.mark_complete().map_err(|e| e.to_string())?;
     if fee.0 > 0 {
         let dealer = accounts.of(Account::Dealer);
-        if let Err(e) = l.run(desk, claw_chips::ChipOpKind::Credit, &dealer, fee, "commission and rake").await {
+        if let Err(e) = l.run(desk, claw_chips::ChipOpKind::Credit, &dealer, fee, "commission and rake").await
+        {
             return Err(format!("dealer credit failed: {e}"));
         }
     }
@@ -537,8 +548,12 @@ async fn archive_worker(
             Some(a) => {
                 let a = a.clone();
                 let r = tokio::task::spawn_blocking(move || match write {
-                    ArchiveWrite::Hand { hand_number, transcript } => a.write(hand_number, &transcript).map(Some),
-                    ArchiveWrite::Append { hand_number, event } => a.append(hand_number, &event).map(|()| None),
+                    ArchiveWrite::Hand { hand_number, transcript } => {
+                        a.write(hand_number, &transcript).map(Some)
+                    }
+                    ArchiveWrite::Append { hand_number, event } => {
+                        a.append(hand_number, &event).map(|()| None)
+                    }
                     ArchiveWrite::Voided { transcript } => a.write_voided(&transcript).map(Some),
                 })
                 .await;
@@ -560,4 +575,3 @@ async fn sleep_opt(at: Option<std::time::Instant>) {
         None => std::future::pending().await,
     }
 }
-

@@ -1,6 +1,7 @@
 //! Game plugins for game-claw: pure, deterministic rules that the dealer runs
 //! authoritatively and that auditors replay. See [`plugin::GamePlugin`].
 
+pub mod audit;
 pub mod blackjack;
 pub mod dou_di_zhu;
 pub mod dynamic;

@@ -3,8 +3,8 @@
 //! The cryptographic checks (dealer signatures, hash chain, structure,
 //! reveal, seed commitment, player seeds, shuffle, leaves, Merkle root, deal
 //! order, opened cards, action signatures) are the protocol crate's
-//! [`claw_protocol::audit::audit`]; this module supplies the game half
-//! ([`GamesReplayer`]): the canonical deck of the game and a replay of the
+//! [`claw_protocol::audit::audit`]; the game half is `claw-games`'
+//! [`GamesReplayer`]: the canonical deck of the game and a replay of the
 //! game plugin over the verified inputs, which must reproduce every deal,
 //! chip movement and reveal in order, the timeout actions, the announced
 //! result and the table memory. The first failed check is named
@@ -16,152 +16,10 @@
 
 use std::path::Path;
 
-use claw_games::{check_conservation, registry, DynGame, HandEvent, HandRunner, PlayerInfo};
-use claw_protocol::audit::{
-    audit, ActionSource, AnnouncedEvent, AuditCheck, AuditError, AuditOptions, AuditReport, Replayer,
-    VerifiedHand,
-};
+pub use claw_games::audit::GamesReplayer;
+use claw_protocol::audit::{audit, AuditCheck, AuditError, AuditOptions, AuditReport};
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader};
-use claw_protocol::{CardId, HandId, Identity, PlayerId, Seed};
-use serde_json::Value;
-
-/// The game half of the audit: canonical decks and plugin replay through
-/// the games registry (`claw_games::registry`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct GamesReplayer;
-
-fn game_for(name: &str, version: &str) -> Result<std::sync::Arc<dyn DynGame>, String> {
-    let g = registry::get(name).map_err(|e| e.to_string())?;
-    let meta = g.meta();
-    if meta.version != version {
-        return Err(format!(
-            "game {name} version {version} announced, this auditor has rules {}",
-            meta.version
-        ));
-    }
-    Ok(g)
-}
-
-fn json<T: serde::Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-/// Checks that the replay's events `from..upto` are the dealer's
-/// announcements `from..upto`, and that the replay has produced no more
-/// than `upto` events so far.
-fn compare_events(
-    replayed: &[HandEvent],
-    announced: &[AnnouncedEvent],
-    from: usize,
-    upto: usize,
-) -> Result<(), String> {
-    for i in from..upto {
-        match (replayed.get(i), announced.get(i)) {
-            (Some(r), Some(a)) => {
-                let (rj, aj) = (json(r), json(a));
-                if rj != aj {
-                    return Err(format!("event {i}: {} announced {aj}, the rules give {rj}", kind(a)));
-                }
-            }
-            (None, Some(a)) => {
-                return Err(format!(
-                    "event {i}: {} announced {} that the rules do not give here",
-                    kind(a),
-                    json(a)
-                ))
-            }
-            (_, None) => return Err(format!("event {i}: missing announcement")),
-        }
-    }
-    match replayed.get(upto) {
-        Some(r) => {
-            Err(format!("event {upto}: the rules give {} that the dealer did not announce here", json(r)))
-        }
-        None => Ok(()),
-    }
-}
-
-fn kind(a: &AnnouncedEvent) -> &'static str {
-    match a {
-        AnnouncedEvent::Dealt { .. } => "deal",
-        AnnouncedEvent::Debit { .. } | AnnouncedEvent::Credit { .. } => "chip movement",
-        AnnouncedEvent::Reveal { .. } => "reveal",
-    }
-}
-
-impl Replayer for GamesReplayer {
-    fn canonical_deck(
-        &self,
-        game: &str,
-        game_version: &str,
-        settings: &Value,
-    ) -> Result<Vec<CardId>, String> {
-        let g = game_for(game, game_version)?;
-        g.create_deck(settings).map_err(|e| e.to_string())
-    }
-
-    fn replay(&self, hand: &VerifiedHand) -> Result<(), String> {
-        let g = game_for(&hand.game, &hand.game_version)?;
-        let deck = hand.deck_order.clone().ok_or("deck order not revealed")?;
-        let players: Vec<PlayerInfo> =
-            hand.players.iter().map(|p| PlayerInfo { id: p.id, balance: p.balance }).collect();
-        let (mut runner, mut events) =
-            HandRunner::start(g.as_ref(), &hand.settings, &players, &hand.memory, deck)
-                .map_err(|e| format!("hand start: {e}"))?;
-        let mut checked = 0;
-        for (index, a) in hand.actions.iter().enumerate() {
-            // Everything the rules produced before this action must be what
-            // the dealer announced before it, in the same order.
-            compare_events(&events, &hand.announced, checked, a.events_before)?;
-            checked = a.events_before;
-            let expected = runner.hand().to_act();
-            if expected != Some(a.seat) {
-                return Err(format!("action {index} by seat {}: it was {expected:?}'s turn", a.seat.0));
-            }
-            if let ActionSource::Timeout { .. } = a.source {
-                let auto = runner.hand().auto_action(a.seat);
-                if auto.as_ref() != Some(&a.action) {
-                    return Err(format!(
-                        "action {index}: timeout action {} for seat {} is not the game's auto action {}",
-                        a.action,
-                        a.seat.0,
-                        auto.unwrap_or(Value::Null)
-                    ));
-                }
-            }
-            let more =
-                runner.act(a.seat, &a.action).map_err(|e| format!("action {index} ({}): {e}", a.action))?;
-            events.extend(more);
-        }
-        compare_events(&events, &hand.announced, checked, hand.announced.len())?;
-        if !runner.hand().is_over() {
-            return Err(format!("the hand is not over after {} actions", hand.actions.len()));
-        }
-        let result = runner.hand().result().ok_or("the rules give no result")?;
-        let (rj, aj) = (json(&result), json(&hand.result));
-        if rj != aj {
-            let what = if result.winners != hand.result.winners {
-                "winners"
-            } else if result.net != hand.result.net || result.house_net != hand.result.house_net {
-                "net chip changes"
-            } else if result.rake != hand.result.rake {
-                "rake"
-            } else {
-                "summary"
-            };
-            return Err(format!("result ({what}): announced {aj}, the rules give {rj}"));
-        }
-        check_conservation(&events, &result, players.len()).map_err(|e| format!("chip conservation: {e}"))?;
-        let memory = runner.hand().memory_after();
-        if memory != hand.memory_after {
-            return Err(format!(
-                "table memory after the hand: announced {}, the rules give {memory}",
-                hand.memory_after
-            ));
-        }
-        Ok(())
-    }
-}
+use claw_protocol::{HandId, Identity, PlayerId, Seed};
 
 /// Audits hands: the protocol checks plus the game replay, with the
 /// dealer key the auditor trusts and, for a player auditing its own hands,
@@ -240,7 +98,7 @@ impl<'a> Auditor<'a> {
     /// Runs every check on `t` in order; `my_seed` is the seed the viewer
     /// sent for the hand (it must be among the published seeds).
     pub fn audit(&self, t: &Transcript, my_seed: Option<Seed>) -> Result<AuditReport, AuditError> {
-        let replayer = GamesReplayer;
+        let replayer = GamesReplayer::default();
         let opts = AuditOptions {
             dealer: self.dealer,
             viewer: self.viewer,

@@ -195,7 +195,7 @@ fn jsonl_files_with_several_hands_are_split_and_audited() {
 
 #[test]
 fn a_replay_refuses_an_unknown_game_version() {
-    let e = GamesReplayer.canonical_deck("texas-holdem", "0.0.0-nope", &Value::Null).unwrap_err();
+    let e = GamesReplayer::default().canonical_deck("texas-holdem", "0.0.0-nope", &Value::Null).unwrap_err();
     assert!(e.contains("version"), "{e}");
-    assert!(GamesReplayer.canonical_deck("no-such-game", "1", &Value::Null).is_err());
+    assert!(GamesReplayer::default().canonical_deck("no-such-game", "1", &Value::Null).is_err());
 }

@@ -10,15 +10,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use claw_chips::{AccountId, ChipProvider, LocalChips};
 use claw_dealer::{DealerNode, NodeConfig, NodeHandle, RoomConfig};
-use claw_games::{replay, DynGame, PlayerInfo, RecordedAction};
-use claw_protocol::audit::{audit, AuditOptions, AuditReport, Replayer, VerifiedHand};
+use claw_games::audit::GamesReplayer;
+use claw_games::DynGame;
+use claw_protocol::audit::{audit, AuditOptions, AuditReport};
 use claw_protocol::handshake::{ClientHandshake, ClientSession, HandshakeError};
 use claw_protocol::messages::{
     ClientMessage, EntropyMode, EventBody, JoinRequest, JoinResponse, PlayerSeed, Query, QueryType, RawJson,
     ServerMessage, SignedAction, YourTurn,
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptVerifier};
-use claw_protocol::{CardId, Chips, HandId, Identity, PlayerId, Seed};
+use claw_protocol::{Chips, HandId, Identity, PlayerId, Seed};
 use futures_util::{SinkExt, StreamExt};
 use rand::rngs::OsRng;
 use rand::{Rng, SeedableRng};
@@ -263,7 +264,7 @@ impl Client {
 
     /// Audits the current hand as this player.
     pub fn audit(&self, game: Arc<dyn DynGame>, allow_pending: bool) -> AuditReport {
-        let r = TestReplayer(game);
+        let r = GamesReplayer::default().with_game(game);
         let opts = AuditOptions {
             dealer: Some(self.dealer),
             viewer: Some(&self.me),
@@ -272,35 +273,6 @@ impl Client {
             replayer: Some(&r),
         };
         audit(&self.transcript(), &opts).unwrap_or_else(|e| panic!("audit failed: {e}"))
-    }
-}
-
-/// The replay half of the audit, with the games crate.
-pub struct TestReplayer(pub Arc<dyn DynGame>);
-
-impl Replayer for TestReplayer {
-    fn canonical_deck(&self, _: &str, _: &str, settings: &Value) -> Result<Vec<CardId>, String> {
-        self.0.create_deck(settings).map_err(|e| e.to_string())
-    }
-
-    fn replay(&self, h: &VerifiedHand) -> Result<(), String> {
-        let players: Vec<PlayerInfo> =
-            h.players.iter().map(|p| PlayerInfo { id: p.id, balance: p.balance }).collect();
-        let actions: Vec<RecordedAction> =
-            h.actions.iter().map(|a| RecordedAction { seat: a.seat, action: a.action.clone() }).collect();
-        let deck = h.deck_order.clone().ok_or("no deck order")?;
-        let out = replay(self.0.as_ref(), &h.settings, &players, &h.memory, deck, &actions)
-            .map_err(|e| e.to_string())?;
-        if serde_json::to_value(&out.events).unwrap() != serde_json::to_value(&h.announced).unwrap() {
-            return Err("announced events differ from the replay".into());
-        }
-        if serde_json::to_value(&out.result).unwrap() != serde_json::to_value(&h.result).unwrap() {
-            return Err("result differs from the replay".into());
-        }
-        if out.memory_after != h.memory_after {
-            return Err("memory differs from the replay".into());
-        }
-        Ok(())
     }
 }
 

@@ -48,7 +48,7 @@ async fn play_game(game: &str, players: u8, hands: u64, reveal: RevealPolicy) {
     };
     for e in files {
         let text = std::fs::read_to_string(e.path()).unwrap();
-        let r = TestReplayer(g2.clone());
+        let r = claw_games::audit::GamesReplayer::default().with_game(g2.clone());
         let opts = claw_protocol::audit::AuditOptions {
             dealer: Some(f.dealer()),
             replayer: Some(&r),

@@ -1,43 +1,21 @@
 use std::sync::Arc;
 
-use claw_games::{replay, DynGame, PlayerInfo, RecordedAction};
-use claw_protocol::audit::{audit, AuditCheck, AuditOptions, Replayer, VerifiedHand};
+use claw_games::audit::GamesReplayer;
+use claw_games::DynGame;
+use claw_protocol::audit::{audit, AuditCheck, AuditOptions};
 use claw_protocol::messages::{
     ActionRejectCode, EntropyMode, EventBody, PlayerSeed, RawJson, RevealPolicy, SignedAction,
 };
-use claw_protocol::{CardId, HandId, Identity, Seat, Seed};
+use claw_protocol::{HandId, Identity, Seat, Seed};
 use rand::rngs::OsRng;
 use serde_json::{json, Value};
 
 use super::*;
 use crate::testgame::high_card;
 
-/// The replay half of the audit, with the games crate (what the SDK does).
-pub(crate) struct TestReplayer(pub Arc<dyn DynGame>);
-
-impl Replayer for TestReplayer {
-    fn canonical_deck(&self, _: &str, _: &str, settings: &Value) -> Result<Vec<CardId>, String> {
-        self.0.create_deck(settings).map_err(|e| e.to_string())
-    }
-
-    fn replay(&self, h: &VerifiedHand) -> Result<(), String> {
-        let players: Vec<PlayerInfo> =
-            h.players.iter().map(|p| PlayerInfo { id: p.id, balance: p.balance }).collect();
-        let actions: Vec<RecordedAction> =
-            h.actions.iter().map(|a| RecordedAction { seat: a.seat, action: a.action.clone() }).collect();
-        let deck = h.deck_order.clone().ok_or("no deck order")?;
-        let out = replay(self.0.as_ref(), &h.settings, &players, &h.memory, deck, &actions)
-            .map_err(|e| e.to_string())?;
-        let ours = serde_json::to_value(&out.events).map_err(|e| e.to_string())?;
-        let theirs = serde_json::to_value(&h.announced).map_err(|e| e.to_string())?;
-        if ours != theirs {
-            return Err(format!("announced events differ:\n{ours}\n{theirs}"));
-        }
-        if serde_json::to_value(&out.result).ok() != serde_json::to_value(&h.result).ok() {
-            return Err("result differs".into());
-        }
-        Ok(())
-    }
+/// The one replayer of the games crate, knowing the test game.
+fn replayer(g: Arc<dyn DynGame>) -> GamesReplayer {
+    GamesReplayer::default().with_game(g)
 }
 
 fn spec(entropy: EntropyMode, reveal: RevealPolicy) -> Arc<GameSpec> {
@@ -120,7 +98,7 @@ fn play(t: &Table, spec: Arc<GameSpec>, choices: &[&str]) -> (Hand, Vec<EventEnv
 }
 
 fn audit_ok(t: &Table, hand: &Hand, viewer: Option<&Identity>) -> claw_protocol::audit::AuditReport {
-    let r = TestReplayer(high_card());
+    let r = replayer(high_card());
     let opts = AuditOptions {
         dealer: Some(t.dealer.id()),
         viewer,
@@ -146,7 +124,7 @@ fn a_full_hand_passes_every_audit_check() {
     assert!(end.result.winners.len() == 1);
     // The transcript round-trips through JSON lines and still audits.
     let text = hand.transcript().to_jsonl().unwrap();
-    let r = TestReplayer(high_card());
+    let r = replayer(high_card());
     let opts = AuditOptions { dealer: Some(t.dealer.id()), replayer: Some(&r), ..Default::default() };
     claw_protocol::audit::audit_jsonl(&text, &opts).unwrap();
 }
@@ -195,7 +173,7 @@ fn deferred_reveal_holds_back_folded_cards_and_seeds() {
     assert!(g.dealer_seed.is_none());
     // Seat 1 folded: its hole card (position 1) is not opened at game end.
     assert!(g.openings.iter().all(|o| o.position != 1));
-    let r = TestReplayer(high_card());
+    let r = replayer(high_card());
     let strict = AuditOptions { dealer: Some(t.dealer.id()), replayer: Some(&r), ..Default::default() };
     assert_eq!(audit(hand.transcript(), &strict).unwrap_err().check, AuditCheck::RevealComplete);
     let lenient = AuditOptions { allow_pending_reveal: true, ..strict };
@@ -341,7 +319,7 @@ fn every_registered_game_deals_an_auditable_hand() {
             hand.act(&t.players[i].id(), signed).unwrap_or_else(|e| panic!("{}: {e:?}", meta.name));
             c = hand.commit(&mut rng, 0).unwrap();
         }
-        let r = TestReplayer(g.clone());
+        let r = replayer(g.clone());
         let opts = AuditOptions { dealer: Some(t.dealer.id()), replayer: Some(&r), ..Default::default() };
         let report = audit(hand.transcript(), &opts).unwrap_or_else(|e| panic!("{}: {e}", meta.name));
         assert!(report.complete(), "{}", meta.name);

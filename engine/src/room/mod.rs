@@ -461,7 +461,8 @@ impl RoomCore {
         for d in &self.deferred {
             at(d.at);
         }
-        at(self.closing.as_ref().map(|c| c.deadline));
+        // The shutdown grace matters only while a hand runs (it is voided then).
+        at(self.closing.as_ref().filter(|_| self.table.is_playing()).map(|c| c.deadline));
         w
     }
 
