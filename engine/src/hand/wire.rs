@@ -156,6 +156,9 @@ pub(super) fn event_bodies<R: CryptoRngCore + ?Sized>(
                 }
                 out.push(EventBody::Reveal(Reveal { openings }));
             }
+            HandEvent::Transfer { .. } => {
+                return Err(EngineError::Unsupported("a card transfer between players (tribute)"))
+            }
             HandEvent::Debit { .. } | HandEvent::Credit { .. } => {}
         }
     }

@@ -556,8 +556,20 @@ impl RoomCore {
         let _ = now;
         if self.closing.is_some() && self.phase != RoomPhase::Closed {
             let must_wait = self.table.is_busy() || self.waiting.values().any(Waiting::must_finish);
-            if !must_wait {
+            if must_wait {
+                return;
+            }
+            if self.deferred.is_empty() {
                 self.finish_close();
+            } else {
+                // Deferred reveals first; the room closes once their archive
+                // writes are done (readers of a closed room's archive see them).
+                for d in std::mem::take(&mut self.deferred) {
+                    self.publish_reveal(d);
+                }
+                if !self.waiting.values().any(Waiting::must_finish) {
+                    self.finish_close();
+                }
             }
         }
     }
@@ -1013,9 +1025,6 @@ impl RoomCore {
     }
 
     fn finish_close(&mut self) {
-        for d in std::mem::take(&mut self.deferred) {
-            self.publish_reveal(d);
-        }
         let ids: Vec<PlayerId> = self.players.keys().copied().collect();
         let kicked = encode(&ServerMessage::Kicked(Kicked {
             code: KickReason::RoomClosed,
