@@ -14,11 +14,13 @@ pub mod config;
 pub mod demo;
 pub mod engine;
 pub mod http;
+pub mod lock;
 pub mod metrics;
 pub mod node;
 pub mod room;
 pub mod server;
 pub mod testgame;
+pub mod tls;
 
 pub use config::{ConfigError, Limits, NodeConfig, RoomConfig, RoomsFile};
 pub use engine::{GameSpec, Hand, HandSeat};

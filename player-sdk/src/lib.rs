@@ -7,9 +7,11 @@ pub mod audit;
 pub mod bots;
 pub mod cli;
 pub mod invite;
+pub mod logging;
 pub mod node;
 pub mod play;
 pub mod sim;
+pub mod transport;
 pub mod verify;
 
 pub use audit::{Auditor, GamesReplayer, HandVerdict};

@@ -114,7 +114,7 @@ impl Room {
             self.phase = RoomPhase::Waiting;
             return;
         }
-        let hand_number = self.hands_played + self.hands_voided;
+        let hand_number = self.first_hand_number + self.hands_played + self.hands_voided;
         let hand_id = HandId::random(&mut self.rng);
         let journal = self.ctx.data_dir.join("rooms").join(&self.cfg.id).join("journal");
         let mut ledger = match HandLedger::open(&self.cfg.id, &hand_id.to_string(), Some(&journal), unix_ms())

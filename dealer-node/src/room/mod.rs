@@ -258,6 +258,8 @@ pub(crate) struct Room {
     memory: Value,
     hands_played: u64,
     hands_voided: u64,
+    /// The number of this session's first hand (continues the archive).
+    first_hand_number: u64,
     /// No new hands while set.
     hold: bool,
     /// Credit scores, kept across sessions (lowered by leaving mid-hand).
@@ -311,6 +313,7 @@ pub fn spawn_room(
         memory: Value::Null,
         hands_played: 0,
         hands_voided: 0,
+        first_hand_number: archive.as_ref().map_or(0, Archive::next_hand_number),
         credit: HashMap::new(),
         hold: false,
         next_hand_at: None,
