@@ -40,7 +40,8 @@ impl DataDirLock {
     pub fn acquire(dir: &Path) -> Result<DataDirLock, LockError> {
         let path = dir.join("lock");
         let io = |source| LockError::Io { file: path.clone(), source };
-        let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
+        let mut file =
+            OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {

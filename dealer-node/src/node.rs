@@ -167,8 +167,17 @@ impl DealerNode {
     /// Validates the config, loads or creates the dealer key, refunds hands
     /// a crash interrupted, starts the rooms, binds the listeners.
     pub async fn launch(self) -> Result<NodeHandle, NodeError> {
-        let DealerNode { mut config, provider, grants, welcome_grant, identity, games, tls, public_url, lock } =
-            self;
+        let DealerNode {
+            mut config,
+            provider,
+            grants,
+            welcome_grant,
+            identity,
+            games,
+            tls,
+            public_url,
+            lock,
+        } = self;
         let room_games = config.validate(&games)?;
         let dir_err =
             |e: std::io::Error| NodeError::DataDir { path: config.data_dir.display().to_string(), source: e };

@@ -61,7 +61,8 @@ impl ServerTls {
     /// Loads a PEM certificate chain (leaf first) and its PEM private key
     /// (PKCS#8, PKCS#1 or SEC1).
     pub fn from_pem_files(cert: &Path, key: &Path) -> Result<ServerTls, TlsError> {
-        let file_err = |what, path: &Path, reason: String| TlsError::File { what, path: path.to_owned(), reason };
+        let file_err =
+            |what, path: &Path, reason: String| TlsError::File { what, path: path.to_owned(), reason };
         let chain = CertificateDer::pem_file_iter(cert)
             .map_err(|e| file_err("certificate", cert, e.to_string()))?
             .collect::<Result<Vec<_>, _>>()
@@ -147,7 +148,8 @@ mod tests {
         assert!(matches!(e, TlsError::NoCertificate(_)), "{e}");
 
         let key = rcgen::KeyPair::generate().unwrap();
-        let cert = rcgen::CertificateParams::new(vec!["localhost".into()]).unwrap().self_signed(&key).unwrap();
+        let cert =
+            rcgen::CertificateParams::new(vec!["localhost".into()]).unwrap().self_signed(&key).unwrap();
         std::fs::write(&cert_path, cert.pem()).unwrap();
         let e = ServerTls::from_pem_files(&cert_path, &key_path).unwrap_err();
         assert!(matches!(e, TlsError::File { what: "key", .. }), "{e}");

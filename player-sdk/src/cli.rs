@@ -248,9 +248,19 @@ mod tests {
         }
         assert!(Cli::try_parse_from(["claw-player", "audit"]).is_err());
         assert!(Cli::try_parse_from(["claw-player", "audit", "a.jsonl", "b.jsonl", "--json"]).is_ok());
-        let c = Cli::try_parse_from(["claw-player", "audit", "a.jsonl", "--key", "me.key", "--log-format", "json"])
-            .unwrap();
+        let c = Cli::try_parse_from([
+            "claw-player",
+            "audit",
+            "a.jsonl",
+            "--key",
+            "me.key",
+            "--log-format",
+            "json",
+        ])
+        .unwrap();
         assert_eq!(c.log_format, LogFormat::Json);
-        assert!(matches!(c.command, Command::Audit(a) if a.key.as_deref() == Some(std::path::Path::new("me.key"))));
+        assert!(
+            matches!(c.command, Command::Audit(a) if a.key.as_deref() == Some(std::path::Path::new("me.key")))
+        );
     }
 }

@@ -44,7 +44,6 @@ pub const SDK_VERSION: &str = concat!("claw-player/", env!("CARGO_PKG_VERSION"))
 /// How long a query waits for its answer.
 pub const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 
-
 /// How the node retries after a dropped connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReconnectPolicy {

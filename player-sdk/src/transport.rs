@@ -117,7 +117,11 @@ pub enum ConnectError {
 
 /// Dials `url` (`ws://` or `wss://`) and runs the WebSocket upgrade.
 /// `tls` of `None` trusts [`ClientTls::system`].
-pub async fn connect(url: &str, tls: Option<&ClientTls>, config: WebSocketConfig) -> Result<Ws, ConnectError> {
+pub async fn connect(
+    url: &str,
+    tls: Option<&ClientTls>,
+    config: WebSocketConfig,
+) -> Result<Ws, ConnectError> {
     let tls = match tls {
         Some(t) => t.clone(),
         None => ClientTls::system().map_err(|e| ConnectError::Other(e.to_string()))?,

@@ -27,7 +27,8 @@ impl DealerProc {
     /// Starts the binary on `data_dir` (Hold'em, 127.0.0.1, free port, no
     /// HTTP endpoint, built-in points server) and waits for its invite URL.
     pub async fn start(data_dir: &Path, log: PathBuf) -> DealerProc {
-        let mut child = Self::command(data_dir, &log).stdout(Stdio::piped()).spawn().expect("claw-dealer starts");
+        let mut child =
+            Self::command(data_dir, &log).stdout(Stdio::piped()).spawn().expect("claw-dealer starts");
         let stdout = child.stdout.take().expect("piped stdout");
         let mut proc = DealerProc { child: Some(child), url: String::new(), log };
         // Drained until the dealer exits, so that it never writes to a closed pipe.
@@ -129,22 +130,25 @@ async fn sigterm_voids_and_refunds_the_running_hand_and_exits_0() {
     assert_eq!(status.code(), Some(0), "exit status {status:?}; log:\n{log}");
     assert!(log.contains("SIGTERM"), "{log}");
 
-    // Each player was told: the hand was voided and refunded, then the
-    // room closed (a close frame, not a reset).
+    // Each player was told: the hand was voided and refunded, then kicked
+    // because the room closed (not a connection reset).
     for p in &mut players {
         let mut told = false;
-        let reason = loop {
+        let kicked = loop {
             match next_event(p).await {
                 NodeEvent::DealerError { message, .. } if message.contains("voided") => {
                     assert!(message.contains("refunded"), "{message}");
                     told = true;
                 }
-                NodeEvent::Disconnected { reason } | NodeEvent::Closed { reason } => break reason,
+                NodeEvent::Kicked { code, reason } => break format!("{code:?}: {reason}"),
+                NodeEvent::Disconnected { reason } | NodeEvent::Closed { reason } => {
+                    panic!("closed without a notice: {reason}")
+                }
                 _ => {}
             }
         };
         assert!(told, "no void notice before the close");
-        assert!(reason.contains("room closed"), "{reason}");
+        assert!(kicked.contains("RoomClosed"), "{kicked}");
     }
     drop(players);
 
@@ -155,7 +159,10 @@ async fn sigterm_voids_and_refunds_the_running_hand_and_exits_0() {
     for seed in [1, 2] {
         let p = connect(&invite, seed).await;
         let balance = tokio::time::timeout(GUARD, p.query(QueryType::MyBalance)).await.expect("guard: query");
-        assert!(matches!(balance, Ok(QueryData::MyBalance { balance }) if balance.0 == 10_000), "{balance:?}");
+        assert!(
+            matches!(balance, Ok(QueryData::MyBalance { balance }) if balance.0 == 10_000),
+            "{balance:?}"
+        );
         p.close().await;
     }
     let (status, log) = d2.terminate().await;

@@ -12,7 +12,8 @@ use claw_player::transport::ClientTls;
 use claw_player::{Invite, InviteError};
 use claw_protocol::Identity;
 use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose,
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
 };
 
 use crate::{holdem, play_two, start_node, GUARD};
@@ -55,7 +56,8 @@ fn trusting(ca: &Path) -> PlayerConfig {
 
 async fn refused(invite: &Invite, config: PlayerConfig) -> String {
     let me = Arc::new(Identity::from_seed([9; 32]));
-    match tokio::time::timeout(GUARD, PlayerNode::connect(invite, me, config)).await.expect("guard: connect") {
+    match tokio::time::timeout(GUARD, PlayerNode::connect(invite, me, config)).await.expect("guard: connect")
+    {
         Err(NodeError::Connect(reason)) => reason,
         Err(e) => panic!("refused for the wrong reason: {e}"),
         Ok(_) => panic!("a client that does not trust the dealer's CA connected"),
@@ -100,8 +102,9 @@ async fn an_sdk_player_plays_over_wss_with_the_dealer_ca() {
 #[tokio::test]
 async fn a_public_url_names_the_proxy_in_invites() {
     let data = tempfile::tempdir().unwrap();
-    let node =
-        start_node(data.path(), vec![holdem(1)], |b| b.public_url("wss://cards.example.com/claw/")).await.unwrap();
+    let node = start_node(data.path(), vec![holdem(1)], |b| b.public_url("wss://cards.example.com/claw/"))
+        .await
+        .unwrap();
     let url = node.invite_url("holdem").unwrap();
     assert_eq!(url, format!("wss://cards.example.com/claw/holdem#{}", node.dealer_id()));
     assert!(Invite::parse(&url).unwrap().tls);

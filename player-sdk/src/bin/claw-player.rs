@@ -79,7 +79,8 @@ fn audit(a: AuditArgs) -> i32 {
         match auditor.audit_file(f) {
             Ok(verdicts) => {
                 for v in &verdicts {
-                    let line = if a.json { verdict_json(&name, v).to_string() } else { verdict_line(&name, v) };
+                    let line =
+                        if a.json { verdict_json(&name, v).to_string() } else { verdict_line(&name, v) };
                     if writeln!(out, "{line}").is_err() {
                         return code;
                     }
