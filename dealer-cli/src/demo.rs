@@ -31,7 +31,8 @@ pub struct DemoParams {
     pub hands: u64,
     /// `simple` or `random` (see the player SDK's bots).
     pub strategy: String,
-    /// Print a progress line while hands run.
+    /// Print a progress line on stderr while hands run (the binary sets it
+    /// when stderr is a terminal; results go to `out`).
     pub progress: bool,
 }
 
@@ -91,13 +92,14 @@ pub async fn run(
                     e.1 += n;
                 }
                 if params.progress {
-                    let _ = write!(out, "\r[claw-dealer] {} hands: {hands}/{}", params.game, params.hands);
-                    let _ = out.flush();
+                    let mut err = std::io::stderr();
+                    let _ = write!(err, "\r[claw-dealer] {} hands: {hands}/{}", params.game, params.hands);
+                    let _ = err.flush();
                 }
             }
             Ok(RoomEvent::HandVoided { room: r, reason, .. }) if r == params.room => {
                 voided += 1;
-                let _ = writeln!(out, "\n[claw-dealer] hand voided: {reason}");
+                let _ = writeln!(out, "[claw-dealer] hand voided: {reason}");
             }
             Ok(RoomEvent::Closed { room: r }) if r == params.room => break,
             Ok(_) => {}
@@ -110,7 +112,7 @@ pub async fn run(
     }
     let elapsed = started.elapsed();
     if params.progress {
-        let _ = writeln!(out);
+        eprintln!();
     }
     let mut reports = Vec::new();
     for b in bots {

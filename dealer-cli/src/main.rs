@@ -8,6 +8,7 @@
 
 mod demo;
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,7 +19,10 @@ use clap::{Parser, ValueEnum};
 use claw_chips::{ChipProvider, HttpChips, HttpChipsConfig, LocalChips};
 use claw_dealer::chips::Grants;
 use claw_dealer::config::{parse_duration, EntropyMode, RevealPolicy};
+use claw_dealer::lock::DataDirLock;
+use claw_dealer::tls::ServerTls;
 use claw_dealer::{DealerNode, Limits, NodeConfig, RoomConfig, RoomsFile};
+use claw_player::logging::LogFormat;
 use claw_protocol::Chips;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -106,8 +110,21 @@ struct Cli {
     #[arg(long)]
     http_listen: Option<String>,
     /// Host[:port] written in invite URLs (default: the listen address).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "public_url")]
     public_host: Option<String>,
+    /// URL in front of the rooms in invite URLs, for a dealer behind a TLS
+    /// proxy (e.g. wss://cards.example.com/claw).
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
+    /// Serve wss:// with this PEM certificate chain (leaf first); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Log lines on stderr: text or json (filter: RUST_LOG).
+    #[arg(long, value_enum, default_value = "text")]
+    log_format: LogFormat,
     /// Key file, transcripts, chip journals, points database.
     #[arg(long, default_value = "claw-data")]
     data_dir: PathBuf,
@@ -145,7 +162,7 @@ struct Cli {
     /// How long after a hand the web app shows it to spectators (default 30s).
     #[arg(long, value_parser = dur)]
     spectator_delay: Option<Duration>,
-    /// On Ctrl-C: time given to running hands before they are voided and refunded.
+    /// On Ctrl-C or SIGTERM: time given to running hands before they are voided and refunded.
     #[arg(long, value_parser = dur, default_value = "10s")]
     shutdown_grace: Duration,
 }
@@ -242,15 +259,44 @@ async fn chips_setup(cli: &Cli) -> anyhow::Result<ChipsSetup> {
     }
 }
 
+/// The signals that stop the node gracefully: Ctrl-C (SIGINT) and SIGTERM
+/// (`docker stop`, systemd), handled the same way.
+struct StopSignals {
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn install() -> anyhow::Result<StopSignals> {
+        Ok(StopSignals {
+            #[cfg(unix)]
+            term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .context("installing the SIGTERM handler")?,
+        })
+    }
+
+    /// Waits for the next stop signal; returns its name.
+    async fn wait(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => "Ctrl-C",
+                _ = self.term.recv() => "SIGTERM",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        }
+    }
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| {
-            tracing_subscriber::EnvFilter::new(if cli.bots > 0 { "warn" } else { "info" })
-        }))
-        .with_writer(std::io::stderr)
-        .init();
+    claw_player::logging::init(cli.log_format, "RUST_LOG", if cli.bots > 0 { "warn" } else { "info" });
+    let mut signals = StopSignals::install()?;
     let rooms = match (&cli.rooms, &cli.game) {
         (Some(path), _) => RoomsFile::load(path)?.room,
         (None, Some(game)) => vec![room_from_flags(&cli, game)?],
@@ -290,8 +336,22 @@ async fn main() -> anyhow::Result<()> {
         limits,
         spectator_delay: cli.spectator_delay,
     };
+    // Locked before the built-in points server opens its database there.
+    std::fs::create_dir_all(&cli.data_dir)
+        .with_context(|| format!("data directory {}", cli.data_dir.display()))?;
+    let lock = DataDirLock::acquire(&cli.data_dir)?;
+    let tls = match (&cli.tls_cert, &cli.tls_key) {
+        (Some(cert), Some(key)) => Some(ServerTls::from_pem_files(cert, key)?),
+        _ => None,
+    };
     let chips = chips_setup(&cli).await?;
-    let mut builder = DealerNode::builder(config).chips(chips.provider.clone());
+    let mut builder = DealerNode::builder(config).chips(chips.provider.clone()).data_dir_lock(lock);
+    if let Some(t) = tls {
+        builder = builder.tls(t);
+    }
+    if let Some(u) = &cli.public_url {
+        builder = builder.public_url(u.clone());
+    }
     if let Some(g) = chips.grants.clone() {
         builder = builder.grants(g, chips.welcome);
     }
@@ -315,13 +375,13 @@ async fn main() -> anyhow::Result<()> {
             bots: cli.bots,
             hands: cli.hands,
             strategy: cli.bot_strategy.clone(),
-            progress: true,
+            progress: std::io::stderr().is_terminal(),
         };
         let mut out = std::io::stdout();
         let outcome = tokio::select! {
             r = demo::run(&node, &chips.provider, &params, &mut out) => r?,
-            _ = tokio::signal::ctrl_c() => {
-                eprintln!("\nclaw-dealer: interrupted");
+            sig = signals.wait() => {
+                eprintln!("\nclaw-dealer: {sig}: stopping");
                 node.shutdown(cli.shutdown_grace).await;
                 return Ok(());
             }
@@ -333,7 +393,7 @@ async fn main() -> anyhow::Result<()> {
         i32::from(!(outcome.all_audited && outcome.hands == cli.hands))
     } else {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => eprintln!("claw-dealer: Ctrl-C: no new hands; finishing running ones"),
+            sig = signals.wait() => eprintln!("claw-dealer: {sig}: no new hands; finishing running ones"),
             _ = node.wait_rooms_closed() => {}
         }
         0

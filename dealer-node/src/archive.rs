@@ -74,6 +74,16 @@ impl Archive {
         Ok(path)
     }
 
+    /// The number after the highest archived hand (0 for an empty archive),
+    /// so that hand numbers and file names continue across restarts.
+    pub fn next_hand_number(&self) -> u64 {
+        self.files()
+            .iter()
+            .filter_map(|p| p.file_name()?.to_str()?.split_once('-')?.0.parse::<u64>().ok())
+            .max()
+            .map_or(0, |n| n.saturating_add(1))
+    }
+
     /// Every archived transcript file, in hand order.
     pub fn files(&self) -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = fs::read_dir(&self.dir)
@@ -86,5 +96,21 @@ impl Archive {
             .unwrap_or_default();
         v.sort();
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_hand_number_follows_the_highest_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        assert_eq!(a.next_hand_number(), 0);
+        for name in ["00000000-aa.jsonl", "00000007-bb.jsonl", "00000003-cc.jsonl", "junk.jsonl", "9-x.txt"] {
+            fs::write(a.dir().join(name), "").unwrap();
+        }
+        assert_eq!(a.next_hand_number(), 8);
     }
 }

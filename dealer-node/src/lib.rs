@@ -14,9 +14,11 @@ pub mod config;
 pub mod conn;
 pub mod http;
 pub use claw_engine::metrics;
+pub mod lock;
 pub mod node;
 pub mod room;
 pub mod server;
+pub mod tls;
 pub mod web;
 
 pub use config::{ConfigError, Limits, NodeConfig, RoomConfig, RoomsFile};

@@ -27,9 +27,11 @@ use tokio::sync::{broadcast, oneshot, watch, Semaphore};
 use crate::chips::{recover, ChipDesk, Grants};
 use crate::config::{ConfigError, NodeConfig};
 use crate::http::{self, HttpState};
+use crate::lock::{DataDirLock, LockError};
 use crate::metrics::Metrics;
 use crate::room::{spawn_room, NodeContext, RoomCmd, RoomEvent, RoomHandle};
 use crate::server::{serve, ServerState};
+use crate::tls::ServerTls;
 
 /// Why a node could not start.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +50,12 @@ pub enum NodeError {
         /// Why.
         source: std::io::Error,
     },
+    /// Another dealer runs on the data directory.
+    #[error(transparent)]
+    Locked(#[from] LockError),
+    /// The public URL is not `ws://` or `wss://`.
+    #[error("public URL {0:?}: must start with ws:// or wss://")]
+    PublicUrl(String),
     /// A listener cannot be bound.
     #[error("cannot listen on {addr}: {source}")]
     Listen {
@@ -74,6 +82,9 @@ pub struct DealerNode {
     welcome_grant: Chips,
     identity: Option<Identity>,
     games: Vec<Arc<dyn DynGame>>,
+    tls: Option<ServerTls>,
+    public_url: Option<String>,
+    lock: Option<DataDirLock>,
 }
 
 impl DealerNode {
@@ -87,6 +98,9 @@ impl DealerNode {
             welcome_grant: Chips::ZERO,
             identity: None,
             games: Vec::new(),
+            tls: None,
+            public_url: None,
+            lock: None,
         }
     }
 
@@ -124,6 +138,26 @@ impl DealerNode {
         self
     }
 
+    /// Serve TLS (`wss://`) with this certificate.
+    pub fn tls(mut self, tls: ServerTls) -> DealerNode {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// The URL in front of the rooms in invites (`wss://host/prefix`), for
+    /// a dealer behind a TLS proxy; default: `ws[s]://HOST:PORT`.
+    pub fn public_url(mut self, url: impl Into<String>) -> DealerNode {
+        self.public_url = Some(url.into());
+        self
+    }
+
+    /// The data directory lock, when the caller took it before other
+    /// services used the directory; otherwise [`DealerNode::launch`] takes it.
+    pub fn data_dir_lock(mut self, lock: DataDirLock) -> DealerNode {
+        self.lock = Some(lock);
+        self
+    }
+
     /// A game that is not in the registry (looked up before the registry).
     pub fn game(mut self, g: Arc<dyn DynGame>) -> DealerNode {
         self.games.push(g);
@@ -133,11 +167,30 @@ impl DealerNode {
     /// Validates the config, loads or creates the dealer key, refunds hands
     /// a crash interrupted, starts the rooms, binds the listeners.
     pub async fn launch(self) -> Result<NodeHandle, NodeError> {
-        let DealerNode { mut config, provider, grants, welcome_grant, identity, games } = self;
+        let DealerNode {
+            mut config,
+            provider,
+            grants,
+            welcome_grant,
+            identity,
+            games,
+            tls,
+            public_url,
+            lock,
+        } = self;
         let room_games = config.validate(&games)?;
         let dir_err =
             |e: std::io::Error| NodeError::DataDir { path: config.data_dir.display().to_string(), source: e };
         std::fs::create_dir_all(&config.data_dir).map_err(dir_err)?;
+        let lock = match lock {
+            Some(l) => l,
+            None => DataDirLock::acquire(&config.data_dir)?,
+        };
+        if let Some(u) = &public_url {
+            if !(u.starts_with("ws://") || u.starts_with("wss://")) {
+                return Err(NodeError::PublicUrl(u.clone()));
+            }
+        }
         let dealer = match identity {
             Some(id) => id,
             None => Identity::load_or_create(config.data_dir.join("dealer.key"), &mut OsRng)?,
@@ -193,6 +246,7 @@ impl DealerNode {
             ctx: Arc::clone(&ctx),
             book: std::sync::Mutex::new(ChallengeBook::new()),
             permits: Arc::new(Semaphore::new(config.limits.max_connections)),
+            tls: tls.clone(),
         });
         let server = tokio::spawn(serve(listener, state, stop_rx.clone()));
         let http_addr = match config.http_listen {
@@ -225,11 +279,15 @@ impl DealerNode {
         } else {
             format!("{host}:{}", addr.port())
         };
+        let invite_base = match public_url {
+            Some(u) => u.trim_end_matches('/').to_owned(),
+            None => format!("{}://{host}", if tls.is_some() { "wss" } else { "ws" }),
+        };
         tracing::info!(%addr, dealer = %dealer.id(), rooms = order.len(), "dealer node listening");
         Ok(NodeHandle {
             addr,
             http_addr,
-            host,
+            invite_base,
             dealer: dealer.id(),
             rooms,
             order,
@@ -237,6 +295,7 @@ impl DealerNode {
             events,
             stop: stop_tx,
             server: Some(server),
+            _lock: lock,
         })
     }
 }
@@ -245,7 +304,8 @@ impl DealerNode {
 pub struct NodeHandle {
     addr: SocketAddr,
     http_addr: Option<SocketAddr>,
-    host: String,
+    /// `ws[s]://HOST:PORT` or the public URL: invites are `BASE/ROOM#KEY`.
+    invite_base: String,
     dealer: PlayerId,
     rooms: HashMap<String, RoomHandle>,
     order: Vec<String>,
@@ -253,6 +313,8 @@ pub struct NodeHandle {
     events: broadcast::Sender<RoomEvent>,
     stop: watch::Sender<bool>,
     server: Option<tokio::task::JoinHandle<()>>,
+    /// Released when the node is dropped (after shutdown).
+    _lock: DataDirLock,
 }
 
 impl NodeHandle {
@@ -271,9 +333,10 @@ impl NodeHandle {
         self.dealer
     }
 
-    /// `ws://HOST:PORT/ROOM#DEALER_PUBKEY_HEX`.
+    /// `ws://HOST:PORT/ROOM#DEALER_PUBKEY_HEX` (`wss://` with TLS, or the
+    /// public URL in front of the room).
     pub fn invite_url(&self, room: &str) -> Option<String> {
-        self.rooms.contains_key(room).then(|| format!("ws://{}/{room}#{}", self.host, self.dealer))
+        self.rooms.contains_key(room).then(|| format!("{}/{room}#{}", self.invite_base, self.dealer))
     }
 
     /// Every room's id and invite URL, in config order.

@@ -218,6 +218,7 @@ pub fn spawn_room(
             None
         }
     };
+    let first_hand_number = archive.as_ref().map_or(0, Archive::next_hand_number);
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let (ledger_tx, ledger_rx) = mpsc::unbounded_channel();
     let (archive_tx, archive_rx) = mpsc::unbounded_channel();
@@ -230,7 +231,7 @@ pub fn spawn_room(
         done_tx.clone(),
     ));
     tokio::spawn(archive_worker(archive, archive_rx, done_tx.clone()));
-    let core = RoomCore::new(
+    let mut core = RoomCore::new(
         Arc::clone(&cfg),
         spec,
         Arc::clone(&ctx.dealer),
@@ -238,6 +239,7 @@ pub fn spawn_room(
         Arc::clone(&ctx.metrics),
         Box::new(OsRng),
     );
+    core.continue_from(first_hand_number);
     let driver = Driver {
         core,
         ctx,

@@ -32,6 +32,7 @@ use claw_engine::room::TokenBucket;
 
 use crate::conn::{next_conn_id, ConnTx, Outbound};
 use crate::room::{unix_ms, NodeContext, RoomCmd, RoomHandle};
+use crate::tls::{ServerStream, ServerTls};
 
 /// What every connection task shares.
 pub struct ServerState {
@@ -43,6 +44,8 @@ pub struct ServerState {
     pub book: Mutex<ChallengeBook>,
     /// One permit per open connection.
     pub permits: Arc<Semaphore>,
+    /// TLS on every connection (`wss://`), or none (`ws://`).
+    pub tls: Option<ServerTls>,
 }
 
 /// Longest a single frame write may block on a peer that does not read.
@@ -78,7 +81,7 @@ pub async fn serve(listener: TcpListener, state: Arc<ServerState>, mut stop: wat
     }
 }
 
-type Ws = WebSocketStream<TcpStream>;
+type Ws = WebSocketStream<ServerStream>;
 
 /// Decrements the open-connection gauge when the connection ends.
 struct OpenGuard(Arc<NodeContext>);
@@ -96,6 +99,22 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
     let permit = Arc::clone(&state.permits).try_acquire_owned().ok();
     let _ = stream.set_nodelay(true);
     let full = permit.is_none();
+    let stream = match &state.tls {
+        None => ServerStream::Plain(stream),
+        Some(tls) => match timeout_at(deadline, tls.accept(stream)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                inc(&ctx.metrics.handshakes_failed);
+                tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                return;
+            }
+            Err(_) => {
+                inc(&ctx.metrics.handshakes_failed);
+                tracing::debug!(%peer, "TLS handshake timed out");
+                return;
+            }
+        },
+    };
     let mut room_id: Option<String> = None;
     let rooms = &state.rooms;
     // The error type is tungstenite's; its size is not ours to choose.

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::audit::HandVerdict;
+use crate::logging::LogFormat;
 
 /// `claw-player`: play on a game-claw dealer, or audit saved hands.
 #[derive(Debug, Parser)]
@@ -19,6 +20,9 @@ pub struct Cli {
     /// The command.
     #[command(subcommand)]
     pub command: Command,
+    /// Log lines on stderr: text or json (filter: CLAW_LOG, default warn).
+    #[arg(long, global = true, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
 }
 
 /// The sub-commands.
@@ -63,6 +67,10 @@ pub struct JoinArgs {
     /// Allow plain ws:// to a non-loopback host (trusted LAN only).
     #[arg(long)]
     pub insecure: bool,
+    /// Also trust the CA certificates in this PEM file for wss:// (a
+    /// dealer with its own CA); the bundled and system roots stay trusted.
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
     /// Print only hand results and failures (with `--bot`).
     #[arg(long)]
     pub quiet: bool,
@@ -80,6 +88,10 @@ pub struct AuditArgs {
     /// Print one JSON object per hand instead of text.
     #[arg(long)]
     pub json: bool,
+    /// The player's key file: also open and check the cards sealed to
+    /// this player (never created; it must exist).
+    #[arg(long, value_name = "KEYFILE")]
+    pub key: Option<PathBuf>,
 }
 
 /// One line read on stdin by `claw-player join`.
@@ -239,5 +251,19 @@ mod tests {
         }
         assert!(Cli::try_parse_from(["claw-player", "audit"]).is_err());
         assert!(Cli::try_parse_from(["claw-player", "audit", "a.jsonl", "b.jsonl", "--json"]).is_ok());
+        let c = Cli::try_parse_from([
+            "claw-player",
+            "audit",
+            "a.jsonl",
+            "--key",
+            "me.key",
+            "--log-format",
+            "json",
+        ])
+        .unwrap();
+        assert_eq!(c.log_format, LogFormat::Json);
+        assert!(
+            matches!(c.command, Command::Audit(a) if a.key.as_deref() == Some(std::path::Path::new("me.key")))
+        );
     }
 }

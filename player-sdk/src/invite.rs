@@ -15,7 +15,8 @@ use claw_protocol::PlayerId;
 pub struct Invite {
     /// The WebSocket URL to dial (no fragment).
     pub ws_url: String,
-    /// The room id (the URL path without the leading `/`).
+    /// The room id: the last segment of the URL path (a proxy may serve
+    /// the dealer under a prefix, `wss://host/claw/ROOM`).
     pub room: String,
     /// The dealer's signing key, from the fragment.
     pub dealer: PlayerId,
@@ -72,7 +73,7 @@ impl Invite {
             return Err(InviteError::Credentials);
         }
         let host = url.host_str().ok_or(InviteError::NoHost)?.to_string();
-        let room = url.path().trim_start_matches('/').to_string();
+        let room = url.path().rsplit('/').next().unwrap_or_default().to_string();
         if room.is_empty() {
             return Err(InviteError::NoRoom);
         }
@@ -129,6 +130,9 @@ mod tests {
         assert_eq!(p("ws://127.0.0.1:1/r".into()), NoDealerKey);
         assert_eq!(p("ws://127.0.0.1:1/r#abc".into()), BadDealerKey);
         assert_eq!(p(format!("ws://example.com/r#{KEY}")), InsecureRemote("example.com".into()));
+        let behind_proxy = Invite::parse(&format!("wss://cards.example.com/claw/room-1#{KEY}")).unwrap();
+        assert_eq!((behind_proxy.room.as_str(), behind_proxy.tls), ("room-1", true));
+        assert_eq!(behind_proxy.ws_url, "wss://cards.example.com/claw/room-1");
         assert!(Invite::parse(&format!("wss://example.com/r#{KEY}")).is_ok());
         assert!(Invite::parse_with(&format!("ws://10.0.0.2:9/r#{KEY}"), true).is_ok());
         assert!(matches!(p("not a url".into()), Syntax(_)));

@@ -8,8 +8,10 @@ pub mod bots;
 pub mod cli;
 pub mod export;
 pub mod invite;
+pub mod logging;
 pub mod node;
 pub mod play;
+pub mod transport;
 pub mod verify;
 
 pub use audit::{Auditor, GamesReplayer, HandVerdict};

@@ -29,14 +29,13 @@ use futures_util::{SinkExt, StreamExt};
 use rand::rngs::OsRng;
 use serde::Serialize;
 use serde_json::Value;
-use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{sleep_until, timeout_at, Instant};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::invite::Invite;
+use crate::transport::{self, ClientTls, Ws};
 use crate::verify::{HandView, SeenCard, SessionVerifier, Update, VerifyError};
 
 /// The SDK name and version sent in `hello` and `join-request`.
@@ -44,8 +43,6 @@ pub const SDK_VERSION: &str = concat!("claw-player/", env!("CARGO_PKG_VERSION"))
 
 /// How long a query waits for its answer.
 pub const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
-
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// How the node retries after a dropped connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +93,8 @@ pub struct NodeConfig {
     pub reconnect: ReconnectPolicy,
     /// Longest wait for the handshake and the join answer.
     pub connect_timeout: Duration,
+    /// The CAs `wss://` trusts; none = the bundled and system roots.
+    pub tls: Option<ClientTls>,
 }
 
 impl Default for NodeConfig {
@@ -109,6 +108,7 @@ impl Default for NodeConfig {
             query_timeout: QUERY_TIMEOUT,
             reconnect: ReconnectPolicy::default(),
             connect_timeout: Duration::from_secs(10),
+            tls: None,
         }
     }
 }
@@ -436,6 +436,7 @@ fn unix_ms() -> u64 {
 /// Dials and runs the handshake; returns the socket and the session.
 async fn open(
     invite: &Invite,
+    tls: Option<&ClientTls>,
     me: &Arc<Identity>,
     token: Option<Nonce>,
     deadline: Instant,
@@ -443,13 +444,10 @@ async fn open(
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_FRAME_BYTES))
         .max_frame_size(Some(MAX_FRAME_BYTES));
-    let (mut ws, _) = timeout_at(
-        deadline,
-        tokio_tungstenite::connect_async_with_config(invite.ws_url.as_str(), Some(config), true),
-    )
-    .await
-    .map_err(|_| NodeError::Timeout("connect"))?
-    .map_err(|e| NodeError::Connect(e.to_string()))?;
+    let mut ws = timeout_at(deadline, transport::connect(invite.ws_url.as_str(), tls, config))
+        .await
+        .map_err(|_| NodeError::Timeout("connect"))?
+        .map_err(|e| NodeError::Connect(e.to_string()))?;
     let (mut hs, hello) = ClientHandshake::start(
         Arc::clone(me),
         invite.dealer,
@@ -513,7 +511,7 @@ impl PlayerNode {
         config: NodeConfig,
     ) -> Result<PlayerNode, NodeError> {
         let deadline = Instant::now() + config.connect_timeout;
-        let (ws, session) = open(invite, &me, None, deadline).await?;
+        let (ws, session) = open(invite, config.tls.as_ref(), &me, None, deadline).await?;
         let verifier = SessionVerifier::new(
             invite.dealer,
             invite.room.clone(),
@@ -799,7 +797,7 @@ impl Actor {
             }
             attempt += 1;
             let deadline = Instant::now() + self.config.connect_timeout;
-            match open(&self.invite, &self.me, Some(self.token), deadline).await {
+            match open(&self.invite, self.config.tls.as_ref(), &self.me, Some(self.token), deadline).await {
                 Ok((ws, session)) => {
                     self.token = session.reconnect_token;
                     self.verifier.rekey(session.dealer.encryption, session.shared_key.clone());

@@ -145,3 +145,77 @@ async fn json_lines_in_and_out() {
     assert!(q["result"]["balance"].as_u64().unwrap() > 0);
     d.stop().await;
 }
+
+/// `claw-player audit --key` opens the player's own sealed cards: the
+/// right key passes, a key with the same player id but another encryption
+/// secret (a box not sealed to this player) fails `opened-cards`; and an
+/// audit whose stdout is closed (`| head`) ends without a panic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_with_the_player_key_checks_its_sealed_cards() {
+    let bin = claw_player_bin();
+    let mut room = fast_room("r", "texas-holdem");
+    room.min_players = 2;
+    let d = start_dealer(vec![room], 10_000_000).await;
+    let url = d.node.invite_url("r").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("hands");
+    let key = dir.path().join("me.key");
+    let imposter = dir.path().join("imposter.key");
+    claw_protocol::Identity::from_secrets([7; 32], [8; 32]).save(&key).unwrap();
+    claw_protocol::Identity::from_secrets([7; 32], [9; 32]).save(&imposter).unwrap();
+    let nodes = connect_players(&d.invite("r"), 1, 11, NodeConfig::default()).await;
+    let other = tokio::spawn(run_bots(nodes, "texas-holdem", "simple", 2, 3));
+    let out = tokio::task::spawn_blocking({
+        let (bin, save, key) = (bin.clone(), save.clone(), key.clone());
+        move || {
+            Command::new(bin)
+                .args(["join", &url, "--bot", "simple", "--hands", "2", "--quiet"])
+                .arg("--key")
+                .arg(&key)
+                .arg("--save-transcripts")
+                .arg(&save)
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = other.await.unwrap();
+    let mut files: Vec<_> = std::fs::read_dir(&save).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert_eq!(files.len(), 2);
+
+    let audit = |k: &std::path::Path| {
+        Command::new(&bin).args(["audit", "--json", "--key"]).arg(k).args(&files).output().unwrap()
+    };
+    let out = audit(&key);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for line in stdout.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert!(v["passed"].as_array().unwrap().contains(&json!("opened-cards")), "{line}");
+    }
+    let out = audit(&imposter);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains(r#""check":"opened-cards""#) && stdout.contains("my card"), "{stdout}");
+    let out = audit(&dir.path().join("missing.key"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--key"));
+
+    // `claw-player audit … | head`: the reader is gone before the first line.
+    let mut child = Command::new(&bin)
+        .arg("audit")
+        .args(files.iter().cycle().take(40))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    d.stop().await;
+}

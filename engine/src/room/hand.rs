@@ -338,7 +338,7 @@ impl RoomCore {
         if seats.len() < usize::from(self.cfg.min_players) {
             return self.abandon_start(now);
         }
-        let hand_number = self.hands_played + self.hands_voided;
+        let hand_number = self.first_hand_number + self.hands_played + self.hands_voided;
         let prepared = Hand::prepare(
             self.spec.clone(),
             self.dealer.clone(),

@@ -360,6 +360,8 @@ pub struct RoomCore {
     memory: Value,
     hands_played: u64,
     hands_voided: u64,
+    /// The number of this session's first hand (continues the archive).
+    first_hand_number: u64,
     /// No new hands while set.
     hold: bool,
     /// The house bankroll grant is still out.
@@ -403,6 +405,7 @@ impl RoomCore {
             memory: Value::Null,
             hands_played: 0,
             hands_voided: 0,
+            first_hand_number: 0,
             hold: false,
             funding: false,
             credit: HashMap::new(),
@@ -496,6 +499,12 @@ impl RoomCore {
 
     fn report(&mut self, e: RoomEvent) {
         self.effects.push_back(Effect::Report(e));
+    }
+
+    /// Numbers this session's hands from `n` on (the archive's next hand
+    /// number, so that hand numbers and file names continue across restarts).
+    pub fn continue_from(&mut self, n: u64) {
+        self.first_hand_number = n;
     }
 
     /// Handles one input.

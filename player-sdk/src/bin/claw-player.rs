@@ -14,6 +14,7 @@ use claw_player::cli::{
 };
 use claw_player::node::{NodeConfig, NodeEvent, PlayerNode};
 use claw_player::play::play_bot;
+use claw_player::transport::ClientTls;
 use claw_player::Invite;
 use claw_protocol::{Identity, PlayerId};
 use rand::rngs::OsRng;
@@ -23,14 +24,8 @@ use serde_json::json;
 use tokio::io::AsyncBufReadExt;
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CLAW_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
     let cli = Cli::parse();
+    claw_player::logging::init(cli.log_format, "CLAW_LOG", "warn");
     let code = match cli.command {
         Command::Audit(a) => audit(a),
         Command::Export(e) => claw_player::export::run(&e),
@@ -65,18 +60,30 @@ fn audit(a: AuditArgs) -> i32 {
             return exit::UNREADABLE;
         }
     };
-    let auditor = Auditor::new(dealer);
+    let me = match a.key.as_deref().map(Identity::load).transpose() {
+        Ok(me) => me,
+        Err(e) => {
+            eprintln!("claw-player: --key: {e}");
+            return exit::UNREADABLE;
+        }
+    };
+    let mut auditor = Auditor::new(dealer);
+    if let Some(me) = &me {
+        auditor = auditor.with_viewer(me);
+    }
     let mut code = exit::OK;
     let (mut ok, mut failed) = (0usize, 0usize);
+    // A closed stdout (`| head`) ends the audit quietly: no panic, no more output.
+    let mut out = std::io::stdout().lock();
     for f in &a.files {
         let name = f.display().to_string();
         match auditor.audit_file(f) {
             Ok(verdicts) => {
                 for v in &verdicts {
-                    if a.json {
-                        println!("{}", verdict_json(&name, v));
-                    } else {
-                        println!("{}", verdict_line(&name, v));
+                    let line =
+                        if a.json { verdict_json(&name, v).to_string() } else { verdict_line(&name, v) };
+                    if writeln!(out, "{line}").is_err() {
+                        return code;
                     }
                     if v.outcome.is_ok() {
                         ok += 1;
@@ -91,13 +98,13 @@ fn audit(a: AuditArgs) -> i32 {
                     AuditFileError::Parse { check, .. } => check.name(),
                     _ => "structure",
                 };
-                if a.json {
-                    println!(
-                        "{}",
-                        json!({"file": name, "ok": false, "check": check, "detail": e.to_string()})
-                    );
+                let line = if a.json {
+                    json!({"file": name, "ok": false, "check": check, "detail": e.to_string()}).to_string()
                 } else {
-                    println!("FAIL {name}: check {check} failed: {e}");
+                    format!("FAIL {name}: check {check} failed: {e}")
+                };
+                if writeln!(out, "{line}").is_err() {
+                    return exit::UNREADABLE;
                 }
                 failed += 1;
                 code = exit::UNREADABLE;
@@ -135,9 +142,11 @@ async fn join(j: JoinArgs) -> anyhow::Result<i32> {
             Identity::generate(&mut OsRng)
         }
     };
+    let tls = j.ca.as_deref().map(ClientTls::with_ca_file).transpose().context("--ca")?;
     let config = NodeConfig {
         name: j.name.clone(),
         save_transcripts: j.save_transcripts.clone(),
+        tls,
         ..NodeConfig::default()
     };
     let mut node = PlayerNode::connect(&invite, Arc::new(me), config).await.context("joining")?;

@@ -1,0 +1,70 @@
+//! Operating a dealer: TLS (`wss://`) joins with a generated CA, SIGTERM
+//! stops of the real binary, the data directory lock, hand numbers that
+//! continue across restarts.
+
+mod datadir;
+mod stop;
+mod tls;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use claw_chips::LocalChips;
+use claw_dealer::{DealerNode, NodeConfig, NodeHandle, RoomConfig};
+use claw_player::bots::strategy;
+use claw_player::node::{NodeConfig as PlayerConfig, PlayerNode};
+use claw_player::play::{play_bot, BotReport};
+use claw_player::Invite;
+use claw_protocol::{Chips, Identity};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+/// Failure guard for every wait (never an assertion about speed).
+pub const GUARD: Duration = Duration::from_secs(120);
+
+/// A Hold'em room that deals at once and closes after `hands` hands.
+pub fn holdem(hands: u64) -> RoomConfig {
+    let mut r = RoomConfig::new("holdem", "texas-holdem");
+    r.between_hands = Duration::ZERO;
+    r.seed_timeout = Duration::from_secs(2);
+    r.action_timeout = Duration::from_secs(10);
+    r.max_hands = Some(hands);
+    r
+}
+
+/// Starts an in-process node on `data_dir` (local chips, 10 000 welcome).
+pub async fn start_node(
+    data_dir: &Path,
+    rooms: Vec<RoomConfig>,
+    builder: impl FnOnce(DealerNode) -> DealerNode,
+) -> Result<NodeHandle, claw_dealer::NodeError> {
+    let b = DealerNode::builder(NodeConfig::local(data_dir, rooms))
+        .local_chips(Arc::new(LocalChips::new()), Chips(10_000));
+    builder(b).launch().await
+}
+
+/// Seats two `simple` bots and plays until the room closes.
+pub async fn play_two(invite: &Invite, config: PlayerConfig, seed: u8) -> Vec<BotReport> {
+    let mut tasks = Vec::new();
+    for i in 0..2u8 {
+        let me = Arc::new(Identity::from_seed([seed.wrapping_add(i); 32]));
+        let node = tokio::time::timeout(GUARD, PlayerNode::connect(invite, me, config.clone()))
+            .await
+            .expect("guard: connect")
+            .expect("player connects");
+        tasks.push(tokio::spawn(async move {
+            let mut node = node;
+            let s = strategy("texas-holdem", "simple").expect("strategy");
+            let mut rng = ChaCha20Rng::seed_from_u64(u64::from(i));
+            let r = play_bot(&mut node, s.as_ref(), &mut rng, None, |_| {}).await.expect("bot plays");
+            node.close().await;
+            r
+        }));
+    }
+    let mut out = Vec::new();
+    for t in tasks {
+        out.push(tokio::time::timeout(GUARD, t).await.expect("guard: bot").expect("bot task"));
+    }
+    out
+}
