@@ -6,7 +6,7 @@
 //! claw-dealer --game texas-holdem --bots 6 --hands 100
 //! ```
 
-mod demo;
+use claw_dealer_cli::demo;
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;

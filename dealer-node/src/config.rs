@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 pub use claw_engine::room::config::{
     parse_duration, valid_room_id, ConfigError, EntropyMode, Limits, RevealPolicy, RoomConfig,

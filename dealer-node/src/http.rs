@@ -27,6 +27,7 @@ pub struct HttpState {
     /// The room ids.
     pub rooms: Vec<String>,
     /// The browser app and its API (`crate::web`), if served.
+    #[cfg(feature = "web")]
     pub web: Option<crate::web::WebState>,
 }
 
@@ -48,7 +49,10 @@ async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
 
 /// The router: `/health`, `/metrics` and the web app ([`crate::web`]).
 pub fn router(state: HttpState) -> Router {
+    #[cfg(feature = "web")]
     let web = state.web.clone().map(crate::web::router).unwrap_or_default();
+    #[cfg(not(feature = "web"))]
+    let web = Router::new();
     Router::new().route("/health", get(health)).route("/metrics", get(metrics)).with_state(state).merge(web)
 }
 

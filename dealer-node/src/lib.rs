@@ -19,6 +19,7 @@ pub mod node;
 pub mod room;
 pub mod server;
 pub mod tls;
+#[cfg(feature = "web")]
 pub mod web;
 
 pub use config::{ConfigError, Limits, NodeConfig, RoomConfig, RoomsFile};

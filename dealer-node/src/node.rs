@@ -255,6 +255,7 @@ impl DealerNode {
                     metrics: Arc::clone(&metrics),
                     dealer_id: dealer.id().to_string(),
                     rooms: order.clone(),
+                    #[cfg(feature = "web")]
                     web: Some(crate::web::WebState::new(
                         dealer.id(),
                         order.iter().filter_map(|r| rooms.get(r).cloned()),

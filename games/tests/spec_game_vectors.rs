@@ -86,6 +86,10 @@ fn compute(v: &Value) -> Value {
             HandEvent::Debit { party: p, amount, reason } => json!(["debit", party(p), amount, reason]),
             HandEvent::Credit { party: p, amount, reason } => json!(["credit", party(p), amount, reason]),
             HandEvent::Reveal { positions } => json!(["reveal", positions]),
+            HandEvent::Transfer { position, from, to, face } => {
+                let face = if face == Face::Up { "u" } else { "d" };
+                json!(["transfer", position, from.0, to.0, face])
+            }
         })
         .collect();
     let r = hand.result().unwrap();
