@@ -150,7 +150,6 @@ pub struct Reconciled {
     pub lapsed: Vec<HandRef>,
 }
 
-
 /// Debit or credit: the protocol's one definition.
 pub use claw_protocol::messages::ChipOp as ChipOpKind;
 

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use claw_chips::{ChipProvider, LocalChips};
-use claw_dealer_cli::demo::{run, DemoParams};
 use claw_dealer::{DealerNode, NodeConfig, RoomConfig};
+use claw_dealer_cli::demo::{run, DemoParams};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

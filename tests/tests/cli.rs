@@ -152,7 +152,9 @@ async fn json_lines_in_and_out() {
 /// audit whose stdout is closed (`| head`) ends without a panic.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn audit_with_the_player_key_checks_its_sealed_cards() {
-    let Some(bin) = claw_player_bin_or_skip("audit_with_the_player_key_checks_its_sealed_cards") else { return };
+    let Some(bin) = claw_player_bin_or_skip("audit_with_the_player_key_checks_its_sealed_cards") else {
+        return;
+    };
     let mut room = fast_room("r", "texas-holdem");
     room.min_players = 2;
     let d = start_dealer(vec![room], 10_000_000).await;
