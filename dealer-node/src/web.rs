@@ -67,6 +67,7 @@ impl WebState {
         WebState { dealer, rooms: Arc::new(rooms), delay: delay.unwrap_or(DEFAULT_SPECTATOR_DELAY) }
     }
 
+    #[allow(clippy::result_large_err)] // an axum Response is the error page itself
     fn room(&self, id: &str) -> Result<&WebRoom, Response> {
         self.rooms.iter().find(|r| r.handle.id == id).ok_or_else(|| not_found("no such room"))
     }
@@ -175,6 +176,7 @@ async fn hands(State(s): State<WebState>, UrlPath(room): UrlPath<String>) -> Res
 }
 
 /// A visible archived transcript's text.
+#[allow(clippy::result_large_err)] // an axum Response is the error page itself
 fn read_visible(s: &WebState, room: &str, file: &str) -> Result<(String, SystemTime), Response> {
     let r = s.room(room)?;
     if !valid_file(file) {
