@@ -27,9 +27,11 @@ py=$(scripts/setup-python.sh)
 echo "== hand-history exports"
 "$py" scripts/check_exports.py "$bin/claw-player" "$work"
 
+echo "== browser and jq (the shell agent uses it)"
+scripts/install-browser.sh
+
 echo "== example agents"
 scripts/test-agents.sh "$bin"
 
 echo "== browser"
-scripts/install-browser.sh
 "$py" scripts/browser_test.py "$bin" "$shots"
