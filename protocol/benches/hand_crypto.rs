@@ -1,6 +1,6 @@
 //! Crypto cost of one 6-player Texas Hold'em hand, dealer side and one
-//! player's verification, next to the primitives it is made of (DESIGN.md
-//! §10: "within 2× of the primitives' sum").
+//! player's verification, next to the primitives it is made of (the target:
+//! within 2× of the primitives' sum; figures in README.md).
 //!
 //! Run: `cargo bench -p claw-protocol --bench hand_crypto -- --warm-up-time 1 --measurement-time 3`
 //!

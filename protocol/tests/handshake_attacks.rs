@@ -1,4 +1,4 @@
-//! Every handshake attack of DESIGN.md §3.1 / SPEC.md §8, each refused with
+//! Every handshake attack of SPEC.md §8, each refused with
 //! its own reason. Each test first shows the honest variant is accepted, so a
 //! check that refuses everything would fail here too.
 

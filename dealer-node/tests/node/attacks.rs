@@ -1,4 +1,4 @@
-//! Every attack of DESIGN.md §9 that touches the node, over real sockets.
+//! Every attack of SPEC.md §9 (docs/security.md lists them) that touches the node, over real sockets.
 //! Each one must be refused and must leave the node and the other players
 //! unharmed.
 
