@@ -102,7 +102,7 @@ impl ChipProvider for LocalChips {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        let op = ChipOp { kind: ChipOpKind::Debit, account: account.clone(), amount, memo: memo.to_owned() };
+        let op = ChipOp::new(ChipOpKind::Debit, account, amount, memo);
         self.single(key, op).await
     }
 
@@ -113,7 +113,7 @@ impl ChipProvider for LocalChips {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        let op = ChipOp { kind: ChipOpKind::Credit, account: account.clone(), amount, memo: memo.to_owned() };
+        let op = ChipOp::new(ChipOpKind::Credit, account, amount, memo);
         self.single(key, op).await
     }
 

@@ -162,6 +162,13 @@ pub struct ChipOp {
     pub memo: String,
 }
 
+impl ChipOp {
+    /// One operation of `kind` on `account` (what a single debit or credit is).
+    pub fn new(kind: ChipOpKind, account: &AccountId, amount: Chips, memo: &str) -> ChipOp {
+        ChipOp { kind, account: account.clone(), amount, memo: memo.to_owned() }
+    }
+}
+
 /// Why a chip call failed. `is_retryable` tells the caller whether the same
 /// call (same key) may be tried again.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]

@@ -461,7 +461,7 @@ impl ChipProvider for EvmChips {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        let op = ChipOp { kind: ChipOpKind::Debit, account: account.clone(), amount, memo: memo.to_owned() };
+        let op = ChipOp::new(ChipOpKind::Debit, account, amount, memo);
         self.apply(key, std::slice::from_ref(&op))
     }
 
@@ -472,7 +472,7 @@ impl ChipProvider for EvmChips {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        let op = ChipOp { kind: ChipOpKind::Credit, account: account.clone(), amount, memo: memo.to_owned() };
+        let op = ChipOp::new(ChipOpKind::Credit, account, amount, memo);
         self.apply(key, std::slice::from_ref(&op))
     }
 
