@@ -23,6 +23,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.support.ui import WebDriverWait
 
 CHECKS = ["dealer-signatures", "hash-chain", "structure", "reveal-complete", "seed-commitment", "player-seeds",
@@ -67,12 +68,21 @@ def browser():
 
 
 def wait(d, cond, timeout=30):
-    return WebDriverWait(d, timeout, poll_frequency=0.2).until(lambda _: cond())
+    # The app re-renders as events arrive: an element found a moment ago may be gone; look again.
+    return WebDriverWait(d, timeout, poll_frequency=0.2,
+                         ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(
+        lambda _: cond())
+
+
+def text(d, css):
+    """The text of the first element matching `css`, read in one script call (never stale), or None."""
+    return d.execute_script("const e=document.querySelector(arguments[0]);return e&&e.textContent", css)
 
 
 def statuses(d, root="body"):
-    return {li.get_attribute("data-check"): li.get_attribute("data-status")
-            for li in d.find_elements(By.CSS_SELECTOR, f"{root} li[data-check]")}
+    return d.execute_script(
+        "const o={};for(const li of document.querySelectorAll(arguments[0]+' li[data-check]'))"
+        "o[li.dataset.check]=li.dataset.status;return o", root)
 
 
 def all_green(st):
@@ -83,9 +93,8 @@ def all_green(st):
 def lobby(d, base):
     d.get(base + "/")
     wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "tr[data-room=texas-holdem]"))
-    row = d.find_element(By.CSS_SELECTOR, "tr[data-room=texas-holdem]")
-    assert "texas-holdem" in row.text
-    wait(d, lambda: int(d.find_element(By.CSS_SELECTOR, "tr[data-room=texas-holdem] [data-testid=hands-played]").text or 0) > 0, 60)
+    assert "texas-holdem" in (text(d, "tr[data-room=texas-holdem]") or "")
+    wait(d, lambda: int(text(d, "tr[data-room=texas-holdem] [data-testid=hands-played]") or 0) > 0, 60)
     d.save_screenshot(os.path.join(SHOTS, "lobby.png"))
 
 
@@ -93,13 +102,13 @@ def lobby(d, base):
 def live_table(d, base):
     d.get(base + "/room/texas-holdem")
     wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "[data-testid=live] .seat"), 60)
-    first = d.find_element(By.CSS_SELECTOR, "[data-testid=live] h1").text
+    first = wait(d, lambda: text(d, "[data-testid=live] h1"))
     # The replay advances: the current log line moves on.
     cur = lambda: d.execute_script("const c=document.querySelector('[data-testid=live] .log .current');return c&&c.dataset.step")
     s0 = cur()
     wait(d, lambda: cur() != s0, 20)
     # A newer hand replaces it as the table plays on.
-    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "[data-testid=live] h1").text != first, 90)
+    wait(d, lambda: text(d, "[data-testid=live] h1") not in (None, first), 90)
     assert d.find_elements(By.CSS_SELECTOR, "[data-testid=hands] a")
     d.save_screenshot(os.path.join(SHOTS, "live-table.png"))
 
@@ -112,7 +121,7 @@ def hand_page(d, base, keyfile):
     wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "[data-testid=verdict]"))
     st = statuses(d)
     assert all_green(st), st
-    assert d.find_element(By.CSS_SELECTOR, "[data-testid=verdict]").get_attribute("data-ok") == "true"
+    assert d.execute_script("return document.querySelector('[data-testid=verdict]').dataset.ok") == "true"
     d.find_element(By.CSS_SELECTOR, "button[data-act=first]").click()
     d.find_element(By.CSS_SELECTOR, "button[data-act=last]").click()
     d.save_screenshot(os.path.join(SHOTS, "hand.png"))
@@ -121,7 +130,7 @@ def hand_page(d, base, keyfile):
     wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "[data-testid=mycards] .card")) == 2)
     st = statuses(d)
     assert all_green(st), st
-    assert "2 of your sealed cards opened" in d.find_element(By.CSS_SELECTOR, "li[data-check=opened-cards]").text
+    assert "2 of your sealed cards opened" in (text(d, "li[data-check=opened-cards]") or "")
     d.save_screenshot(os.path.join(SHOTS, "hand-with-key.png"))
 
 
@@ -147,7 +156,7 @@ def audit_tampered(d, base, tampered, dealer):
         assert st.get(check) == "failed", (name, st)
         before = CHECKS[:CHECKS.index(check)]
         assert all(st.get(c) == "passed" for c in before), (name, st)
-        detail = d.find_element(By.CSS_SELECTOR, f"li[data-check={check}] .detail").text
+        detail = text(d, f"li[data-check={check}] .detail")
         assert detail, name
         d.save_screenshot(os.path.join(SHOTS, f"audit-tampered-{name}.png"))
         print(f"     {name}: {check} red: {detail[:120]}", flush=True)
