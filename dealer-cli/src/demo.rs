@@ -43,6 +43,11 @@ pub struct DemoOutcome {
     pub hands: u64,
     /// Every hand audited OK by every bot that played it.
     pub all_audited: bool,
+    /// Failed audit checks over all bots (a cheating dealer or a bug).
+    pub audit_failures: usize,
+    /// Hands a bot was dealt into but did not see end (a dropped connection
+    /// or a voided hand): not audited by that bot, not a failure.
+    pub incomplete: u64,
 }
 
 /// Runs the demo on a started node whose room `params.room` holds its
@@ -168,5 +173,7 @@ pub async fn run(
     } else {
         let _ = writeln!(out, "AUDIT FAILURES or no hands played");
     }
-    Ok(DemoOutcome { hands, all_audited })
+    let audit_failures = reports.iter().map(|(_, r)| r.failures.len()).sum();
+    let incomplete = reports.iter().map(|(_, r)| r.incomplete).sum();
+    Ok(DemoOutcome { hands, all_audited, audit_failures, incomplete })
 }
