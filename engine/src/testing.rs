@@ -205,7 +205,7 @@ impl Table {
             let seat = turn.seat;
             turns.push((hand.transcript().events.len(), seat, turn.actions.clone()));
             if self.timeout_every.is_some_and(|n| n > 0 && turn_no.is_multiple_of(n)) {
-                hand.auto_act(seat, "timeout")?;
+                hand.auto_act(seat, claw_protocol::messages::TimeoutReason::Timeout)?;
                 c = hand.commit(&mut self.rng, 0)?;
                 continue;
             }

@@ -139,6 +139,13 @@ impl Replayer for GamesReplayer {
             let more =
                 runner.act(a.seat, &a.action).map_err(|e| format!("action {index} ({}): {e}", a.action))?;
             events.extend(more);
+            let public = runner.hand().public_state();
+            if public != a.public_state {
+                return Err(format!(
+                    "action {index}: public state announced {}, the rules give {public}",
+                    a.public_state
+                ));
+            }
         }
         compare_events(&events, &hand.announced, checked, hand.announced.len())?;
         if !runner.hand().is_over() {

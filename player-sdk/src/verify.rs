@@ -611,7 +611,7 @@ impl HandTracker {
                     seat: a.seat,
                     action: a.action,
                     public_state: a.public_state,
-                    timeout: Some(a.reason),
+                    timeout: Some(a.reason.to_string()),
                 }))
             }
             EventBody::GameEnd(g) => {

@@ -293,6 +293,24 @@ fn another_winner_announced() {
 }
 
 #[test]
+fn a_false_public_state() {
+    // Bots act on the public state: a dealer showing a bigger pot (or another
+    // player to act) after an action, re-signed, is caught by the replay.
+    let (sim, mut h) = holdem_hand(12);
+    let a = h
+        .bodies
+        .iter_mut()
+        .find_map(|b| match b {
+            EventBody::ActionResult(a) => Some(a),
+            _ => None,
+        })
+        .unwrap();
+    a.public_state["false"] = serde_json::json!(true);
+    let t = signed(&sim, &h);
+    expect("public state", &sim, &h, &t, AuditCheck::Replay, AuditCheck::Replay);
+}
+
+#[test]
 fn a_changed_chip_movement() {
     let (sim, mut h) = holdem_hand(11);
     let moves = h

@@ -22,7 +22,7 @@ use crate::identity::Identity;
 use crate::ids::{Chips, PlayerId, Seat};
 use crate::messages::{
     config_hash, AuditReveal, CardFace, ChipOp, ChipParty, DealTo, DeckMode, EntropyMode, EventBody, GameEnd,
-    GameStart, HandPlayer, HandPrepare, HandResult, RevealPolicy,
+    GameStart, HandPlayer, HandPrepare, HandResult, RevealPolicy, TimeoutReason,
 };
 use crate::shuffle::{seed_commitment, shuffle, shuffle_seed};
 use crate::sign::{verify_batch, BatchItem, Purpose, SignatureError};
@@ -181,7 +181,7 @@ pub enum ActionSource {
     /// The dealer's timeout action.
     Timeout {
         /// The reason given.
-        reason: String,
+        reason: TimeoutReason,
     },
 }
 
@@ -197,6 +197,9 @@ pub struct VerifiedAction {
     /// How many [`VerifiedHand::announced`] events came before this action
     /// (the replay's events up to here must be exactly that many).
     pub events_before: usize,
+    /// The game's public state the dealer announced after the action (the
+    /// replay recomputes it: bots act on it).
+    pub public_state: Value,
 }
 
 /// A dealt card as announced (cards known once the deck order is).
@@ -1004,12 +1007,14 @@ impl Parsed {
                         .map_err(|e| structure(format!("event {seq}: action: {e}")))?,
                     source: ActionSource::Player { seq: a.seq },
                     events_before: announced.len(),
+                    public_state: a.public_state.clone(),
                 }),
                 EventBody::TimeoutAction(t) => actions.push(VerifiedAction {
                     seat: t.seat,
                     action: t.action.clone(),
-                    source: ActionSource::Timeout { reason: t.reason.clone() },
+                    source: ActionSource::Timeout { reason: t.reason },
                     events_before: announced.len(),
+                    public_state: t.public_state.clone(),
                 }),
                 _ => {}
             }

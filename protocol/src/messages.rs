@@ -34,7 +34,7 @@ pub use client::{
 pub use events::{
     config_hash, ActionResult, AuditReveal, CardFace, ChipMove, ChipOp, ChipParty, ChipsMoved, DealEvent,
     DealTo, DealtCardMsg, DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare,
-    HandResult, Reveal, RevealPolicy, SeatSeed, TimeoutAction, CONFIG_TAG,
+    HandResult, Reveal, RevealPolicy, SeatSeed, TimeoutAction, TimeoutReason, CONFIG_TAG,
 };
 pub use server::{
     ActionChoice, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, JoinRejectReason, JoinResponse,

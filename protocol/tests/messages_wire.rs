@@ -206,7 +206,7 @@ fn event_bodies() -> Vec<EventBody> {
         EventBody::TimeoutAction(TimeoutAction {
             seat: Seat(1),
             action: json!({"type": "fold"}),
-            reason: "timeout".into(),
+            reason: claw_protocol::messages::TimeoutReason::Timeout,
             public_state: Value::Null,
         }),
         EventBody::GameEnd(GameEnd {

@@ -120,7 +120,7 @@ async fn action_timeout_takes_the_auto_action() {
             match e.decode_body().unwrap() {
                 EventBody::TimeoutAction(t) => {
                     assert_eq!(t.action, json!({"type": "fold"}));
-                    assert_eq!(t.reason, "timeout");
+                    assert_eq!(t.reason, claw_protocol::messages::TimeoutReason::Timeout);
                     timeouts.push(t.seat);
                 }
                 EventBody::GameEnd(_) => break,
@@ -245,7 +245,7 @@ async fn sit_out_skips_hands_and_leaving_mid_hand_costs_credit() {
         .events
         .iter()
         .filter_map(|e| match e.decode_body().unwrap() {
-            EventBody::TimeoutAction(t) => Some(t.reason),
+            EventBody::TimeoutAction(t) => Some(t.reason.to_string()),
             _ => None,
         })
         .collect();

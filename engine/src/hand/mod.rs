@@ -28,7 +28,7 @@ use claw_games::{
 use claw_protocol::messages::{
     config_hash, ActionChoice, ActionRejectCode, ActionResult, AuditReveal, DeckMode, EncodeError,
     EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, PlayerSeed, RawJson, RevealPolicy,
-    SeatSeed, SignedAction, TimeoutAction, YourTurn,
+    SeatSeed, SignedAction, TimeoutAction, TimeoutReason, YourTurn,
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptBuilder, TranscriptError};
 use claw_protocol::{
@@ -232,7 +232,7 @@ struct Pending {
 enum PendingKind {
     Start,
     Action { seat: Seat, signed: SignedAction, action: Value },
-    Timeout { seat: Seat, action: Value, reason: String },
+    Timeout { seat: Seat, action: Value, reason: TimeoutReason },
 }
 
 /// What a step needs from the chip provider before it can be published.
@@ -565,7 +565,7 @@ impl Hand {
 
     /// Applies the game's automatic action for `seat` (its timer ran out,
     /// it left, or it is disconnected).
-    pub fn auto_act(&mut self, seat: Seat, reason: &str) -> Result<Step, EngineError> {
+    pub fn auto_act(&mut self, seat: Seat, reason: TimeoutReason) -> Result<Step, EngineError> {
         let phase = self.phase();
         let State::Running { run, pending } = &mut self.state else {
             return Err(EngineError::WrongPhase { call: "auto action", phase });
@@ -580,7 +580,7 @@ impl Hand {
         let events = run.runner.act(seat, &action)?;
         let moves = wire::moves(&events);
         *pending =
-            Some(Pending { kind: PendingKind::Timeout { seat, action, reason: reason.to_owned() }, events });
+            Some(Pending { kind: PendingKind::Timeout { seat, action, reason }, events });
         Ok(Step { moves })
     }
 

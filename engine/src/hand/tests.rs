@@ -238,7 +238,7 @@ fn actions_are_checked_before_they_touch_the_game() {
     assert_eq!(c.your_turn.as_ref().unwrap().deadline_ms, 7);
     assert_eq!(hand.remaining(Seat(1)), Chips(97));
     // Timeout: the game's auto action (fold) for seat 2 ends the hand.
-    let step = hand.auto_act(Seat(2), "timeout").unwrap();
+    let step = hand.auto_act(Seat(2), claw_protocol::messages::TimeoutReason::Timeout).unwrap();
     assert!(step.moves.iter().any(|m| m.reason == "pot"));
     let c = hand.commit(&mut rng, 0).unwrap();
     assert!(c.end.is_some());

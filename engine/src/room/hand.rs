@@ -10,7 +10,7 @@ use std::time::Instant;
 use claw_games::Party;
 use claw_protocol::messages::{
     ActionRejectCode, ActionRejected, ChipOp, ErrorCode, ErrorMsg, KickReason, Kicked, PlayerSeed, RoomPhase,
-    ServerMessage, SignedAction,
+    ServerMessage, SignedAction, TimeoutReason,
 };
 use claw_protocol::transcript::EventEnvelope;
 use claw_protocol::{Chips, HandId, PlayerId, Seat};
@@ -459,9 +459,9 @@ impl RoomCore {
         let Table::Playing(h) = &mut self.table else { return };
         let reason = match h.players.get(seat.index()).and_then(|id| self.players.get(id)).map(|p| p.presence)
         {
-            Some(Presence::Online(_)) => "timeout",
-            Some(Presence::Away { .. }) => "disconnected",
-            Some(Presence::Left) | None => "left",
+            Some(Presence::Online(_)) => TimeoutReason::Timeout,
+            Some(Presence::Away { .. }) => TimeoutReason::Disconnected,
+            Some(Presence::Left) | None => TimeoutReason::Left,
         };
         inc(&self.metrics.timeouts);
         match h.hand.auto_act(seat, reason) {
@@ -478,7 +478,7 @@ impl RoomCore {
             next = None;
             let Table::Playing(h) = &mut self.table else { return };
             inc(&self.metrics.timeouts);
-            match h.hand.auto_act(seat, "left") {
+            match h.hand.auto_act(seat, TimeoutReason::Left) {
                 Ok(step) => next = self.run_step(now, step, Origin::Auto),
                 Err(e) => self.void_hand(now, &format!("auto action failed: {e}")),
             }
@@ -543,7 +543,7 @@ impl RoomCore {
                 if let Some(seat) = self.commit_step(now, origin) {
                     if let Table::Playing(h) = &mut self.table {
                         inc(&self.metrics.timeouts);
-                        match h.hand.auto_act(seat, "left") {
+                        match h.hand.auto_act(seat, TimeoutReason::Left) {
                             Ok(step) => self.drive(now, step, Origin::Auto),
                             Err(e) => self.void_hand(now, &format!("auto action failed: {e}")),
                         }

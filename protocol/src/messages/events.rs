@@ -79,10 +79,8 @@ impl EventBody {
             "audit-reveal" => EventBody::AuditReveal(parse_as(text)?),
             other => return Err(unknown(other)),
         };
-        match &body {
-            EventBody::PhaseDeal(d) | EventBody::NewCard(d) => check_text("phase", &d.phase)?,
-            EventBody::TimeoutAction(t) => check_text("reason", &t.reason)?,
-            _ => {}
+        if let EventBody::PhaseDeal(d) | EventBody::NewCard(d) = &body {
+            check_text("phase", &d.phase)?;
         }
         Ok(body)
     }
@@ -363,10 +361,40 @@ pub struct TimeoutAction {
     pub seat: Seat,
     /// The action applied for it.
     pub action: Value,
-    /// Why (`timeout`, `disconnected`, `left`).
-    pub reason: String,
+    /// Why the dealer acted for the seat.
+    pub reason: TimeoutReason,
     /// The game's public state after the action.
     pub public_state: Value,
+}
+
+/// Why the dealer took a seat's auto action. Informational to the audit
+/// (the replay checks the action, not the reason), but only these three.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimeoutReason {
+    /// The player was connected and its time ran out.
+    Timeout,
+    /// The player's connection was down when its time ran out.
+    Disconnected,
+    /// The player left the table.
+    Left,
+}
+
+impl TimeoutReason {
+    /// The wire name (`timeout`, `disconnected`, `left`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeoutReason::Timeout => "timeout",
+            TimeoutReason::Disconnected => "disconnected",
+            TimeoutReason::Left => "left",
+        }
+    }
+}
+
+impl std::fmt::Display for TimeoutReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What a hand produced (same JSON as the games crate's `GameResult`).

@@ -198,7 +198,7 @@ impl Hand {
         bodies.push(EventBody::TimeoutAction(TimeoutAction {
             seat: Seat(1),
             action: json!({"type": "fold"}),
-            reason: "timeout".into(),
+            reason: claw_protocol::messages::TimeoutReason::Timeout,
             public_state: json!({}),
         }));
         bodies.push(EventBody::Chips(ChipsMoved {
