@@ -1,0 +1,469 @@
+//! `claw-bench`: the load generator. Starts a real `claw-dealer` process
+//! with N rooms, seats M SDK bots in each over real WebSockets (every bot
+//! verifies every signature, leaf and sealed card, and audits every hand),
+//! lets the tables play for a bounded time, and reports hands/s, the
+//! action → broadcast latency seen by the other players, the dealer's CPU
+//! and memory per connection, refused or dropped connections, and the
+//! machine's load average beside the figures (docs/performance.md).
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use clap::{Parser, ValueEnum};
+use claw_player::bots;
+use claw_player::node::{NodeConfig, NodeEvent, PlayerNode};
+use claw_player::play::play_bot;
+use claw_player::Invite;
+use claw_protocol::{HandId, Identity, Seat};
+use rand::rngs::{OsRng, StdRng};
+use rand::SeedableRng;
+use serde::Serialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Load generator: N rooms × M verifying bots against a real claw-dealer.
+#[derive(Debug, Parser)]
+#[command(name = "claw-bench", version, about)]
+struct Cli {
+    /// The claw-dealer binary (default: next to this one).
+    #[arg(long)]
+    dealer: Option<PathBuf>,
+    /// Game of every room.
+    #[arg(long, default_value = "texas-holdem")]
+    game: String,
+    /// Rooms.
+    #[arg(long, default_value_t = 1)]
+    rooms: usize,
+    /// Bots per room (every one a full SDK player).
+    #[arg(long, default_value_t = 6)]
+    players: u8,
+    /// Time measured, after the warm-up (e.g. 20s).
+    #[arg(long, value_parser = dur, default_value = "20s")]
+    duration: Duration,
+    /// Time played before measuring (connections, first hands).
+    #[arg(long, value_parser = dur, default_value = "3s")]
+    warmup: Duration,
+    /// Where chips live: the dealer's built-in durable points server, or in memory.
+    #[arg(long, value_enum, default_value = "builtin")]
+    chips: Chips,
+    /// Shuffle entropy of every room.
+    #[arg(long, value_enum, default_value = "joint")]
+    entropy: Entropy,
+    /// Connections opened at once while seating (a connection storm is
+    /// its own measurement; the default keeps handshakes inside their deadline).
+    #[arg(long, default_value_t = 64)]
+    connect_concurrency: usize,
+    /// Print the report as one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Keep the dealer's data directory here (default: a temporary one).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Chips {
+    Builtin,
+    Local,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Entropy {
+    Joint,
+    Dealer,
+}
+
+fn dur(s: &str) -> Result<Duration, String> {
+    let (n, unit) = s.find(|c: char| !c.is_ascii_digit()).map(|i| s.split_at(i)).unwrap_or((s, "s"));
+    let n: u64 = n.parse().map_err(|_| format!("bad duration {s:?} (e.g. 20s, 500ms)"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        _ => Err(format!("bad duration unit in {s:?} (ms, s or m)")),
+    }
+}
+
+/// What every bot records into.
+#[derive(Default)]
+struct Shared {
+    measuring: AtomicBool,
+    /// When each seat learned it was its turn, per hand (the action's start).
+    turns: Mutex<HashMap<HandId, HashMap<Seat, Instant>>>,
+    /// Action → broadcast at the other players, in µs, while measuring.
+    latencies_us: Mutex<Vec<u32>>,
+    hands: AtomicU64,
+    audit_failures: AtomicU64,
+    incomplete: AtomicU64,
+    connected: AtomicU64,
+    connect_failed: AtomicU64,
+    closed: AtomicU64,
+    first_error: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn note_error(&self, e: String) {
+        let mut f = self.first_error.lock().unwrap_or_else(|p| p.into_inner());
+        f.get_or_insert(e);
+    }
+}
+
+async fn bot(invite: Invite, game: String, shared: Arc<Shared>, gate: Arc<tokio::sync::Semaphore>) {
+    let me = Arc::new(Identity::generate(&mut OsRng));
+    let permit = gate.acquire_owned().await;
+    let mut node = match PlayerNode::connect(&invite, me, NodeConfig::default()).await {
+        Ok(n) => n,
+        Err(e) => {
+            shared.connect_failed.fetch_add(1, Ordering::Relaxed);
+            shared.note_error(format!("connect: {e}"));
+            return;
+        }
+    };
+    drop(permit);
+    shared.connected.fetch_add(1, Ordering::Relaxed);
+    let strategy = match bots::strategy(&game, "simple") {
+        Ok(s) => s,
+        Err(e) => return shared.note_error(e.to_string()),
+    };
+    let mut rng = StdRng::from_rng(OsRng).expect("the OS RNG");
+    let mut my_seat: Option<Seat> = None;
+    let s = Arc::clone(&shared);
+    let on_event = move |ev: &NodeEvent| {
+        let measuring = s.measuring.load(Ordering::Relaxed);
+        match ev {
+            NodeEvent::HandStarted { seat, .. } => my_seat = *seat,
+            NodeEvent::YourTurn { hand_id, seat, .. } => {
+                let mut t = s.turns.lock().unwrap_or_else(|p| p.into_inner());
+                t.entry(*hand_id).or_default().insert(*seat, Instant::now());
+            }
+            NodeEvent::ActionApplied { hand_id, seat, timeout: None, .. }
+                if measuring && my_seat != Some(*seat) =>
+            {
+                let started = s
+                    .turns
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(hand_id)
+                    .and_then(|m| m.get(seat))
+                    .copied();
+                if let Some(t0) = started {
+                    let us = t0.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
+                    s.latencies_us.lock().unwrap_or_else(|p| p.into_inner()).push(us);
+                }
+            }
+            NodeEvent::HandEnded { hand_id, seat, audit, .. } => {
+                if !audit.ok {
+                    s.audit_failures.fetch_add(1, Ordering::Relaxed);
+                    s.note_error(format!(
+                        "audit: {:?} {}",
+                        audit.failed,
+                        audit.detail.clone().unwrap_or_default()
+                    ));
+                }
+                if *seat == Some(Seat(0)) {
+                    if measuring {
+                        s.hands.fetch_add(1, Ordering::Relaxed);
+                    }
+                    // Every broadcast of this hand has been seen by now or is not worth waiting for.
+                    s.turns.lock().unwrap_or_else(|p| p.into_inner()).remove(hand_id);
+                }
+            }
+            NodeEvent::HandIncomplete { .. } if measuring => {
+                s.incomplete.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    };
+    match play_bot(&mut node, strategy.as_ref(), &mut rng, None, on_event).await {
+        Ok(r) => {
+            shared.closed.fetch_add(1, Ordering::Relaxed);
+            shared.note_error(format!("bot stopped: {}", r.closed.unwrap_or_default()));
+        }
+        Err(e) => {
+            shared.closed.fetch_add(1, Ordering::Relaxed);
+            shared.note_error(format!("bot: {e}"));
+        }
+    }
+}
+
+/// CPU seconds (user + system) a process has used, from /proc.
+fn cpu_seconds(pid: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the `(comm)`: state is field 3, utime 14, stime 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0) // USER_HZ is 100 on Linux
+}
+
+/// Resident memory of a process in KiB, from /proc.
+fn rss_kib(pid: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.split_whitespace().next()?.parse().ok()
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn rooms_file(cli: &Cli, path: &Path) -> anyhow::Result<()> {
+    let mut f = std::fs::File::create(path).with_context(|| format!("writing {}", path.display()))?;
+    let entropy = match cli.entropy {
+        Entropy::Joint => "joint",
+        Entropy::Dealer => "dealer",
+    };
+    for i in 0..cli.rooms {
+        writeln!(
+            f,
+            "[[room]]\nid = \"bench-{i}\"\ngame = \"{}\"\nmin_players = {p}\nmax_players = {p}\n\
+             action_timeout = \"10s\"\nbetween_hands = \"0s\"\nreveal = \"full\"\nentropy = \"{entropy}\"\n",
+            cli.game,
+            p = cli.players
+        )?;
+    }
+    Ok(())
+}
+
+/// Starts the dealer and reads one invite URL per room from its stdout.
+fn start_dealer(cli: &Cli, data: &Path, http_port: u16) -> anyhow::Result<(Child, Vec<Invite>)> {
+    let bin = match &cli.dealer {
+        Some(b) => b.clone(),
+        None => std::env::current_exe()?.with_file_name("claw-dealer"),
+    };
+    let rooms = data.join("bench-rooms.toml");
+    rooms_file(cli, &rooms)?;
+    let seats = cli.rooms * usize::from(cli.players);
+    let chips = match cli.chips {
+        Chips::Builtin => "auto",
+        Chips::Local => "local",
+    };
+    let mut child = Command::new(&bin)
+        .arg("--rooms")
+        .arg(&rooms)
+        .args(["--listen", "127.0.0.1:0", "--http-listen", &format!("127.0.0.1:{http_port}")])
+        .arg("--data-dir")
+        .arg(data.join("dealer"))
+        .args(["--chips", chips, "--welcome", "1000000000", "--log-format", "json"])
+        .args(["--max-connections", &(seats + 1024).to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(data.join("dealer.log"))?)
+        .spawn()
+        .with_context(|| {
+            format!("starting {} (build it: cargo build --release -p claw-dealer-cli)", bin.display())
+        })?;
+    let out = child.stdout.take().context("dealer stdout")?;
+    let mut lines = BufReader::new(out).lines();
+    let mut invites = Vec::new();
+    while invites.len() < cli.rooms {
+        let Some(line) = lines.next() else {
+            bail!("the dealer exited before printing its invites; see {}", data.join("dealer.log").display())
+        };
+        let line = line?;
+        invites.push(Invite::parse(line.trim()).with_context(|| format!("dealer printed {line:?}"))?);
+    }
+    // Keep draining stdout so the dealer never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Ok((child, invites))
+}
+
+/// The dealer's own action-latency histogram count and mean, from /metrics.
+async fn dealer_latency(http_port: u16) -> Option<(u64, f64)> {
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", http_port)).await.ok()?;
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").await.ok()?;
+    let mut body = String::new();
+    s.read_to_string(&mut body).await.ok()?;
+    let value = |name: &str| {
+        body.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().last()?.parse::<f64>().ok())
+    };
+    let count = value("claw_action_latency_seconds_count")?;
+    let sum = value("claw_action_latency_seconds_sum")?;
+    Some((count as u64, if count > 0.0 { sum / count } else { 0.0 }))
+}
+
+fn percentile(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    f64::from(sorted[i]) / 1000.0
+}
+
+/// The report, in ms, per second and KiB.
+#[derive(Debug, Serialize)]
+struct Report {
+    game: String,
+    rooms: usize,
+    players_per_room: u8,
+    chips: String,
+    seconds: f64,
+    hands: u64,
+    hands_per_sec: f64,
+    latency_samples: usize,
+    latency_ms_p50: f64,
+    latency_ms_p90: f64,
+    latency_ms_p99: f64,
+    latency_ms_max: f64,
+    dealer_latency_mean_ms: Option<f64>,
+    dealer_cpu_ms_per_hand: f64,
+    bots_cpu_ms_per_hand: f64,
+    dealer_rss_kib: u64,
+    dealer_rss_kib_per_connection: f64,
+    connected: u64,
+    connect_failed: u64,
+    dropped: u64,
+    audit_failures: u64,
+    incomplete_hands: u64,
+    load_before: String,
+    load_after: String,
+    first_error: Option<String>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    if cli.rooms == 0 || cli.players < 2 {
+        bail!("give at least one room and two players per room");
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let tmp = tempfile::tempdir()?;
+    let data = cli.data_dir.clone().unwrap_or_else(|| tmp.path().to_owned());
+    std::fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
+    let http_port = free_port()?;
+    let load_before = loadavg();
+    let (mut dealer, invites) = start_dealer(&cli, &data, http_port)?;
+    let pid = dealer.id().to_string();
+    let result = rt.block_on(run(&cli, invites, &pid, http_port, load_before));
+    let _ = Command::new("kill").args(["-TERM", &pid]).status();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline && dealer.try_wait().ok().flatten().is_none() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = dealer.kill();
+    let _ = dealer.wait();
+    let report = result?;
+    if cli.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print_text(&report);
+    }
+    rt.shutdown_timeout(Duration::from_secs(1));
+    Ok(())
+}
+
+async fn run(
+    cli: &Cli,
+    invites: Vec<Invite>,
+    pid: &str,
+    http_port: u16,
+    load_before: String,
+) -> anyhow::Result<Report> {
+    let shared = Arc::new(Shared::default());
+    let rss_idle = rss_kib(pid).unwrap_or(0);
+    let gate = Arc::new(tokio::sync::Semaphore::new(cli.connect_concurrency.max(1)));
+    for invite in &invites {
+        for _ in 0..cli.players {
+            tokio::spawn(bot(invite.clone(), cli.game.clone(), Arc::clone(&shared), Arc::clone(&gate)));
+        }
+    }
+    tokio::time::sleep(cli.warmup).await;
+    let me = std::process::id().to_string();
+    let (dealer_cpu0, bots_cpu0) = (cpu_seconds(pid).unwrap_or(0.0), cpu_seconds(&me).unwrap_or(0.0));
+    let lat0 = dealer_latency(http_port).await;
+    let start = Instant::now();
+    shared.measuring.store(true, Ordering::Relaxed);
+    tokio::time::sleep(cli.duration).await;
+    shared.measuring.store(false, Ordering::Relaxed);
+    let seconds = start.elapsed().as_secs_f64();
+    let (dealer_cpu, bots_cpu) =
+        (cpu_seconds(pid).unwrap_or(0.0) - dealer_cpu0, cpu_seconds(&me).unwrap_or(0.0) - bots_cpu0);
+    let lat1 = dealer_latency(http_port).await;
+    let rss = rss_kib(pid).unwrap_or(0);
+    let load_after = loadavg();
+    let hands = shared.hands.load(Ordering::Relaxed);
+    let mut lat = std::mem::take(&mut *shared.latencies_us.lock().unwrap_or_else(|p| p.into_inner()));
+    lat.sort_unstable();
+    let connected = shared.connected.load(Ordering::Relaxed);
+    let per_hand = |cpu: f64| if hands > 0 { cpu * 1000.0 / hands as f64 } else { 0.0 };
+    let dealer_latency_mean_ms = match (lat0, lat1) {
+        (Some((c0, m0)), Some((c1, m1))) if c1 > c0 => {
+            Some(((m1 * c1 as f64) - (m0 * c0 as f64)) / (c1 - c0) as f64 * 1000.0)
+        }
+        _ => None,
+    };
+    let first_error = shared.first_error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    Ok(Report {
+        game: cli.game.clone(),
+        rooms: cli.rooms,
+        players_per_room: cli.players,
+        chips: format!("{:?}", cli.chips).to_lowercase(),
+        seconds,
+        hands,
+        hands_per_sec: hands as f64 / seconds,
+        latency_samples: lat.len(),
+        latency_ms_p50: percentile(&lat, 0.50),
+        latency_ms_p90: percentile(&lat, 0.90),
+        latency_ms_p99: percentile(&lat, 0.99),
+        latency_ms_max: lat.last().map(|&u| f64::from(u) / 1000.0).unwrap_or(0.0),
+        dealer_latency_mean_ms,
+        dealer_cpu_ms_per_hand: per_hand(dealer_cpu),
+        bots_cpu_ms_per_hand: per_hand(bots_cpu),
+        dealer_rss_kib: rss,
+        dealer_rss_kib_per_connection: if connected > 0 {
+            rss.saturating_sub(rss_idle) as f64 / connected as f64
+        } else {
+            0.0
+        },
+        connected,
+        connect_failed: shared.connect_failed.load(Ordering::Relaxed),
+        dropped: shared.closed.load(Ordering::Relaxed),
+        audit_failures: shared.audit_failures.load(Ordering::Relaxed),
+        incomplete_hands: shared.incomplete.load(Ordering::Relaxed),
+        load_before,
+        load_after,
+        first_error,
+    })
+}
+
+fn print_text(r: &Report) {
+    println!(
+        "claw-bench: {} rooms x {} players of {} (chips {}), {:.1} s measured",
+        r.rooms, r.players_per_room, r.game, r.chips, r.seconds
+    );
+    println!("  hands        {} ({:.1} hands/s)", r.hands, r.hands_per_sec);
+    println!(
+        "  action → broadcast at the other players: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} samples)",
+        r.latency_ms_p50, r.latency_ms_p90, r.latency_ms_p99, r.latency_ms_max, r.latency_samples
+    );
+    if let Some(m) = r.dealer_latency_mean_ms {
+        println!("  dealer's own action latency (mean, /metrics): {m:.2} ms");
+    }
+    println!(
+        "  CPU per hand: dealer {:.2} ms, bots {:.2} ms",
+        r.dealer_cpu_ms_per_hand, r.bots_cpu_ms_per_hand
+    );
+    println!(
+        "  dealer RSS   {} KiB ({:.1} KiB per connection over idle)",
+        r.dealer_rss_kib, r.dealer_rss_kib_per_connection
+    );
+    println!(
+        "  connections  {} seated, {} refused, {} dropped; {} audit failures, {} incomplete hands",
+        r.connected, r.connect_failed, r.dropped, r.audit_failures, r.incomplete_hands
+    );
+    println!("  load average before {} / after {}", r.load_before, r.load_after);
+    if let Some(e) = &r.first_error {
+        println!("  first error: {e}");
+    }
+}

@@ -1,0 +1,41 @@
+//! The load generator against the real dealer binary, briefly: it seats every
+//! bot, tables play, every hand audits, and the report's figures are there.
+//! No figure is asserted (performance is measured, never tested).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn dealer() -> Option<PathBuf> {
+    let d = PathBuf::from(env!("CARGO_BIN_EXE_claw-bench")).with_file_name("claw-dealer");
+    d.exists().then_some(d)
+}
+
+#[test]
+fn two_rooms_play_and_report() {
+    let Some(dealer) = dealer() else {
+        // `cargo test --workspace` builds it; `-p claw-bench` alone does not.
+        eprintln!("SKIPPED: no claw-dealer binary next to claw-bench (run the workspace's tests)");
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_claw-bench"))
+        .arg("--dealer")
+        .arg(&dealer)
+        .args(["--rooms", "2", "--players", "3", "--warmup", "2s", "--duration", "3s", "--json"])
+        .output()
+        .expect("claw-bench runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON report");
+    assert_eq!(r["connected"], 6, "{r}");
+    assert_eq!(r["connect_failed"], 0, "{r}");
+    assert_eq!(r["audit_failures"], 0, "{r}");
+    assert!(r["hands"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["latency_samples"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["dealer_cpu_ms_per_hand"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(r["load_before"].as_str().unwrap().split(' ').count() == 3, "{r}");
+}
