@@ -497,3 +497,41 @@ fn an_away_players_turn_does_not_wait_the_full_timeout() {
     });
     assert_eq!(auto.as_deref(), Some("disconnected"));
 }
+
+#[test]
+fn a_query_flood_meets_the_room_budget_and_the_hand_runs_on_time() {
+    // Two seated players and 38 watchers, each querying within its own rate.
+    let mut h = Harness::new(40, |c| c.min_players = 2);
+    for i in 0..2 {
+        h.connect(i);
+        h.send(i, ClientMessage::JoinRequest(JoinRequest { sdk_version: String::new(), name: None, seat: None, buy_in: None }));
+    }
+    for i in 2..40 {
+        h.connect(i);
+    }
+    h.settle_chips();
+    h.tick();
+    h.settle_chips();
+    assert!(h.last_turn(0).is_some(), "seat 0 to act");
+    for round in 0..10 {
+        for i in 2..40 {
+            h.query(i, QueryType::TableState, &format!("q{round}-{i}"));
+        }
+    }
+    let (mut answered, mut refused) = (0, 0);
+    for m in h.inbox[2..].iter().flatten() {
+        match m {
+            ServerMessage::QueryResult(_) => answered += 1,
+            ServerMessage::QueryError(e) if e.error == QueryErrorCode::RateLimited => refused += 1,
+            _ => {}
+        }
+    }
+    assert_eq!(answered + refused, 380);
+    assert_eq!(answered, Limits::default().room_queries_per_sec as usize, "the room's budget");
+    // Seat 0's timer runs out on time: its auto action comes at 30 s.
+    h.advance(Duration::from_secs(29));
+    assert!(!h.log.iter().any(|l| l == "1 <- event timeout-action"));
+    h.advance(Duration::from_secs(2));
+    h.settle_chips();
+    assert!(h.log.iter().any(|l| l == "1 <- event timeout-action"), "{:#?}", &h.log[h.log.len() - 5..]);
+}

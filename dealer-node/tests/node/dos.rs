@@ -10,7 +10,7 @@ use std::time::Duration;
 use claw_dealer::RoomConfig;
 use claw_protocol::handshake::{HandshakeError, RejectReason};
 use claw_protocol::messages::{
-    EntropyMode, EventBody, KickReason, PlayerStatus, QueryData, QueryType, ServerMessage,
+    ClientMessage, EntropyMode, EventBody, KickReason, PlayerStatus, QueryData, QueryType, ServerMessage,
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::AsyncReadExt;
@@ -192,4 +192,33 @@ async fn a_flood_of_binary_frames_closes_with_1008() {
         }
     };
     assert_eq!(code, Some(CloseCode::Policy));
+}
+
+#[tokio::test]
+async fn sit_out_squatters_cannot_fill_the_room() {
+    let mut r = RoomConfig::new("a", "high-card");
+    r.min_players = 3;
+    r.max_players = 3;
+    r.sit_out_limit = Duration::from_secs(1);
+    let f = Fixture::start(vec![r]).await;
+    // Three identities take every seat and sit out (at most one of three
+    // seats may sit out: each new one frees the one out longest).
+    let mut squatters = Vec::new();
+    for i in 0..3 {
+        let mut c = f.client("a", 90 + i).await;
+        assert!(c.join().await.accepted);
+        c.send(ClientMessage::SitOut).await;
+        squatters.push(c);
+    }
+    for c in &mut squatters[..2] {
+        assert_eq!(kicked_code(c).await, KickReason::Idle);
+    }
+    let mut honest = f.client("a", 4).await;
+    let j = honest.join().await;
+    assert!(j.accepted, "{j:?}");
+    // The last squatter's seat is freed after the sit-out limit.
+    assert_eq!(kicked_code(&mut squatters[2]).await, KickReason::Idle);
+    let ServerMessage::QueryResult(q) = honest.query(QueryType::RoomState, "seats").await else { panic!() };
+    let QueryData::RoomState { players, .. } = q.data else { panic!() };
+    assert_eq!(players.len(), 1, "only the honest player is left: {players:?}");
 }

@@ -378,6 +378,9 @@ pub struct Limits {
     /// WebSocket ping interval (at most 10 s): a ping still unanswered at
     /// the next one closes the connection, and the player is away.
     pub ping_interval: Duration,
+    /// Queries per second one room answers, all players together (burst
+    /// the same); beyond it a query gets `query-error` `rate-limited`.
+    pub room_queries_per_sec: u32,
 }
 
 impl Default for Limits {
@@ -399,6 +402,7 @@ impl Default for Limits {
             max_handshakes_per_addr: 32,
             max_handshakes: 1024,
             ping_interval: Duration::from_secs(5),
+            room_queries_per_sec: 200,
         }
     }
 }

@@ -374,6 +374,8 @@ pub struct RoomCore {
     next_effect: u64,
     waiting: HashMap<EffectId, Waiting>,
     effects: VecDeque<Effect>,
+    /// The room's query budget (`Limits::room_queries_per_sec`), from the first query on.
+    query_budget: Option<TokenBucket>,
 }
 
 /// Smallest pause before trying again after a hand could not start.
@@ -415,6 +417,7 @@ impl RoomCore {
             next_effect: 0,
             waiting: HashMap::new(),
             effects: VecDeque::new(),
+            query_budget: None,
         };
         inc(&core.metrics.rooms_open);
         if core.cfg.house_bankroll.0 > 0 {
@@ -832,7 +835,7 @@ impl RoomCore {
             ClientMessage::JoinRequest(j) => self.join(now, &id, j),
             ClientMessage::PlayerSeed(s) => self.player_seed(now, &id, s),
             ClientMessage::Action(a) => self.player_action(now, &id, a, at),
-            ClientMessage::Query(q) => self.query(&id, q),
+            ClientMessage::Query(q) => self.query(&id, q, at),
             ClientMessage::SitOut => self.sit_out(now, &id, true),
             ClientMessage::SitIn => {
                 self.sit_out(now, &id, false);
