@@ -114,7 +114,8 @@ impl NodeConfig {
             || l.ping_interval > Duration::from_secs(10)
         {
             return Err(ConfigError::Node(
-                "limits: connection budgets and idle_timeout must be positive, ping_interval 1 ms to 10 s".into(),
+                "limits: connection budgets and idle_timeout must be positive, ping_interval 1 ms to 10 s"
+                    .into(),
             ));
         }
         Ok(games)

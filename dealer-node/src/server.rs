@@ -32,9 +32,9 @@ use crate::metrics::{dec, inc};
 use claw_engine::room::TokenBucket;
 
 use crate::conn::{next_conn_id, ConnTx, Counter, Outbound, Slot};
-use claw_protocol::PlayerId;
 use crate::room::{unix_ms, NodeContext, RoomCmd, RoomHandle};
 use crate::tls::{ServerStream, ServerTls};
+use claw_protocol::PlayerId;
 
 /// What every connection task shares.
 pub struct ServerState {
@@ -60,7 +60,11 @@ pub struct ServerState {
 
 impl ServerState {
     /// The server's state for `rooms`, with budgets from `ctx.limits`.
-    pub fn new(rooms: HashMap<String, RoomHandle>, ctx: Arc<NodeContext>, tls: Option<ServerTls>) -> ServerState {
+    pub fn new(
+        rooms: HashMap<String, RoomHandle>,
+        ctx: Arc<NodeContext>,
+        tls: Option<ServerTls>,
+    ) -> ServerState {
         let l = &ctx.limits;
         ServerState {
             rooms,
@@ -431,8 +435,9 @@ async fn handshake(state: &ServerState, ws: &mut Ws, room: &RoomHandle, deadline
     let sent = room.send(RoomCmd::Connect { verified: Box::new(verified), conn: conn.clone(), reply }).await;
     let admit = match (sent, timeout_at(deadline, answer).await) {
         (true, Ok(Ok(Ok(a)))) => a,
-        (_, Ok(Ok(Err(reason)))) => {
-            let r = reject(&mut hs, reason);
+        (_, Ok(Ok(Err(refusal)))) => {
+            let mut r = reject(&mut hs, refusal.reason);
+            r.message = Some(refusal.message);
             send_rejected(ws, &r).await;
             return HandshakeEnd::Failed;
         }
@@ -497,7 +502,9 @@ async fn writer(mut sink: futures_util::stream::SplitSink<Ws, Message>, mut rx: 
                     }
                 }
                 Outbound::Ping => {
-                    match tokio::time::timeout(WRITE_TIMEOUT, sink.feed(Message::Ping(Default::default()))).await {
+                    match tokio::time::timeout(WRITE_TIMEOUT, sink.feed(Message::Ping(Default::default())))
+                        .await
+                    {
                         Ok(Ok(())) => {}
                         _ => break 'outer,
                     }

@@ -136,8 +136,18 @@ impl Metrics {
             "Sockets closed at once: their source address was over its limits.",
             g(&self.connections_refused_addr),
         );
-        one("claw_kicked_idle_total", "counter", "Idle watchers kicked and sit-out seats freed.", g(&self.kicked_idle));
-        one("claw_pongs_missed_total", "counter", "Connections closed for a missed pong.", g(&self.pongs_missed));
+        one(
+            "claw_kicked_idle_total",
+            "counter",
+            "Idle watchers kicked and sit-out seats freed.",
+            g(&self.kicked_idle),
+        );
+        one(
+            "claw_pongs_missed_total",
+            "counter",
+            "Connections closed for a missed pong.",
+            g(&self.pongs_missed),
+        );
         let _ = writeln!(
             s,
             "# HELP claw_action_latency_seconds Time from an action's arrival to its broadcast.\n\

@@ -504,7 +504,15 @@ fn a_query_flood_meets_the_room_budget_and_the_hand_runs_on_time() {
     let mut h = Harness::new(40, |c| c.min_players = 2);
     for i in 0..2 {
         h.connect(i);
-        h.send(i, ClientMessage::JoinRequest(JoinRequest { sdk_version: String::new(), name: None, seat: None, buy_in: None }));
+        h.send(
+            i,
+            ClientMessage::JoinRequest(JoinRequest {
+                sdk_version: String::new(),
+                name: None,
+                seat: None,
+                buy_in: None,
+            }),
+        );
     }
     for i in 2..40 {
         h.connect(i);

@@ -222,3 +222,35 @@ async fn sit_out_squatters_cannot_fill_the_room() {
     let QueryData::RoomState { players, .. } = q.data else { panic!() };
     assert_eq!(players.len(), 1, "only the honest player is left: {players:?}");
 }
+
+#[tokio::test]
+async fn a_refused_rejoin_says_why() {
+    let mut r = RoomConfig::new("a", "high-card");
+    r.min_players = 3;
+    let f = Fixture::start(vec![r]).await;
+    let mut a = f.client("a", 60).await;
+    assert!(a.join().await.accepted);
+    let me = a.me.clone();
+    drop(a);
+    // The same key without the session's reconnect token, by hand to read
+    // the `rejected` frame itself.
+    let mut ws = raw_ws(f.addr(), "a").await;
+    let (mut hs, hello) = claw_protocol::handshake::ClientHandshake::start(
+        me.clone(),
+        f.dealer(),
+        "a",
+        "t",
+        None,
+        now_ms(),
+        &mut rand::rngs::OsRng,
+    );
+    send_text(&mut ws, ClientMessage::Hello(hello).encode().unwrap()).await;
+    let Some(ServerMessage::Challenge(c)) = recv_ws(&mut ws).await else { panic!("challenge") };
+    let resp = hs.on_challenge(&c, now_ms()).unwrap();
+    send_text(&mut ws, ClientMessage::Response(resp).encode().unwrap()).await;
+    let Some(ServerMessage::Rejected(rej)) = recv_ws(&mut ws).await else { panic!("rejected") };
+    assert_eq!(hs.on_rejected(&rej), HandshakeError::Rejected(RejectReason::Refused));
+    let why = rej.message.expect("a refusal says why");
+    assert!(why.contains("reconnect token"), "{why}");
+    assert!(why.contains("held for") || why.contains("another connection"), "{why}");
+}

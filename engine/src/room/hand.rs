@@ -182,7 +182,9 @@ impl RoomCore {
             .iter()
             .flatten()
             .filter(|id| {
-                self.players.get(id).is_some_and(|p| matches!(p.presence, Presence::Online(_)) && p.sit_out.is_none())
+                self.players
+                    .get(id)
+                    .is_some_and(|p| matches!(p.presence, Presence::Online(_)) && p.sit_out.is_none())
             })
             .copied()
             .collect();

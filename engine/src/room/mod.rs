@@ -304,6 +304,22 @@ pub struct Admit {
     pub token: Nonce,
 }
 
+/// The room's refusal of a verified handshake: the `rejected` reason and
+/// why, in words (`rejected.message`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The reason code.
+    pub reason: RejectReason,
+    /// Why, for the player.
+    pub message: String,
+}
+
+impl Refusal {
+    fn new(reason: RejectReason, message: impl Into<String>) -> Refusal {
+        Refusal { reason, message: message.into() }
+    }
+}
+
 /// A room's public state.
 #[derive(Debug, Clone)]
 pub struct RoomSnapshot {
@@ -692,9 +708,9 @@ impl RoomCore {
     /// A handshake verified on `conn`: admits the player (a new session, or
     /// the resumption of the one whose reconnect token it presents) or
     /// refuses with a reason.
-    pub fn connect(&mut self, now: Now, conn: ConnId, v: &VerifiedPlayer) -> Result<Admit, RejectReason> {
+    pub fn connect(&mut self, now: Now, conn: ConnId, v: &VerifiedPlayer) -> Result<Admit, Refusal> {
         if self.closing.is_some() || self.phase == RoomPhase::Closed {
-            return Err(RejectReason::Refused);
+            return Err(Refusal::new(RejectReason::Refused, "the room is closing"));
         }
         let id = v.player.signing;
         let bucket = TokenBucket::new(self.limits.rate_per_sec, self.limits.rate_burst, now.at);
@@ -703,10 +719,27 @@ impl RoomCore {
             if !token_ok || p.left() {
                 // The seat is held for the session that owns the token.
                 tracing::warn!(room = %self.cfg.id, player = %id.short(), "connection without the session's reconnect token refused");
-                return Err(RejectReason::Refused);
+                let why = match p.presence {
+                    Presence::Away { since } => {
+                        let left = (since + self.cfg.reconnect_window).saturating_duration_since(now.at);
+                        format!(
+                            "the seat is held for {} s more for the session of this key: resume it with its reconnect token",
+                            left.as_secs().max(1)
+                        )
+                    }
+                    Presence::Online(_) => {
+                        "this key is connected on another connection: resume its session with its reconnect token"
+                            .to_owned()
+                    }
+                    Presence::Left => "this key left the room; its hand is still running".to_owned(),
+                };
+                return Err(Refusal::new(RejectReason::Refused, why));
             }
             if p.encryption_key != v.player.encryption {
-                return Err(RejectReason::Refused);
+                return Err(Refusal::new(
+                    RejectReason::Refused,
+                    "the session was opened with another encryption key",
+                ));
             }
             // Resume: the new connection replaces the old one.
             let old = p.conn();
@@ -739,15 +772,27 @@ impl RoomCore {
         // Seats are a budget of their own (a seated player resumes above);
         // a newcomer beyond the watchers' budget makes the longest-idle
         // watcher leave, so idle connections cannot lock the room.
-        let watchers: Vec<(Instant, PlayerId)> =
-            self.players.values().filter(|p| p.watching() && !p.joining).map(|p| (p.last_active, p.id)).collect();
+        let watchers: Vec<(Instant, PlayerId)> = self
+            .players
+            .values()
+            .filter(|p| p.watching() && !p.joining)
+            .map(|p| (p.last_active, p.id))
+            .collect();
         if watchers.len() >= self.limits.max_watchers {
-            let Some((_, oldest)) = watchers.iter().min().copied() else { return Err(RejectReason::Busy) };
+            let Some((_, oldest)) = watchers.iter().min().copied() else {
+                return Err(Refusal::new(RejectReason::Busy, "the room is full"));
+            };
             inc(&self.metrics.kicked_idle);
-            self.kick_conn(now, &oldest, KickReason::Idle, 1000, "idle: the room needs the place for a newcomer");
+            self.kick_conn(
+                now,
+                &oldest,
+                KickReason::Idle,
+                1000,
+                "idle: the room needs the place for a newcomer",
+            );
         }
         if self.players.len() >= self.limits.max_watchers + self.seats.len() * 2 {
-            return Err(RejectReason::Busy);
+            return Err(Refusal::new(RejectReason::Busy, "the room is full"));
         }
         let token = Nonce::random(&mut *self.rng);
         let mut p = Player::new(v, conn, token, bucket, now.at);
@@ -1008,7 +1053,8 @@ impl RoomCore {
             .collect();
         if out.len() > usize::from(self.cfg.sit_out_seats) {
             out.sort();
-            let why = format!("more than {} seats sit out: the seat out longest is freed", self.cfg.sit_out_seats);
+            let why =
+                format!("more than {} seats sit out: the seat out longest is freed", self.cfg.sit_out_seats);
             self.free_seat(now, &out[0].1, &why);
         }
     }
