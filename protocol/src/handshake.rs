@@ -435,6 +435,8 @@ impl ServerHandshake {
 
     /// Step 1 → 2: checks the hello (in the order of SPEC.md §8.3) and
     /// answers with a signed challenge.
+    // The refusal is the signed frame the dealer sends, once per failed handshake.
+    #[allow(clippy::result_large_err)]
     pub fn on_hello<R: CryptoRngCore + ?Sized>(
         &mut self,
         hello: &Hello,
@@ -484,6 +486,8 @@ impl ServerHandshake {
     /// Step 3: checks the response (SPEC.md §8.3). On success the caller
     /// decides (seat, reconnect, capacity) and then calls
     /// [`ServerHandshake::accept`] or [`ServerHandshake::reject`].
+    // The refusal is the signed frame the dealer sends, once per failed handshake.
+    #[allow(clippy::result_large_err)]
     pub fn on_response(
         &mut self,
         response: &Response,
