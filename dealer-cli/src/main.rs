@@ -159,6 +159,12 @@ struct Cli {
     /// Messages per second per player (queries and unsolicited messages).
     #[arg(long, default_value_t = 10)]
     rate_limit: u32,
+    /// Open connections per source address (checked before --max-connections).
+    #[arg(long, default_value_t = Limits::default().max_conns_per_addr)]
+    max_conns_per_addr: usize,
+    /// Kick a connection that is not seated and sent no join request or query for this long.
+    #[arg(long, value_parser = dur, default_value = "30s")]
+    idle_timeout: Duration,
     /// How long after a hand the web app shows it to spectators (default 30s).
     #[arg(long, value_parser = dur)]
     spectator_delay: Option<Duration>,
@@ -325,8 +331,13 @@ async fn main() -> anyhow::Result<()> {
         None if demo => None,
         None => Some(SocketAddr::from(([127, 0, 0, 1], 7778))),
     };
-    let limits =
-        Limits { max_connections: cli.max_connections, rate_per_sec: cli.rate_limit, ..Limits::default() };
+    let limits = Limits {
+        max_connections: cli.max_connections,
+        rate_per_sec: cli.rate_limit,
+        max_conns_per_addr: cli.max_conns_per_addr,
+        idle_timeout: cli.idle_timeout,
+        ..Limits::default()
+    };
     let config = NodeConfig {
         listen,
         http_listen,

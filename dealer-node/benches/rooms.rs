@@ -103,6 +103,9 @@ async fn setup(rooms: usize, verify: bool) -> Setup {
         .collect();
     let mut cfg = NodeConfig::local(dir.path(), cfgs);
     cfg.limits.send_queue = 1 << 16;
+    // Every client comes from 127.0.0.1.
+    cfg.limits.max_conns_per_addr = 1024;
+    cfg.limits.max_handshakes_per_addr = 1024;
     let chips = Arc::new(LocalChips::new());
     let node = DealerNode::builder(cfg).local_chips(chips, Chips(1_000_000_000)).launch().await.unwrap();
     for i in 0..rooms {

@@ -104,6 +104,20 @@ impl NodeConfig {
                     .into(),
             ));
         }
+        if l.max_watchers == 0
+            || l.max_conns_per_identity == 0
+            || l.max_conns_per_addr == 0
+            || l.max_handshakes_per_addr == 0
+            || l.max_handshakes == 0
+            || l.idle_timeout.is_zero()
+            || l.ping_interval.is_zero()
+            || l.ping_interval > Duration::from_secs(10)
+        {
+            return Err(ConfigError::Node(
+                "limits: connection budgets and idle_timeout must be positive, ping_interval 1 ms to 10 s"
+                    .into(),
+            ));
+        }
         Ok(games)
     }
 }

@@ -18,11 +18,10 @@ use std::time::Duration;
 
 use claw_chips::{AccountId, ChipProvider, LocalChips};
 use claw_games::DynGame;
-use claw_protocol::handshake::ChallengeBook;
 use claw_protocol::{Chips, Identity, PlayerId};
 use rand::rngs::OsRng;
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, oneshot, watch, Semaphore};
+use tokio::sync::{broadcast, oneshot, watch};
 
 use crate::chips::{recover, ChipDesk, Grants};
 use crate::config::{ConfigError, NodeConfig};
@@ -241,13 +240,7 @@ impl DealerNode {
             .map_err(|e| NodeError::Listen { addr: config.listen, source: e })?;
         let addr = listener.local_addr().map_err(|e| NodeError::Listen { addr: config.listen, source: e })?;
         let (stop_tx, stop_rx) = watch::channel(false);
-        let state = Arc::new(ServerState {
-            rooms: rooms.clone(),
-            ctx: Arc::clone(&ctx),
-            book: std::sync::Mutex::new(ChallengeBook::new()),
-            permits: Arc::new(Semaphore::new(config.limits.max_connections)),
-            tls: tls.clone(),
-        });
+        let state = Arc::new(ServerState::new(rooms.clone(), Arc::clone(&ctx), tls.clone()));
         let server = tokio::spawn(serve(listener, state, stop_rx.clone()));
         let http_addr = match config.http_listen {
             Some(a) => {

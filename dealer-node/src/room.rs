@@ -20,7 +20,7 @@ use claw_engine::room::{
     RoomCore,
 };
 use claw_engine::GameSpec;
-use claw_protocol::handshake::{RejectReason, VerifiedPlayer};
+use claw_protocol::handshake::VerifiedPlayer;
 use claw_protocol::messages::{ClientMessage, RawJson, ServerMessage};
 use claw_protocol::{HandId, Identity};
 use rand::rngs::OsRng;
@@ -34,7 +34,7 @@ use crate::config::{Limits, RoomConfig};
 use crate::conn::{ConnId, ConnTx};
 use crate::metrics::Metrics;
 
-pub use claw_engine::room::{Admit, RoomEvent, RoomSnapshot};
+pub use claw_engine::room::{Admit, Refusal, RoomEvent, RoomSnapshot};
 
 /// Longest a balance lookup for a query may take.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -70,7 +70,7 @@ pub enum RoomCmd {
         /// The connection's outgoing queue.
         conn: ConnTx,
         /// The room's answer.
-        reply: oneshot::Sender<Result<Admit, RejectReason>>,
+        reply: oneshot::Sender<Result<Admit, Refusal>>,
     },
     /// `accepted` was sent on `conn`.
     Ready {

@@ -1,15 +1,16 @@
 //! The WebSocket server: rooms addressed by path (`ws://host:port/<room>`),
-//! a connection cap, a message size limit, a deadline on the whole
+//! limits per source address (checked first), a node-wide connection cap
+//! and handshake budget, a message size limit, a deadline on the whole
 //! handshake (TCP accept to `accepted`), the 4-step handshake from the
-//! protocol crate, then a reader that rate-limits raw frames and hands
-//! decoded messages to the room, and a writer that drains the connection's
-//! queue.
+//! protocol crate, a cap per identity, then a reader that rate-limits raw
+//! frames, pings the peer (heartbeat) and hands decoded messages to the
+//! room, and a writer that drains the connection's queue.
 //!
 //! A bad frame, a failed handshake or a hostile peer ends at most its own
 //! connection; every per-connection task catches its own errors.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,9 +31,10 @@ use tokio_tungstenite::WebSocketStream;
 use crate::metrics::{dec, inc};
 use claw_engine::room::TokenBucket;
 
-use crate::conn::{next_conn_id, ConnTx, Outbound};
+use crate::conn::{next_conn_id, ConnTx, Counter, Outbound, Slot};
 use crate::room::{unix_ms, NodeContext, RoomCmd, RoomHandle};
 use crate::tls::{ServerStream, ServerTls};
+use claw_protocol::PlayerId;
 
 /// What every connection task shares.
 pub struct ServerState {
@@ -46,6 +48,42 @@ pub struct ServerState {
     pub permits: Arc<Semaphore>,
     /// TLS on every connection (`wss://`), or none (`ws://`).
     pub tls: Option<ServerTls>,
+    /// One permit per connection still in the handshake.
+    pub handshakes: Arc<Semaphore>,
+    /// Open connections per source address.
+    pub per_addr: Arc<Counter<IpAddr>>,
+    /// Connections in the handshake per source address.
+    pub handshakes_per_addr: Arc<Counter<IpAddr>>,
+    /// Authenticated connections per identity.
+    pub per_identity: Arc<Counter<PlayerId>>,
+}
+
+impl ServerState {
+    /// The server's state for `rooms`, with budgets from `ctx.limits`.
+    pub fn new(
+        rooms: HashMap<String, RoomHandle>,
+        ctx: Arc<NodeContext>,
+        tls: Option<ServerTls>,
+    ) -> ServerState {
+        let l = &ctx.limits;
+        ServerState {
+            rooms,
+            book: Mutex::new(ChallengeBook::new()),
+            permits: Arc::new(Semaphore::new(l.max_connections)),
+            handshakes: Arc::new(Semaphore::new(l.max_handshakes)),
+            tls,
+            per_addr: Arc::default(),
+            handshakes_per_addr: Arc::default(),
+            per_identity: Arc::default(),
+            ctx,
+        }
+    }
+}
+
+/// What a connection holds while it handshakes.
+struct HandshakeSlots {
+    _addr: Slot<IpAddr>,
+    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// Longest a single frame write may block on a peer that does not read.
@@ -96,9 +134,23 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
     let ctx = Arc::clone(&state.ctx);
     let limits = ctx.limits.clone();
     let deadline = Instant::now() + limits.handshake_deadline;
+    // Per source address first: one address cannot use up the node's cap.
+    let ip = peer.ip();
+    let Some(addr_slot) = state.per_addr.try_take(ip, limits.max_conns_per_addr) else {
+        inc(&ctx.metrics.connections_refused_addr);
+        tracing::debug!(%peer, "too many connections from this address: closed");
+        return;
+    };
+    let Some(hs_addr) = state.handshakes_per_addr.try_take(ip, limits.max_handshakes_per_addr) else {
+        inc(&ctx.metrics.connections_refused_addr);
+        tracing::debug!(%peer, "too many handshakes from this address: closed");
+        return;
+    };
     let permit = Arc::clone(&state.permits).try_acquire_owned().ok();
+    let hs_permit = Arc::clone(&state.handshakes).try_acquire_owned().ok();
     let _ = stream.set_nodelay(true);
-    let full = permit.is_none();
+    let full = permit.is_none() || hs_permit.is_none();
+    let hs_slots = HandshakeSlots { _addr: hs_addr, _permit: hs_permit };
     let stream = match &state.tls {
         None => ServerStream::Plain(stream),
         Some(tls) => match timeout_at(deadline, tls.accept(stream)).await {
@@ -160,19 +212,29 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
     inc(&ctx.metrics.connections_open);
     let _open = OpenGuard(Arc::clone(&ctx));
     let _permit = permit;
-    session(state, ws, room, peer, deadline).await;
+    let _addr = addr_slot;
+    session(state, ws, room, peer, deadline, hs_slots).await;
 }
 
 enum HandshakeEnd {
-    Admitted { conn: ConnTx, rx: mpsc::Receiver<Outbound> },
+    Admitted { conn: ConnTx, rx: mpsc::Receiver<Outbound>, identity: Slot<PlayerId> },
     Failed,
 }
 
 /// Runs the 4-step handshake, then the session.
-async fn session(state: Arc<ServerState>, mut ws: Ws, room: RoomHandle, peer: SocketAddr, deadline: Instant) {
+async fn session(
+    state: Arc<ServerState>,
+    mut ws: Ws,
+    room: RoomHandle,
+    peer: SocketAddr,
+    deadline: Instant,
+    hs_slots: HandshakeSlots,
+) {
     let ctx = Arc::clone(&state.ctx);
-    let (conn, rx) = match handshake(&state, &mut ws, &room, deadline).await {
-        HandshakeEnd::Admitted { conn, rx } => (conn, rx),
+    let end = handshake(&state, &mut ws, &room, deadline).await;
+    drop(hs_slots);
+    let (conn, rx, _identity) = match end {
+        HandshakeEnd::Admitted { conn, rx, identity } => (conn, rx, identity),
         HandshakeEnd::Failed => {
             inc(&ctx.metrics.handshakes_failed);
             let _ = tokio::time::timeout(Duration::from_secs(1), ws.close(None)).await;
@@ -192,6 +254,12 @@ async fn session(state: Arc<ServerState>, mut ws: Ws, room: RoomHandle, peer: So
     );
     let mut bad_in_a_row = 0u32;
     let mut writer_done = false;
+    // Heartbeat: a ping every interval; one still unanswered at the next
+    // tick means the peer is gone or frozen, and the player is away.
+    let beat = limits.ping_interval;
+    let mut heartbeat = tokio::time::interval_at(Instant::now() + beat, beat);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut pong_due = false;
     let error = |code: ErrorCode, message: String| {
         crate::room::encode(&ServerMessage::Error(ErrorMsg { code, message }))
     };
@@ -201,6 +269,16 @@ async fn session(state: Arc<ServerState>, mut ws: Ws, room: RoomHandle, peer: So
             _ = &mut writer => {
                 writer_done = true;
                 break;
+            }
+            _ = heartbeat.tick() => {
+                if pong_due {
+                    inc(&ctx.metrics.pongs_missed);
+                    tracing::info!(%peer, conn = conn_id, "no pong: closing, the player is away");
+                    conn.close(1001, "no pong");
+                    break;
+                }
+                pong_due = conn.ping();
+                continue;
             }
         };
         let frame = match next {
@@ -214,12 +292,17 @@ async fn session(state: Arc<ServerState>, mut ws: Ws, room: RoomHandle, peer: So
                     conn.send(f);
                 }
                 if bad_in_a_row > limits.flood_close_after {
+                    conn.close(1008, "too many bad frames");
                     break;
                 }
                 continue;
             }
             Some(Ok(Message::Close(_))) | None => break,
-            Some(Ok(_)) => continue, // ping/pong
+            Some(Ok(Message::Pong(_))) => {
+                pong_due = false;
+                continue;
+            }
+            Some(Ok(_)) => continue, // pings (answered by tungstenite), raw frames
             Some(Err(e)) => {
                 // Oversize beyond the hard limit, protocol errors, resets.
                 inc(&ctx.metrics.bad_frames);
@@ -339,6 +422,12 @@ async fn handshake(state: &ServerState, ws: &mut Ws, room: &RoomHandle, deadline
     };
     // The player proved its key: ask the room to admit it.
     let player = verified.player.signing;
+    let Some(identity) = state.per_identity.try_take(player, ctx.limits.max_conns_per_identity) else {
+        tracing::info!(room = %room.id, player = %player.short(), "too many connections for this identity");
+        let r = reject(&mut hs, RejectReason::Busy);
+        send_rejected(ws, &r).await;
+        return HandshakeEnd::Failed;
+    };
     let conn_id = next_conn_id();
     let (tx, rx) = mpsc::channel(ctx.limits.send_queue);
     let conn = ConnTx::new(conn_id, tx);
@@ -346,8 +435,9 @@ async fn handshake(state: &ServerState, ws: &mut Ws, room: &RoomHandle, deadline
     let sent = room.send(RoomCmd::Connect { verified: Box::new(verified), conn: conn.clone(), reply }).await;
     let admit = match (sent, timeout_at(deadline, answer).await) {
         (true, Ok(Ok(Ok(a)))) => a,
-        (_, Ok(Ok(Err(reason)))) => {
-            let r = reject(&mut hs, reason);
+        (_, Ok(Ok(Err(refusal)))) => {
+            let mut r = reject(&mut hs, refusal.reason);
+            r.message = Some(refusal.message);
             send_rejected(ws, &r).await;
             return HandshakeEnd::Failed;
         }
@@ -378,7 +468,7 @@ async fn handshake(state: &ServerState, ws: &mut Ws, room: &RoomHandle, deadline
         return HandshakeEnd::Failed;
     }
     tracing::info!(room = %room.id, player = %player.short(), conn = conn_id, "handshake accepted");
-    HandshakeEnd::Admitted { conn, rx }
+    HandshakeEnd::Admitted { conn, rx, identity }
 }
 
 async fn send_rejected(ws: &mut Ws, r: &Rejected) {
@@ -407,6 +497,14 @@ async fn writer(mut sink: futures_util::stream::SplitSink<Ws, Message>, mut rx: 
             match o {
                 Outbound::Frame(f) => {
                     match tokio::time::timeout(WRITE_TIMEOUT, sink.feed(Message::Text(f))).await {
+                        Ok(Ok(())) => {}
+                        _ => break 'outer,
+                    }
+                }
+                Outbound::Ping => {
+                    match tokio::time::timeout(WRITE_TIMEOUT, sink.feed(Message::Ping(Default::default())))
+                        .await
+                    {
                         Ok(Ok(())) => {}
                         _ => break 'outer,
                     }

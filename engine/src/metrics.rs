@@ -47,6 +47,12 @@ pub struct Metrics {
     pub bad_frames: AtomicU64,
     /// Failed chip provider calls.
     pub chip_errors: AtomicU64,
+    /// Sockets closed at once: their source address was over its limits.
+    pub connections_refused_addr: AtomicU64,
+    /// Idle watchers kicked and sit-out seats freed.
+    pub kicked_idle: AtomicU64,
+    /// Connections closed for a missed pong.
+    pub pongs_missed: AtomicU64,
     latency_buckets: [AtomicU64; BUCKETS.len()],
     latency_count: AtomicU64,
     latency_sum_ns: AtomicU64,
@@ -124,6 +130,24 @@ impl Metrics {
             g(&self.bad_frames),
         );
         one("claw_chip_errors_total", "counter", "Failed chip provider calls.", g(&self.chip_errors));
+        one(
+            "claw_connections_refused_addr_total",
+            "counter",
+            "Sockets closed at once: their source address was over its limits.",
+            g(&self.connections_refused_addr),
+        );
+        one(
+            "claw_kicked_idle_total",
+            "counter",
+            "Idle watchers kicked and sit-out seats freed.",
+            g(&self.kicked_idle),
+        );
+        one(
+            "claw_pongs_missed_total",
+            "counter",
+            "Connections closed for a missed pong.",
+            g(&self.pongs_missed),
+        );
         let _ = writeln!(
             s,
             "# HELP claw_action_latency_seconds Time from an action's arrival to its broadcast.\n\

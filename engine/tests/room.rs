@@ -407,3 +407,139 @@ fn shutdown_waits_for_the_refund_then_closes() {
     assert!(h.inbox[0].iter().all(|m| !matches!(m, ServerMessage::Event(e) if e.decode_body().is_err())));
     let _ = EventBody::type_name;
 }
+
+fn kicked(h: &Harness, i: usize) -> Option<claw_protocol::messages::KickReason> {
+    h.inbox[i].iter().find_map(|m| match m {
+        ServerMessage::Kicked(k) => Some(k.code),
+        _ => None,
+    })
+}
+
+fn status(h: &Harness, i: usize) -> Option<claw_protocol::messages::PlayerStatus> {
+    h.core.snapshot().players.iter().find(|p| p.id == h.players[i].id()).map(|p| p.status)
+}
+
+#[test]
+fn a_seat_that_sits_out_too_long_is_freed() {
+    use claw_protocol::messages::{KickReason, PlayerStatus};
+    // Three seats needed: no hand starts, the two players just sit.
+    let mut h = Harness::new(2, |c| {
+        c.min_players = 3;
+        c.sit_out_limit = Duration::from_secs(60);
+    });
+    h.seat_everyone();
+    h.send(1, ClientMessage::SitOut);
+    assert_eq!(status(&h, 1), Some(PlayerStatus::SitOut));
+    h.advance(Duration::from_secs(59));
+    assert_eq!(status(&h, 1), Some(PlayerStatus::SitOut), "the seat is kept for a while");
+    h.advance(Duration::from_secs(2));
+    assert_eq!(kicked(&h, 1), Some(KickReason::Idle));
+    assert_eq!(status(&h, 1), None, "the seat is free");
+    assert_eq!(status(&h, 0), Some(PlayerStatus::Seated));
+    assert!(h.log.iter().any(|l| l == "1 closed"));
+}
+
+#[test]
+fn one_sit_out_too_many_frees_the_seat_out_longest() {
+    use claw_protocol::messages::{KickReason, PlayerStatus};
+    let mut h = Harness::new(3, |c| {
+        c.min_players = 4;
+        c.sit_out_seats = 1;
+    });
+    h.seat_everyone();
+    h.send(0, ClientMessage::SitOut);
+    h.advance(Duration::from_secs(1));
+    h.send(1, ClientMessage::SitOut);
+    assert_eq!(kicked(&h, 0), Some(KickReason::Idle));
+    assert_eq!(status(&h, 0), None);
+    assert_eq!(status(&h, 1), Some(PlayerStatus::SitOut));
+    assert_eq!(status(&h, 2), Some(PlayerStatus::Seated));
+    // Sitting in and out again does not free anyone else.
+    h.send(1, ClientMessage::SitIn);
+    h.send(2, ClientMessage::SitOut);
+    assert_eq!(kicked(&h, 1), None);
+}
+
+#[test]
+fn an_idle_watcher_is_kicked() {
+    use claw_protocol::messages::KickReason;
+    let mut h = Harness::new(2, |_| {});
+    h.connect(0);
+    h.connect(1);
+    // Player 1 watches (queries); player 0 does nothing.
+    h.advance(Duration::from_secs(20));
+    h.query(1, QueryType::RoomState, "watching");
+    h.advance(Duration::from_secs(11));
+    assert_eq!(kicked(&h, 0), Some(KickReason::Idle));
+    assert!(h.log.iter().any(|l| l == "0 closed"));
+    assert_eq!(kicked(&h, 1), None, "a watcher that queries stays");
+    h.advance(Duration::from_secs(20));
+    assert_eq!(kicked(&h, 1), Some(KickReason::Idle));
+}
+
+#[test]
+fn an_away_players_turn_does_not_wait_the_full_timeout() {
+    let mut h = Harness::new(2, |c| {
+        c.action_timeout = Duration::from_secs(300);
+        c.away_timeout = Duration::from_secs(5);
+    });
+    h.seat_everyone();
+    assert!(h.last_turn(0).is_some(), "seat 0 to act");
+    h.input(Input::Disconnected(Harness::conn(0)));
+    h.advance(Duration::from_secs(6));
+    h.settle_chips();
+    let auto = h.inbox[1].iter().find_map(|m| match m {
+        ServerMessage::Event(e) => match e.decode_body().unwrap() {
+            EventBody::TimeoutAction(t) => Some(t.reason),
+            _ => None,
+        },
+        _ => None,
+    });
+    assert_eq!(auto.as_deref(), Some("disconnected"));
+}
+
+#[test]
+fn a_query_flood_meets_the_room_budget_and_the_hand_runs_on_time() {
+    // Two seated players and 38 watchers, each querying within its own rate.
+    let mut h = Harness::new(40, |c| c.min_players = 2);
+    for i in 0..2 {
+        h.connect(i);
+        h.send(
+            i,
+            ClientMessage::JoinRequest(JoinRequest {
+                sdk_version: String::new(),
+                name: None,
+                seat: None,
+                buy_in: None,
+            }),
+        );
+    }
+    for i in 2..40 {
+        h.connect(i);
+    }
+    h.settle_chips();
+    h.tick();
+    h.settle_chips();
+    assert!(h.last_turn(0).is_some(), "seat 0 to act");
+    for round in 0..10 {
+        for i in 2..40 {
+            h.query(i, QueryType::TableState, &format!("q{round}-{i}"));
+        }
+    }
+    let (mut answered, mut refused) = (0, 0);
+    for m in h.inbox[2..].iter().flatten() {
+        match m {
+            ServerMessage::QueryResult(_) => answered += 1,
+            ServerMessage::QueryError(e) if e.error == QueryErrorCode::RateLimited => refused += 1,
+            _ => {}
+        }
+    }
+    assert_eq!(answered + refused, 380);
+    assert_eq!(answered, Limits::default().room_queries_per_sec as usize, "the room's budget");
+    // Seat 0's timer runs out on time: its auto action comes at 30 s.
+    h.advance(Duration::from_secs(29));
+    assert!(!h.log.iter().any(|l| l == "1 <- event timeout-action"));
+    h.advance(Duration::from_secs(2));
+    h.settle_chips();
+    assert!(h.log.iter().any(|l| l == "1 <- event timeout-action"), "{:#?}", &h.log[h.log.len() - 5..]);
+}

@@ -466,7 +466,12 @@ async fn open(
                 send(&mut ws, &ClientMessage::Response(r)).await?;
             }
             ServerMessage::Accepted(a) => return Ok((ws, hs.on_accepted(&a, unix_ms())?)),
-            ServerMessage::Rejected(r) => return Err(NodeError::Handshake(hs.on_rejected(&r))),
+            ServerMessage::Rejected(r) => {
+                if let Some(why) = &r.message {
+                    tracing::warn!(reason = %r.reason, why = %why, "the dealer refused the handshake");
+                }
+                return Err(NodeError::Handshake(hs.on_rejected(&r)));
+            }
             ServerMessage::Error(e) => {
                 return Err(NodeError::Connect(format!("dealer error {:?}: {}", e.code, e.message)))
             }

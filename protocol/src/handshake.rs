@@ -138,6 +138,10 @@ pub struct Rejected {
     pub timestamp_ms: u64,
     /// Signature by the dealer, purpose `rejected`.
     pub sig: Signature,
+    /// Why, in words (e.g. how long a seat stays held). Informational: not
+    /// signed, at most `MAX_TEXT_LEN` bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// Why the dealer refused a handshake. Serialised in kebab-case.
@@ -423,13 +427,16 @@ impl ServerHandshake {
 
     fn reject_with(&mut self, reason: RejectReason, client_nonce: Option<Nonce>, now_ms: u64) -> Rejected {
         self.state = ServerState::Done;
-        let mut r = Rejected { reason, client_nonce, timestamp_ms: now_ms, sig: Signature([0; 64]) };
+        let mut r =
+            Rejected { reason, client_nonce, timestamp_ms: now_ms, sig: Signature([0; 64]), message: None };
         r.sig = self.dealer.sign(Purpose::Rejected, &rejected_body(&r));
         r
     }
 
     /// Step 1 → 2: checks the hello (in the order of SPEC.md §8.3) and
     /// answers with a signed challenge.
+    // The refusal is the signed frame the dealer sends, once per failed handshake.
+    #[allow(clippy::result_large_err)]
     pub fn on_hello<R: CryptoRngCore + ?Sized>(
         &mut self,
         hello: &Hello,
@@ -479,6 +486,8 @@ impl ServerHandshake {
     /// Step 3: checks the response (SPEC.md §8.3). On success the caller
     /// decides (seat, reconnect, capacity) and then calls
     /// [`ServerHandshake::accept`] or [`ServerHandshake::reject`].
+    // The refusal is the signed frame the dealer sends, once per failed handshake.
+    #[allow(clippy::result_large_err)]
     pub fn on_response(
         &mut self,
         response: &Response,

@@ -318,6 +318,7 @@ fn client_refuses_forged_or_altered_dealer_messages() {
         client_nonce: None,
         timestamp_ms: T0,
         sig: Signature([0; 64]),
+        message: None,
     };
     rej.sig = mallory.sign(Purpose::Rejected, &claw_protocol::handshake::rejected_body(&rej));
     assert_eq!(c.on_rejected(&rej), HandshakeError::UnsignedRejection(RejectReason::Refused));

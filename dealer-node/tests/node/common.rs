@@ -63,7 +63,10 @@ impl Fixture {
             .try_init();
         let dir = tempfile::tempdir().unwrap();
         let chips = Arc::new(LocalChips::new());
-        let config = cfg(NodeConfig::local(dir.path(), rooms));
+        let mut base = NodeConfig::local(dir.path(), rooms);
+        // The raw test client answers pings only while a test reads it.
+        base.limits.ping_interval = Duration::from_secs(10);
+        let config = cfg(base);
         let b = DealerNode::builder(config)
             .local_chips(chips.clone(), Chips(10_000))
             .game(claw_engine::testgame::high_card());

@@ -2,5 +2,6 @@
 
 mod attacks;
 mod common;
+mod dos;
 mod games;
 mod lifecycle;

@@ -119,6 +119,17 @@ pub struct RoomConfig {
     /// How long a disconnected player keeps the seat.
     #[serde(default = "d_reconnect_window", with = "dur")]
     pub reconnect_window: Duration,
+    /// Time an away player (connection lost, or a missed pong) has to act
+    /// before its auto action, when shorter than `action_timeout`.
+    #[serde(default = "d_away_timeout", with = "dur")]
+    pub away_timeout: Duration,
+    /// Longest a seat may sit out; then it is freed (`kicked` `idle`).
+    #[serde(default = "d_sit_out_limit", with = "dur")]
+    pub sit_out_limit: Duration,
+    /// Most seats sitting out at once; one more frees the seat that has sat
+    /// out longest. 0 = half the seats (at least one).
+    #[serde(default)]
+    pub sit_out_seats: u8,
     /// `full` (default): every secret at hand end; `deferred`: folded cards
     /// and seeds are published when the room closes or `reveal_delay` after
     /// the hand.
@@ -170,6 +181,12 @@ fn d_seed_timeout() -> Duration {
 fn d_reconnect_window() -> Duration {
     Duration::from_secs(60)
 }
+fn d_away_timeout() -> Duration {
+    Duration::from_secs(5)
+}
+fn d_sit_out_limit() -> Duration {
+    Duration::from_secs(300)
+}
 
 impl RoomConfig {
     /// A room of `game` with every other field at its default.
@@ -188,6 +205,9 @@ impl RoomConfig {
             between_hands: d_between_hands(),
             seed_timeout: d_seed_timeout(),
             reconnect_window: d_reconnect_window(),
+            away_timeout: d_away_timeout(),
+            sit_out_limit: d_sit_out_limit(),
+            sit_out_seats: 0,
             reveal: RevealPolicy::Full,
             reveal_delay: None,
             entropy: EntropyMode::Joint,
@@ -241,6 +261,9 @@ impl RoomConfig {
         }
         if self.action_timeout < Duration::from_millis(10) {
             return Err(self.err("action_timeout must be at least 10ms"));
+        }
+        if self.sit_out_seats == 0 {
+            self.sit_out_seats = (self.max_players / 2).max(1);
         }
         if self.reveal == RevealPolicy::Full && self.reveal_delay.is_some() {
             return Err(self.err("reveal_delay only applies to reveal = \"deferred\""));
@@ -336,6 +359,28 @@ pub struct Limits {
     pub chip_attempts: u32,
     /// Outgoing messages queued per connection before it counts as too slow.
     pub send_queue: usize,
+    /// An unseated connection (not seated, not in the hand) that sent no
+    /// join request or query for this long is kicked (`idle`).
+    pub idle_timeout: Duration,
+    /// Unseated connections per room (watchers and players about to join);
+    /// seats are a budget of their own. A newcomer beyond it makes the
+    /// longest-idle watcher leave (`kicked` `idle`).
+    pub max_watchers: usize,
+    /// Authenticated connections per identity, node-wide.
+    pub max_conns_per_identity: usize,
+    /// Open connections per source address (handshaking or not), checked
+    /// before the node-wide cap; beyond it a socket is closed at once.
+    pub max_conns_per_addr: usize,
+    /// Connections per source address still in the handshake.
+    pub max_handshakes_per_addr: usize,
+    /// Connections in the handshake, node-wide (then HTTP 503).
+    pub max_handshakes: usize,
+    /// WebSocket ping interval (at most 10 s): a ping still unanswered at
+    /// the next one closes the connection, and the player is away.
+    pub ping_interval: Duration,
+    /// Queries per second one room answers, all players together (burst
+    /// the same); beyond it a query gets `query-error` `rate-limited`.
+    pub room_queries_per_sec: u32,
 }
 
 impl Default for Limits {
@@ -350,6 +395,14 @@ impl Default for Limits {
             chip_timeout: Duration::from_secs(5),
             chip_attempts: 3,
             send_queue: 4096,
+            idle_timeout: Duration::from_secs(30),
+            max_watchers: 64,
+            max_conns_per_identity: 4,
+            max_conns_per_addr: 128,
+            max_handshakes_per_addr: 32,
+            max_handshakes: 1024,
+            ping_interval: Duration::from_secs(5),
+            room_queries_per_sec: 200,
         }
     }
 }

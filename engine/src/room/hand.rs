@@ -182,7 +182,9 @@ impl RoomCore {
             .iter()
             .flatten()
             .filter(|id| {
-                self.players.get(id).is_some_and(|p| matches!(p.presence, Presence::Online(_)) && !p.sit_out)
+                self.players
+                    .get(id)
+                    .is_some_and(|p| matches!(p.presence, Presence::Online(_)) && p.sit_out.is_none())
             })
             .copied()
             .collect();
@@ -608,8 +610,27 @@ impl RoomCore {
         if self.players.get(&actor).is_none_or(|p| p.left()) {
             return Some(seat);
         }
+        self.hurry_away_turn(now);
         self.send(&actor, &ServerMessage::YourTurn(turn));
         None
+    }
+
+    /// When the player to act is away, its turn ends `away_timeout` from
+    /// now if that is sooner than its deadline (an away player does not
+    /// cost the table the full action timeout).
+    pub(super) fn hurry_away_turn(&mut self, now: Now) {
+        let Table::Playing(h) = &mut self.table else { return };
+        let Stage::Turn(t) = &mut h.stage else { return };
+        let away = h
+            .players
+            .get(t.seat.index())
+            .and_then(|id| self.players.get(id))
+            .is_some_and(|p| matches!(p.presence, Presence::Away { .. }));
+        let soon = now.after(self.cfg.away_timeout);
+        if away && soon.at < t.deadline {
+            t.deadline = soon.at;
+            t.deadline_ms = soon.unix_ms;
+        }
     }
 
     /// The player to act gets (again) a fresh turn.
@@ -622,6 +643,7 @@ impl RoomCore {
         if let Some(id) = h.players.get(seat.index()).copied() {
             self.send(&id, &ServerMessage::YourTurn(turn));
         }
+        self.hurry_away_turn(now);
     }
 
     /// Settles a finished hand: commission and rake to the dealer (with the

@@ -304,6 +304,22 @@ pub struct Admit {
     pub token: Nonce,
 }
 
+/// The room's refusal of a verified handshake: the `rejected` reason and
+/// why, in words (`rejected.message`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The reason code.
+    pub reason: RejectReason,
+    /// Why, for the player.
+    pub message: String,
+}
+
+impl Refusal {
+    fn new(reason: RejectReason, message: impl Into<String>) -> Refusal {
+        Refusal { reason, message: message.into() }
+    }
+}
+
 /// A room's public state.
 #[derive(Debug, Clone)]
 pub struct RoomSnapshot {
@@ -374,6 +390,8 @@ pub struct RoomCore {
     next_effect: u64,
     waiting: HashMap<EffectId, Waiting>,
     effects: VecDeque<Effect>,
+    /// The room's query budget (`Limits::room_queries_per_sec`), from the first query on.
+    query_budget: Option<TokenBucket>,
 }
 
 /// Smallest pause before trying again after a hand could not start.
@@ -415,6 +433,7 @@ impl RoomCore {
             next_effect: 0,
             waiting: HashMap::new(),
             effects: VecDeque::new(),
+            query_budget: None,
         };
         inc(&core.metrics.rooms_open);
         if core.cfg.house_bankroll.0 > 0 {
@@ -459,6 +478,12 @@ impl RoomCore {
         for p in self.players.values() {
             if let Presence::Away { since } = p.presence {
                 at(Some(since + self.cfg.reconnect_window));
+            }
+            if p.watching() && !p.joining {
+                at(Some(p.last_active + self.limits.idle_timeout));
+            }
+            if let (Some(since), Some(_)) = (p.sit_out, p.seat) {
+                at(Some(since + self.cfg.sit_out_limit));
             }
         }
         for d in &self.deferred {
@@ -540,6 +565,30 @@ impl RoomCore {
         for id in expired {
             tracing::info!(room = %self.cfg.id, player = %id.short(), "reconnect window over: player left");
             self.remove_player(&id, false);
+        }
+        // Idle watchers and seats that sat out too long.
+        let idle = self.limits.idle_timeout;
+        let idle: Vec<PlayerId> = self
+            .players
+            .values()
+            .filter(|p| p.watching() && !p.joining && p.last_active + idle <= t)
+            .map(|p| p.id)
+            .collect();
+        for id in idle {
+            inc(&self.metrics.kicked_idle);
+            let why = format!("idle: no join request or query for {} s", self.limits.idle_timeout.as_secs());
+            self.kick_conn(now, &id, KickReason::Idle, 1000, &why);
+        }
+        let limit = self.cfg.sit_out_limit;
+        let squatting: Vec<PlayerId> = self
+            .players
+            .values()
+            .filter(|p| p.seat.is_some() && p.sit_out.is_some_and(|since| since + limit <= t))
+            .map(|p| p.id)
+            .collect();
+        for id in squatting {
+            let why = format!("sat out longer than {} s: the seat is freed", limit.as_secs());
+            self.free_seat(now, &id, &why);
         }
         // Deferred reveals.
         let due: Vec<usize> =
@@ -659,9 +708,9 @@ impl RoomCore {
     /// A handshake verified on `conn`: admits the player (a new session, or
     /// the resumption of the one whose reconnect token it presents) or
     /// refuses with a reason.
-    pub fn connect(&mut self, now: Now, conn: ConnId, v: &VerifiedPlayer) -> Result<Admit, RejectReason> {
+    pub fn connect(&mut self, now: Now, conn: ConnId, v: &VerifiedPlayer) -> Result<Admit, Refusal> {
         if self.closing.is_some() || self.phase == RoomPhase::Closed {
-            return Err(RejectReason::Refused);
+            return Err(Refusal::new(RejectReason::Refused, "the room is closing"));
         }
         let id = v.player.signing;
         let bucket = TokenBucket::new(self.limits.rate_per_sec, self.limits.rate_burst, now.at);
@@ -670,10 +719,27 @@ impl RoomCore {
             if !token_ok || p.left() {
                 // The seat is held for the session that owns the token.
                 tracing::warn!(room = %self.cfg.id, player = %id.short(), "connection without the session's reconnect token refused");
-                return Err(RejectReason::Refused);
+                let why = match p.presence {
+                    Presence::Away { since } => {
+                        let left = (since + self.cfg.reconnect_window).saturating_duration_since(now.at);
+                        format!(
+                            "the seat is held for {} s more for the session of this key: resume it with its reconnect token",
+                            left.as_secs().max(1)
+                        )
+                    }
+                    Presence::Online(_) => {
+                        "this key is connected on another connection: resume its session with its reconnect token"
+                            .to_owned()
+                    }
+                    Presence::Left => "this key left the room; its hand is still running".to_owned(),
+                };
+                return Err(Refusal::new(RejectReason::Refused, why));
             }
             if p.encryption_key != v.player.encryption {
-                return Err(RejectReason::Refused);
+                return Err(Refusal::new(
+                    RejectReason::Refused,
+                    "the session was opened with another encryption key",
+                ));
             }
             // Resume: the new connection replaces the old one.
             let old = p.conn();
@@ -703,11 +769,33 @@ impl RoomCore {
             tracing::info!(room = %self.cfg.id, player = %id.short(), seat = ?admit.seat, "player reconnected");
             return Ok(admit);
         }
-        if self.players.len() >= self.limits.max_connections.min(usize::from(self.cfg.max_players) * 8 + 64) {
-            return Err(RejectReason::Busy);
+        // Seats are a budget of their own (a seated player resumes above);
+        // a newcomer beyond the watchers' budget makes the longest-idle
+        // watcher leave, so idle connections cannot lock the room.
+        let watchers: Vec<(Instant, PlayerId)> = self
+            .players
+            .values()
+            .filter(|p| p.watching() && !p.joining)
+            .map(|p| (p.last_active, p.id))
+            .collect();
+        if watchers.len() >= self.limits.max_watchers {
+            let Some((_, oldest)) = watchers.iter().min().copied() else {
+                return Err(Refusal::new(RejectReason::Busy, "the room is full"));
+            };
+            inc(&self.metrics.kicked_idle);
+            self.kick_conn(
+                now,
+                &oldest,
+                KickReason::Idle,
+                1000,
+                "idle: the room needs the place for a newcomer",
+            );
+        }
+        if self.players.len() >= self.limits.max_watchers + self.seats.len() * 2 {
+            return Err(Refusal::new(RejectReason::Busy, "the room is full"));
         }
         let token = Nonce::random(&mut *self.rng);
-        let mut p = Player::new(v, conn, token, bucket);
+        let mut p = Player::new(v, conn, token, bucket, now.at);
         p.credit_score = self.credit.get(&id).copied().unwrap_or(p.credit_score);
         self.players.insert(id, p);
         self.conns.insert(conn, id);
@@ -740,6 +828,7 @@ impl RoomCore {
         }
         p.presence = Presence::Away { since: now.at };
         tracing::info!(room = %self.cfg.id, player = %id.short(), "player disconnected; seat held for the reconnect window");
+        self.hurry_away_turn(now);
     }
 
     /// Sends `msg` to a player's current connection.
@@ -785,15 +874,16 @@ impl RoomCore {
         }
         if let Some(p) = self.players.get_mut(&id) {
             p.limited_in_a_row = 0;
+            p.last_active = now.at;
         }
         match msg {
             ClientMessage::JoinRequest(j) => self.join(now, &id, j),
             ClientMessage::PlayerSeed(s) => self.player_seed(now, &id, s),
             ClientMessage::Action(a) => self.player_action(now, &id, a, at),
-            ClientMessage::Query(q) => self.query(&id, q),
-            ClientMessage::SitOut => self.sit_out(&id, true),
+            ClientMessage::Query(q) => self.query(&id, q, at),
+            ClientMessage::SitOut => self.sit_out(now, &id, true),
             ClientMessage::SitIn => {
-                self.sit_out(&id, false);
+                self.sit_out(now, &id, false);
                 self.schedule_start(now);
             }
             ClientMessage::Leave => self.leave(now, &id),
@@ -839,18 +929,27 @@ impl RoomCore {
         });
         if flood {
             tracing::warn!(room = %self.cfg.id, player = %id.short(), "flood: closing the connection");
-            self.kick_conn(now, id, KickReason::ProtocolViolation, "too many messages");
+            self.kick_conn(now, id, KickReason::ProtocolViolation, 1008, "too many messages");
         }
     }
 
     /// Sends `kicked` and closes the player's connection (the seat follows
     /// the disconnect rules).
-    fn kick_conn(&mut self, now: Now, id: &PlayerId, code: KickReason, reason: &str) {
+    fn kick_conn(&mut self, now: Now, id: &PlayerId, code: KickReason, close: u16, reason: &str) {
         self.send(id, &ServerMessage::Kicked(Kicked { code, reason: reason.to_owned() }));
         if let Some(c) = self.players.get(id).and_then(Player::conn) {
-            self.effects.push_back(Effect::Close { conn: c, code: 1008, reason: reason.to_owned() });
+            self.effects.push_back(Effect::Close { conn: c, code: close, reason: reason.to_owned() });
             self.conn_closed(now, c);
         }
+    }
+
+    /// A seat that sat out too long (or one too many) is freed: `kicked`
+    /// `idle`, then the player leaves the room.
+    fn free_seat(&mut self, now: Now, id: &PlayerId, why: &str) {
+        tracing::info!(room = %self.cfg.id, player = %id.short(), why, "sit-out seat freed");
+        inc(&self.metrics.kicked_idle);
+        self.send(id, &ServerMessage::Kicked(Kicked { code: KickReason::Idle, reason: why.to_owned() }));
+        self.leave(now, id);
     }
 
     fn join(&mut self, now: Now, id: &PlayerId, j: JoinRequest) {
@@ -935,9 +1034,28 @@ impl RoomCore {
         Chips(self.cfg.commission.0.saturating_add(self.cfg.min_bet.0.max(1)))
     }
 
-    fn sit_out(&mut self, id: &PlayerId, out: bool) {
-        if let Some(p) = self.players.get_mut(id) {
-            p.sit_out = out;
+    fn sit_out(&mut self, now: Now, id: &PlayerId, out: bool) {
+        let Some(p) = self.players.get_mut(id) else { return };
+        if !out {
+            p.sit_out = None;
+            return;
+        }
+        if p.sit_out.is_some() || p.seat.is_none() {
+            return;
+        }
+        p.sit_out = Some(now.at);
+        // Too many seats sitting out: the one out longest is freed.
+        let mut out: Vec<(Instant, PlayerId)> = self
+            .players
+            .values()
+            .filter(|p| p.seat.is_some())
+            .filter_map(|p| p.sit_out.map(|since| (since, p.id)))
+            .collect();
+        if out.len() > usize::from(self.cfg.sit_out_seats) {
+            out.sort();
+            let why =
+                format!("more than {} seats sit out: the seat out longest is freed", self.cfg.sit_out_seats);
+            self.free_seat(now, &out[0].1, &why);
         }
     }
 
@@ -993,7 +1111,7 @@ impl RoomCore {
                     PlayerStatus::Playing
                 } else if p.seat.is_none() {
                     PlayerStatus::Joined
-                } else if p.sit_out {
+                } else if p.sit_out.is_some() {
                     PlayerStatus::SitOut
                 } else {
                     PlayerStatus::Seated

@@ -40,7 +40,11 @@ pub(crate) struct Player {
     pub presence: Presence,
     /// The table seat, once seated.
     pub seat: Option<Seat>,
-    pub sit_out: bool,
+    /// Sitting out since then (skips hands, keeps the seat for a bounded time).
+    pub sit_out: Option<Instant>,
+    /// Its last join request, query or other accepted message (an unseated
+    /// connection idle for the node's `idle_timeout` is kicked).
+    pub last_active: Instant,
     /// Lowered by leaving mid-hand.
     pub credit_score: i32,
     /// Last known chip balance.
@@ -55,7 +59,7 @@ pub(crate) struct Player {
 }
 
 impl Player {
-    pub fn new(v: &VerifiedPlayer, conn: ConnId, token: Nonce, bucket: TokenBucket) -> Player {
+    pub fn new(v: &VerifiedPlayer, conn: ConnId, token: Nonce, bucket: TokenBucket, now: Instant) -> Player {
         Player {
             id: v.player.signing,
             encryption_key: v.player.encryption,
@@ -64,7 +68,8 @@ impl Player {
             token,
             presence: Presence::Online(conn),
             seat: None,
-            sit_out: false,
+            sit_out: None,
+            last_active: now,
             credit_score: 100,
             balance: Chips::ZERO,
             bucket,
@@ -84,6 +89,11 @@ impl Player {
 
     pub fn left(&self) -> bool {
         self.presence == Presence::Left
+    }
+
+    /// Online without a seat: a watcher or a player about to join.
+    pub fn watching(&self) -> bool {
+        self.seat.is_none() && self.conn().is_some()
     }
 }
 

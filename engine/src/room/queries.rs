@@ -9,11 +9,20 @@ use claw_protocol::messages::{
 };
 use claw_protocol::{Chips, PlayerId};
 
-use super::{ChipCall, ChipFailure, RoomCore, Waiting};
+use std::time::Instant;
+
+use super::{ChipCall, ChipFailure, RoomCore, TokenBucket, Waiting};
 use crate::metrics::inc;
 
 impl RoomCore {
-    pub(super) fn query(&mut self, id: &PlayerId, q: Query) {
+    pub(super) fn query(&mut self, id: &PlayerId, q: Query, at: Instant) {
+        let rate = self.limits.room_queries_per_sec;
+        let budget = self.query_budget.get_or_insert_with(|| TokenBucket::new(rate, rate, at));
+        if !budget.try_take(at) {
+            inc(&self.metrics.rate_limited);
+            let e = query_error(&q, QueryErrorCode::RateLimited, "the room is answering too many queries");
+            return self.send(id, &e);
+        }
         inc(&self.metrics.queries);
         let data = match q.query_type {
             QueryType::MyBalance | QueryType::MyStatus => {

@@ -1,0 +1,256 @@
+//! Denial of service by players who are inside (or at the door), each
+//! attack over real sockets: idle authenticated connections, a flood of
+//! sockets from one address, a frozen client, a flood of binary frames.
+//! docs/security.md lists the defences.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use claw_dealer::RoomConfig;
+use claw_protocol::handshake::{HandshakeError, RejectReason};
+use claw_protocol::messages::{
+    ClientMessage, EntropyMode, EventBody, KickReason, PlayerStatus, QueryData, QueryType, ServerMessage,
+};
+use futures_util::{SinkExt, StreamExt};
+use tokio::io::AsyncReadExt;
+use tokio::net::{TcpSocket, TcpStream};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::common::*;
+
+/// Receives until the dealer sends `kicked`; its code.
+async fn kicked_code(c: &mut Client) -> KickReason {
+    c.recv_until(|m| match m {
+        ServerMessage::Kicked(k) => Some(k.code),
+        _ => None,
+    })
+    .await
+}
+
+#[tokio::test]
+async fn idle_authenticated_connections_cannot_lock_a_room() {
+    let mut r = RoomConfig::new("a", "high-card");
+    r.min_players = 3;
+    let rooms = vec![r, RoomConfig::new("b", "high-card"), RoomConfig::new("c", "high-card")];
+    let f = Fixture::start_with(
+        rooms,
+        |mut c| {
+            c.limits.max_watchers = 8;
+            c.limits.idle_timeout = Duration::from_secs(3);
+            c.limits.max_conns_per_identity = 2;
+            c
+        },
+        |b| b,
+    )
+    .await;
+    let mut seated = f.client("a", 1).await;
+    assert!(seated.join().await.accepted);
+    // Eight identities connect and do nothing: the watchers' budget is full.
+    let mut idle = Vec::new();
+    for i in 0..8 {
+        idle.push(f.client("a", 100 + i).await);
+    }
+    // An honest newcomer still gets in (the longest-idle watcher makes
+    // room) and takes a seat.
+    let mut honest = f.client("a", 2).await;
+    let j = honest.join().await;
+    assert!(j.accepted, "{j:?}");
+    // Every idle connection is kicked (`idle`) and closed: one to make room,
+    // the others after the idle timeout.
+    for c in &mut idle {
+        assert_eq!(kicked_code(c).await, KickReason::Idle);
+        while c.recv().await.is_some() {}
+    }
+    // The seats were never touched.
+    let ServerMessage::QueryResult(q) = seated.query(QueryType::RoomState, "seats").await else {
+        panic!("no answer")
+    };
+    let QueryData::RoomState { players, .. } = q.data else { panic!() };
+    assert_eq!(players.iter().filter(|p| p.status == PlayerStatus::Seated).count(), 2, "{players:?}");
+    assert!(f.node.metrics().kicked_idle.load(Ordering::Relaxed) >= 8);
+    // One identity holds at most two connections on the node.
+    let me = std::sync::Arc::new(claw_protocol::Identity::from_seed([50; 32]));
+    let _b = Client::connect(f.addr(), "b", f.dealer(), me.clone(), None).await.unwrap();
+    let _c = Client::connect(f.addr(), "c", f.dealer(), me.clone(), None).await.unwrap();
+    let e = Client::connect(f.addr(), "a", f.dealer(), me, None).await.err().expect("a third connection");
+    assert_eq!(e, HandshakeError::Rejected(RejectReason::Busy));
+}
+
+/// A TCP connection to `to` from the loopback address `from`.
+async fn tcp_from(from: [u8; 4], to: SocketAddr) -> std::io::Result<TcpStream> {
+    let s = TcpSocket::new_v4()?;
+    s.bind(SocketAddr::from((from, 0)))?;
+    s.connect(to).await
+}
+
+#[tokio::test]
+async fn one_address_cannot_close_the_node_to_others() {
+    let f = Fixture::start_with(
+        vec![RoomConfig::new("a", "high-card")],
+        |mut c| {
+            c.limits.max_connections = 40;
+            c.limits.max_conns_per_addr = 10;
+            c.limits.max_handshakes_per_addr = 10;
+            c
+        },
+        |b| b,
+    )
+    .await;
+    // 127.0.0.2 opens 200 idle sockets (far beyond the node's cap of 40).
+    let mut flood = Vec::new();
+    for _ in 0..200 {
+        if let Ok(s) = tcp_from([127, 0, 0, 2], f.addr()).await {
+            flood.push(s);
+        }
+    }
+    assert!(flood.len() >= 150, "the attacker opened its sockets ({})", flood.len());
+    // Those beyond its address's limit are closed at once.
+    let mut last = flood.pop().unwrap();
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(GUARD, last.read(&mut buf)).await.expect("guard: closed").unwrap_or(0);
+    assert_eq!(n, 0, "closed without an answer");
+    // A WebSocket from the flooding address is refused too.
+    let tcp = tcp_from([127, 0, 0, 2], f.addr()).await.unwrap();
+    let r = tokio_tungstenite::client_async(format!("ws://{}/a", f.addr()), tcp).await;
+    assert!(r.is_err(), "the flooding address is over its limit");
+    // An honest player on another address is served.
+    let mut c = f.client("a", 3).await;
+    assert!(c.join().await.accepted);
+    assert!(f.node.metrics().connections_refused_addr.load(Ordering::Relaxed) >= 150);
+    drop(flood);
+}
+
+#[tokio::test]
+async fn a_frozen_client_is_away_and_its_turn_is_short() {
+    let mut r = RoomConfig::new("a", "high-card");
+    r.min_players = 2;
+    r.entropy = EntropyMode::Dealer;
+    // Far beyond the test's guard: a turn that waits this long fails it.
+    r.action_timeout = Duration::from_secs(300);
+    r.away_timeout = Duration::from_millis(100);
+    let f = Fixture::start_with(
+        vec![r],
+        |mut c| {
+            c.limits.ping_interval = Duration::from_millis(200);
+            c
+        },
+        |b| b,
+    )
+    .await;
+    let mut frozen = f.client("a", 70).await;
+    assert!(frozen.join().await.accepted);
+    let frozen_id = frozen.id();
+    // `frozen` reads (and so answers pings) until the hand is prepared.
+    let reader = tokio::spawn(async move {
+        frozen.recv_until(|m| matches!(m, ServerMessage::Event(e) if e.seq == 0).then_some(())).await;
+        frozen
+    });
+    let mut b = f.client("a", 71).await;
+    assert!(b.join().await.accepted);
+    // From here on `frozen` reads nothing (a stopped process): no pong.
+    let frozen = reader.await.unwrap();
+    let mut rng = rand::thread_rng();
+    let reason = loop {
+        match b.recv().await.expect("b stays connected") {
+            ServerMessage::YourTurn(t) => {
+                let a = pick(&t, &mut rng);
+                b.act(t.hand_id, &a).await;
+            }
+            ServerMessage::Event(e) => {
+                if let EventBody::TimeoutAction(t) = e.decode_body().unwrap() {
+                    break t.reason;
+                }
+            }
+            _ => {}
+        }
+    };
+    assert_eq!(reason, "disconnected", "the frozen player was away when its turn came");
+    let ServerMessage::QueryResult(q) = b.query(QueryType::RoomState, "who").await else { panic!() };
+    let QueryData::RoomState { players, .. } = q.data else { panic!() };
+    let p = players.iter().find(|p| p.id == frozen_id).expect("the seat is held");
+    assert_eq!(p.status, PlayerStatus::Disconnected);
+    assert!(f.node.metrics().pongs_missed.load(Ordering::Relaxed) >= 1);
+    drop(frozen);
+}
+
+#[tokio::test]
+async fn a_flood_of_binary_frames_closes_with_1008() {
+    let f = Fixture::start(vec![RoomConfig::new("a", "high-card")]).await;
+    let mut c = f.client("a", 80).await;
+    for _ in 0..80 {
+        if c.ws.send(Message::Binary(vec![0xde, 0xad].into())).await.is_err() {
+            break;
+        }
+    }
+    let code = loop {
+        match tokio::time::timeout(GUARD, c.ws.next()).await.expect("guard: the dealer closes") {
+            Some(Ok(Message::Close(f))) => break f.map(|f| f.code),
+            Some(Ok(_)) => continue,
+            other => panic!("closed without a close frame: {other:?}"),
+        }
+    };
+    assert_eq!(code, Some(CloseCode::Policy));
+}
+
+#[tokio::test]
+async fn sit_out_squatters_cannot_fill_the_room() {
+    let mut r = RoomConfig::new("a", "high-card");
+    r.min_players = 3;
+    r.max_players = 3;
+    r.sit_out_limit = Duration::from_secs(1);
+    let f = Fixture::start(vec![r]).await;
+    // Three identities take every seat and sit out (at most one of three
+    // seats may sit out: each new one frees the one out longest).
+    let mut squatters = Vec::new();
+    for i in 0..3 {
+        let mut c = f.client("a", 90 + i).await;
+        assert!(c.join().await.accepted);
+        c.send(ClientMessage::SitOut).await;
+        squatters.push(c);
+    }
+    for c in &mut squatters[..2] {
+        assert_eq!(kicked_code(c).await, KickReason::Idle);
+    }
+    let mut honest = f.client("a", 4).await;
+    let j = honest.join().await;
+    assert!(j.accepted, "{j:?}");
+    // The last squatter's seat is freed after the sit-out limit.
+    assert_eq!(kicked_code(&mut squatters[2]).await, KickReason::Idle);
+    let ServerMessage::QueryResult(q) = honest.query(QueryType::RoomState, "seats").await else { panic!() };
+    let QueryData::RoomState { players, .. } = q.data else { panic!() };
+    assert_eq!(players.len(), 1, "only the honest player is left: {players:?}");
+}
+
+#[tokio::test]
+async fn a_refused_rejoin_says_why() {
+    let mut r = RoomConfig::new("a", "high-card");
+    r.min_players = 3;
+    let f = Fixture::start(vec![r]).await;
+    let mut a = f.client("a", 60).await;
+    assert!(a.join().await.accepted);
+    let me = a.me.clone();
+    drop(a);
+    // The same key without the session's reconnect token, by hand to read
+    // the `rejected` frame itself.
+    let mut ws = raw_ws(f.addr(), "a").await;
+    let (mut hs, hello) = claw_protocol::handshake::ClientHandshake::start(
+        me.clone(),
+        f.dealer(),
+        "a",
+        "t",
+        None,
+        now_ms(),
+        &mut rand::rngs::OsRng,
+    );
+    send_text(&mut ws, ClientMessage::Hello(hello).encode().unwrap()).await;
+    let Some(ServerMessage::Challenge(c)) = recv_ws(&mut ws).await else { panic!("challenge") };
+    let resp = hs.on_challenge(&c, now_ms()).unwrap();
+    send_text(&mut ws, ClientMessage::Response(resp).encode().unwrap()).await;
+    let Some(ServerMessage::Rejected(rej)) = recv_ws(&mut ws).await else { panic!("rejected") };
+    assert_eq!(hs.on_rejected(&rej), HandshakeError::Rejected(RejectReason::Refused));
+    let why = rej.message.expect("a refusal says why");
+    assert!(why.contains("reconnect token"), "{why}");
+    assert!(why.contains("held for") || why.contains("another connection"), "{why}");
+}
