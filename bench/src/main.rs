@@ -54,9 +54,9 @@ struct Cli {
     /// Shuffle entropy of every room.
     #[arg(long, value_enum, default_value = "joint")]
     entropy: Entropy,
-    /// Connections opened at once while seating (a connection storm is
-    /// its own measurement; the default keeps handshakes inside their deadline).
-    #[arg(long, default_value_t = 64)]
+    /// Handshakes in flight at once while seating (the dealer allows 32 per
+    /// address by default; a connection storm is its own measurement).
+    #[arg(long, default_value_t = 16)]
     connect_concurrency: usize,
     /// Print the report as one JSON object instead of text.
     #[arg(long)]
@@ -256,6 +256,8 @@ fn start_dealer(cli: &Cli, data: &Path, http_port: u16) -> anyhow::Result<(Child
         .arg(data.join("dealer"))
         .args(["--chips", chips, "--welcome", "1000000000", "--log-format", "json"])
         .args(["--max-connections", &(seats + 1024).to_string()])
+        // Every bot connects from 127.0.0.1: lift the per-address cap above the bots.
+        .args(["--max-conns-per-addr", &(seats + 64).to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(data.join("dealer.log"))?)
