@@ -719,6 +719,32 @@ async fn config_refuses_unsafe_urls_and_readable_keys() {
     assert_eq!((cfg.confirmations, cfg.lock_seconds), (3, 900));
 }
 
+#[tokio::test]
+async fn start_is_refused_on_a_wrong_chain_a_missing_vault_or_an_unusable_operator() {
+    let Some(bin) = anvil_bin("start_is_refused") else { return };
+    let w = world(&bin, 0).await;
+    let e =
+        EvmChips::connect(&EvmChipsConfig { chain_id: 1, ..w.config(1, "j") }, house()).await.unwrap_err();
+    assert!(matches!(e, EvmError::ChainMismatch { node: 31337, configured: 1 }), "{e:?}");
+    let nowhere = Address::repeat_byte(0x11);
+    let e = EvmChips::connect(&EvmChipsConfig { contract: nowhere, ..w.config(1, "j") }, house())
+        .await
+        .unwrap_err();
+    assert_eq!(e, EvmError::NoContract(nowhere));
+    // Key 3 was never appointed.
+    let e = EvmChips::connect(&w.config(3, "j"), house()).await.unwrap_err();
+    assert_eq!(e, EvmError::NotAppointed(signer(&w.anvil.keys[3]).address()));
+    // An appointed operator without coin for gas.
+    let broke = format!("0x{}", "42".repeat(32));
+    let op = signer(&broke).address();
+    w.admin.send_to(w.vault, &ChipVault::setOperatorCall { operator: op, enabled: true }).await.unwrap();
+    let file = write_key_file(&w.dir.path().join("broke.key"), &broke);
+    let cfg = EvmChipsConfig { operator_key_file: file, ..w.config(1, "j") };
+    let e = EvmChips::connect(&cfg, house()).await.unwrap_err();
+    assert_eq!(e, EvmError::Unfunded(op));
+    assert!(e.to_string().contains("no native coin for gas"), "{e}");
+}
+
 #[test]
 fn committed_artifacts_match_a_fresh_compile() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("evm");

@@ -626,6 +626,14 @@ pub async fn recover(data_dir: &Path, desk: &ChipDesk) -> Vec<Result<Recovered, 
     out
 }
 
+/// The first pause of a background retry.
+pub(crate) const FIRST_PAUSE: Duration = Duration::from_millis(250);
+
+/// The next pause of a background retry: doubled, at most 30 s.
+pub(crate) fn longer(pause: Duration) -> Duration {
+    (pause * 2).min(Duration::from_secs(30))
+}
+
 /// Finishes a voided hand whose refund the chip service did not answer:
 /// retries from its journal (same keys, so nothing moves twice) with a
 /// growing pause until the service answers, counting it in `refunds_pending`
@@ -633,7 +641,7 @@ pub async fn recover(data_dir: &Path, desk: &ChipDesk) -> Vec<Result<Recovered, 
 pub async fn refund_in_background(path: PathBuf, desk: ChipDesk, metrics: Arc<Metrics>, held: u64) {
     crate::metrics::inc(&metrics.refunds_pending);
     metrics.chips_held.fetch_add(held, Relaxed);
-    let mut pause = Duration::from_millis(250);
+    let mut pause = FIRST_PAUSE;
     loop {
         tokio::time::sleep(pause).await;
         match recover_one(&path, &desk).await {
@@ -641,9 +649,7 @@ pub async fn refund_in_background(path: PathBuf, desk: ChipDesk, metrics: Arc<Me
                 tracing::info!(room = %r.room, hand = %r.hand_id, "voided hand refunded after a chip service outage");
                 break;
             }
-            Err(LedgerError::Unsettled | LedgerError::Chip(_)) => {
-                pause = (pause * 2).min(Duration::from_secs(30));
-            }
+            Err(LedgerError::Unsettled | LedgerError::Chip(_)) => pause = longer(pause),
             Err(e) => {
                 tracing::error!(journal = %path.display(), error = %e, "refund failed; a restart retries it");
                 break;

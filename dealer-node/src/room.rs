@@ -555,12 +555,12 @@ async fn close_on_provider(room: &str, ctx: &NodeContext, hand: HandId) -> Resul
             let (desk, metrics) = (desk.clone(), Arc::clone(&ctx.metrics));
             tokio::spawn(async move {
                 inc(&metrics.refunds_pending);
-                let mut pause = Duration::from_millis(250);
+                let mut pause = crate::chips::FIRST_PAUSE;
                 loop {
                     tokio::time::sleep(pause).await;
                     match desk.close_hand(&href).await {
                         Ok(()) => break,
-                        Err(e) if e.is_retryable() => pause = (pause * 2).min(Duration::from_secs(30)),
+                        Err(e) if e.is_retryable() => pause = crate::chips::longer(pause),
                         Err(e) => {
                             tracing::error!(hand = %href, error = %e, "settlement refused; a restart reconciles it");
                             break;

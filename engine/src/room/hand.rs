@@ -607,7 +607,12 @@ impl RoomCore {
                     hand_id,
                     seq,
                     code: ActionRejectCode::BadAmount,
-                    reason: "the chip service refused the debit (balance too low?)".into(),
+                    // The player's own shortfall, never the service's text.
+                    reason: if reason.starts_with("insufficient balance") {
+                        "the chip service refused the debit: insufficient balance".into()
+                    } else {
+                        "the chip service refused the debit".into()
+                    },
                 };
                 self.send(&id, &ServerMessage::ActionRejected(r));
                 // Still this player's turn, with a fresh timer.
