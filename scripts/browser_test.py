@@ -192,7 +192,7 @@ def main():
     port = free_port()
     dealer = subprocess.Popen(
         [os.path.join(bin_dir, "claw-dealer"), "--game", "texas-holdem", "--listen", "127.0.0.1:0",
-         "--http-listen", f"127.0.0.1:{port}", "--data-dir", os.path.join(work, "data"), "--chips", "local",
+         "--http-listen", f"127.0.0.1:{port}", "--data-dir", os.path.join(work, "data"), "--chips", "local", "--welcome", "10000",
          "--between-hands", "1500ms", "--timeout", "10s", "--spectator-delay", "2s", "--shutdown-grace", "1s"],
         stdout=subprocess.PIPE, stderr=open(os.path.join(work, "dealer.err"), "w"), text=True)
     procs = [dealer]

@@ -30,9 +30,11 @@ for game in texas-holdem blackjack dou-di-zhu sam-gong; do
     dir="$work/$game"
     mkdir -p "$dir"
     players=3
+    house=()
+    [ "$game" = blackjack ] && house=(--house-bankroll 1000000)
     "$dealer" --game "$game" --listen 127.0.0.1:0 --http-listen off --data-dir "$dir/data" \
-        --chips local --reveal full --between-hands 100ms --timeout 10s --shutdown-grace 1s \
-        --max-players "$players" >"$dir/dealer.out" 2>"$dir/dealer.err" &
+        --chips local --welcome 10000 "${house[@]}" --reveal full --between-hands 100ms --timeout 10s \
+        --shutdown-grace 1s --max-players "$players" >"$dir/dealer.out" 2>"$dir/dealer.err" &
     dpid=$!
     pids+=("$dpid")
     url=

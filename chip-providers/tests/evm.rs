@@ -4,134 +4,26 @@
 //! install (scripts/install-evm-tools.sh); without one every test prints
 //! SKIPPED, and with `CLAW_REQUIRE_EVM=1` fails instead.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Instant;
 
 use alloy::primitives::{Address, B256, U256};
 use alloy::providers::Provider;
 use alloy::rpc::types::Filter;
-use alloy::signers::local::PrivateKeySigner;
-use alloy::sol_types::{SolConstructor, SolEvent};
+use alloy::sol_types::SolEvent;
 use claw_chips::evm::binding::sign_binding;
 use claw_chips::evm::contract::{ChipVault, TestChip};
-use claw_chips::evm::{hand_key, room_id, Chain, ChainSettings, EvmChips, EvmChipsConfig, EvmError, Revert};
+use claw_chips::evm::{hand_key, room_id, Chain, EvmChips, EvmChipsConfig, EvmError, Revert};
 use claw_chips::{AccountId, ChipError, ChipProvider, HandRef, IdempotencyKey};
 use claw_protocol::{Chips, Identity};
 
+#[path = "support/anvil.rs"]
+mod anvil;
+
+use anvil::{anvil_bin, deploy, fund, settings, signer, write_key_file, Anvil};
+
 const DEPOSIT: u64 = 1000;
-
-/// The anvil binary, or None (SKIPPED) — a failure under `CLAW_REQUIRE_EVM=1`.
-fn anvil_bin(test: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("CLAW_ANVIL").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("evm/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil")
-    });
-    if path.is_file() {
-        return Some(path);
-    }
-    if std::env::var("CLAW_REQUIRE_EVM").as_deref() == Ok("1") {
-        panic!(
-            "{test}: CLAW_REQUIRE_EVM=1 but no anvil at {} (run scripts/install-evm-tools.sh)",
-            path.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED {test}: no anvil at {} (run scripts/install-evm-tools.sh or set CLAW_ANVIL)",
-        path.display()
-    );
-    None
-}
-
-/// A running anvil; killed on drop.
-struct Anvil {
-    bin: PathBuf,
-    child: Child,
-    port: u16,
-    keys: Vec<String>,
-}
-
-impl Anvil {
-    fn start(bin: &Path, port: u16) -> Anvil {
-        let mut child = Command::new(bin)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--accounts", "16"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start anvil");
-        let out = BufReader::new(child.stdout.take().expect("anvil stdout"));
-        let mut lines = out.lines();
-        let (mut keys, mut in_keys, mut bound) = (Vec::new(), false, None);
-        for line in lines.by_ref() {
-            let line = line.expect("anvil output");
-            if line.starts_with("Private Keys") {
-                in_keys = true;
-            } else if in_keys && line.starts_with('(') {
-                if let Some(k) = line.split_whitespace().nth(1) {
-                    keys.push(k.to_owned());
-                }
-            } else if line.starts_with("Wallet") || line.starts_with("Chain ID") {
-                in_keys = false;
-            }
-            if let Some(addr) = line.strip_prefix("Listening on ") {
-                bound = addr.trim().rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
-                break;
-            }
-        }
-        // Keep draining stdout so anvil never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        let port = bound.expect("anvil printed no listening address");
-        assert!(keys.len() >= 16, "anvil printed {} keys", keys.len());
-        Anvil { bin: bin.to_owned(), child, port, keys }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// Starts a fresh node on the same port (after `kill`).
-    fn restart(&mut self) {
-        let mut last = None;
-        for _ in 0..50 {
-            match std::panic::catch_unwind(|| Anvil::start(&self.bin, self.port)) {
-                Ok(a) => {
-                    *self = a;
-                    return;
-                }
-                Err(e) => last = Some(e),
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        std::panic::resume_unwind(last.expect("restart attempts"));
-    }
-}
-
-impl Drop for Anvil {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-fn settings(url: &str) -> ChainSettings {
-    ChainSettings {
-        rpc_url: url.to_owned(),
-        chain_id: 31337,
-        allow_private: false,
-        confirmations: 0,
-        tx_timeout: Duration::from_secs(20),
-        request_timeout: Duration::from_secs(5),
-        poll: Duration::from_millis(20),
-    }
-}
-
-fn signer(hex: &str) -> PrivateKeySigner {
-    hex.parse().expect("anvil key")
-}
 
 struct Player {
     id: Identity,
@@ -162,50 +54,22 @@ async fn world(bin: &Path, n: usize) -> World {
     let anvil = Anvil::start(bin, 0);
     let url = anvil.url();
     let admin = Chain::connect(settings(&url), Address::ZERO, signer(&anvil.keys[0])).await.unwrap();
-    let token = admin.deploy(TestChip::BYTECODE.to_vec()).await.unwrap();
-    let mut code = ChipVault::BYTECODE.to_vec();
-    code.extend(ChipVault::constructorCall { token_: token, maxLock_: 3600 }.abi_encode());
-    let vault = admin.deploy(code).await.unwrap();
-    for k in [1, 2] {
-        let op = signer(&anvil.keys[k]).address();
-        admin.send_to(vault, &ChipVault::setOperatorCall { operator: op, enabled: true }).await.unwrap();
-    }
+    let operators = [1, 2].map(|k| signer(&anvil.keys[k]).address());
+    let (token, vault) = deploy(&admin, 3600, &operators).await;
     let mut players = Vec::new();
     for i in 0..n {
         let id = Identity::from_seed([i as u8 + 1; 32]);
         let chain = Chain::connect(settings(&url), vault, signer(&anvil.keys[4 + i])).await.unwrap();
         let p = Player { id, chain };
-        admin
-            .send_to(token, &TestChip::mintCall { to: p.address(), amount: U256::from(DEPOSIT) })
-            .await
-            .unwrap();
         register(&p, vault).await.unwrap();
-        p.chain
-            .send_to(token, &TestChip::approveCall { spender: vault, amount: U256::from(DEPOSIT) })
-            .await
-            .unwrap();
-        p.chain.send_vault(&ChipVault::depositCall { amount: U256::from(DEPOSIT) }).await.unwrap();
+        fund(&admin, token, &p.chain, DEPOSIT).await;
         players.push(p);
     }
     World { anvil, dir: tempfile::tempdir().unwrap(), admin, token, vault, players }
 }
 
 async fn register(p: &Player, vault: Address) -> Result<(), EvmError> {
-    let sig = sign_binding(&p.id, 31337, vault, p.address());
-    let call =
-        ChipVault::registerCall { gameId: B256::from(*p.id.id().as_bytes()), binding: sig.0.to_vec().into() };
-    p.chain.send_vault(&call).await.map(|_| ())
-}
-
-/// Writes a key file readable by its owner only (mode 0600).
-fn write_key_file(path: &Path, key: &str) -> PathBuf {
-    std::fs::write(path, key).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    }
-    path.to_owned()
+    anvil::register(&p.id, &p.chain, vault).await
 }
 
 fn house() -> AccountId {
@@ -853,6 +717,32 @@ async fn config_refuses_unsafe_urls_and_readable_keys() {
     }))
     .unwrap();
     assert_eq!((cfg.confirmations, cfg.lock_seconds), (3, 900));
+}
+
+#[tokio::test]
+async fn start_is_refused_on_a_wrong_chain_a_missing_vault_or_an_unusable_operator() {
+    let Some(bin) = anvil_bin("start_is_refused") else { return };
+    let w = world(&bin, 0).await;
+    let e =
+        EvmChips::connect(&EvmChipsConfig { chain_id: 1, ..w.config(1, "j") }, house()).await.unwrap_err();
+    assert!(matches!(e, EvmError::ChainMismatch { node: 31337, configured: 1 }), "{e:?}");
+    let nowhere = Address::repeat_byte(0x11);
+    let e = EvmChips::connect(&EvmChipsConfig { contract: nowhere, ..w.config(1, "j") }, house())
+        .await
+        .unwrap_err();
+    assert_eq!(e, EvmError::NoContract(nowhere));
+    // Key 3 was never appointed.
+    let e = EvmChips::connect(&w.config(3, "j"), house()).await.unwrap_err();
+    assert_eq!(e, EvmError::NotAppointed(signer(&w.anvil.keys[3]).address()));
+    // An appointed operator without coin for gas.
+    let broke = format!("0x{}", "42".repeat(32));
+    let op = signer(&broke).address();
+    w.admin.send_to(w.vault, &ChipVault::setOperatorCall { operator: op, enabled: true }).await.unwrap();
+    let file = write_key_file(&w.dir.path().join("broke.key"), &broke);
+    let cfg = EvmChipsConfig { operator_key_file: file, ..w.config(1, "j") };
+    let e = EvmChips::connect(&cfg, house()).await.unwrap_err();
+    assert_eq!(e, EvmError::Unfunded(op));
+    assert!(e.to_string().contains("no native coin for gas"), "{e}");
 }
 
 #[test]

@@ -31,6 +31,9 @@ pub struct DemoParams {
     pub hands: u64,
     /// `simple` or `random` (see the player SDK's bots).
     pub strategy: String,
+    /// Bot `i` plays as the key file `bot-<i>.key` here (created if
+    /// missing), for chips registered to known ids (EVM); none = fresh keys.
+    pub bot_keys: Option<std::path::PathBuf>,
     /// Print a progress line on stderr while hands run (the binary sets it
     /// when stderr is a terminal; results go to `out`).
     pub progress: bool,
@@ -66,7 +69,14 @@ pub async fn run(
     let mut bots = Vec::new();
     let mut ids = Vec::new();
     for i in 0..params.bots {
-        let me = Arc::new(Identity::generate(&mut OsRng));
+        let me = Arc::new(match &params.bot_keys {
+            Some(dir) => {
+                let path = dir.join(format!("bot-{i}.key"));
+                Identity::load_or_create(&path, &mut OsRng)
+                    .map_err(|e| anyhow::anyhow!("bot key {}: {e}", path.display()))?
+            }
+            None => Identity::generate(&mut OsRng),
+        });
         ids.push(me.id());
         let cfg = PlayerConfig { name: Some(format!("bot-{i}")), ..PlayerConfig::default() };
         let mut p = PlayerNode::connect(&invite, me.clone(), cfg)

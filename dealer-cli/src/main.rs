@@ -16,14 +16,14 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
-use claw_chips::{ChipProvider, HttpChips, HttpChipsConfig, LocalChips};
+use claw_chips::{AccountId, ChipProvider, EvmChips, EvmChipsConfig, HttpChips, HttpChipsConfig, LocalChips};
 use claw_dealer::chips::Grants;
-use claw_dealer::config::{parse_duration, EntropyMode, RevealPolicy};
+use claw_dealer::config::{has_house, parse_duration, EntropyMode, RevealPolicy};
 use claw_dealer::lock::DataDirLock;
 use claw_dealer::tls::ServerTls;
 use claw_dealer::{DealerNode, Limits, NodeConfig, RoomConfig, RoomsFile};
 use claw_player::logging::LogFormat;
-use claw_protocol::Chips;
+use claw_protocol::{Chips, Identity, PlayerId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ChipsKind {
@@ -34,6 +34,9 @@ enum ChipsKind {
     Local,
     /// An external points service (--chips-url, --chips-token).
     Http,
+    /// The ChipVault contract on an EVM chain (--evm-rpc-url, --evm-chain-id,
+    /// --evm-vault, --evm-key-file; docs/chips-evm.md).
+    Evm,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -137,19 +140,53 @@ struct Cli {
     /// Bearer token of the external points service.
     #[arg(long, env = "CLAW_CHIPS_TOKEN", hide_env_values = true)]
     chips_token: Option<String>,
-    /// Chips granted once to every new player (default 10000 with local or
-    /// built-in chips, 0 with an external service).
+    /// EVM: JSON-RPC URL of the node (https, or http to a loopback host).
+    #[arg(long, env = "CLAW_EVM_RPC_URL", value_name = "URL")]
+    evm_rpc_url: Option<String>,
+    /// EVM: the chain id the node must serve (31337 for a local anvil).
+    #[arg(long, env = "CLAW_EVM_CHAIN_ID")]
+    evm_chain_id: Option<u64>,
+    /// EVM: address of the ChipVault contract.
+    #[arg(long, env = "CLAW_EVM_VAULT", value_name = "ADDRESS")]
+    evm_vault: Option<String>,
+    /// EVM: file with the operator's secp256k1 key in hex (mode 0600).
+    #[arg(long, env = "CLAW_EVM_KEY_FILE", value_name = "FILE")]
+    evm_key_file: Option<PathBuf>,
+    /// EVM: blocks on top of the including block before a transaction counts.
+    #[arg(long, default_value_t = 0)]
+    evm_confirmations: u64,
+    /// EVM: how long a hand's stakes stay locked without a settlement
+    /// (then players can withdraw them without the dealer).
+    #[arg(long, value_parser = dur, default_value = "15m")]
+    evm_lock: Duration,
+    /// EVM: first block to search for player registrations (the vault's deployment).
+    #[arg(long, default_value_t = 0)]
+    evm_from_block: u64,
+    /// EVM: permit an RPC host on a private network (still over TLS).
+    #[arg(long)]
+    evm_allow_private: bool,
+    /// Welcome chips granted once to every new identity. Off (0) unless
+    /// given, except in the `--bots` demo (10000 with local or built-in chips).
     #[arg(long)]
     welcome: Option<u64>,
-    /// House bankroll granted to each room at start (games with a house).
-    #[arg(long, default_value_t = 1_000_000)]
-    house_bankroll: u64,
+    /// With --welcome: the most welcome chips the node grants in total
+    /// (default 100 × --welcome; the demo has no cap).
+    #[arg(long)]
+    welcome_total: Option<u64>,
+    /// Chips granted once to the house of a game with a house (blackjack),
+    /// at room start; required for such a game outside the demo (1000000 there).
+    #[arg(long)]
+    house_bankroll: Option<u64>,
     /// Demo: fill the room with N bots (SDK clients over WebSocket).
     #[arg(long, default_value_t = 0)]
     bots: u8,
     /// Demo: hands to play, then exit.
     #[arg(long, default_value_t = 100)]
     hands: u64,
+    /// Demo: bot i plays with the key file DIR/bot-<i>.key (created if
+    /// missing), e.g. ids registered in an EVM vault; default: fresh keys.
+    #[arg(long, value_name = "DIR")]
+    bot_keys: Option<PathBuf>,
     /// Demo: bot strategy (simple or random).
     #[arg(long, default_value = "simple")]
     bot_strategy: String,
@@ -198,7 +235,13 @@ fn room_from_flags(cli: &Cli, game: &str) -> anyhow::Result<RoomConfig> {
     if let Some(s) = &cli.settings {
         r.settings = serde_json::from_str(s).context("--settings is not JSON")?;
     }
-    r.house_bankroll = Chips(cli.house_bankroll);
+    r.house_bankroll = match (has_house(game), cli.house_bankroll) {
+        (true, Some(n)) => Chips(n),
+        (true, None) if cli.bots > 0 => Chips(1_000_000),
+        (true, None) => bail!("{game} has a house: give its bankroll with --house-bankroll N"),
+        (false, Some(_)) => bail!("{game} has no house: --house-bankroll does not apply"),
+        (false, None) => Chips::ZERO,
+    };
     if cli.bots > 0 {
         r.max_hands = Some(cli.hands);
     }
@@ -213,7 +256,32 @@ struct ChipsSetup {
     label: String,
 }
 
-async fn chips_setup(cli: &Cli) -> anyhow::Result<ChipsSetup> {
+/// Welcome chips with a ledger the dealer runs: the flag, else 10 000 in
+/// the `--bots` demo and none otherwise (grants are the operator's decision).
+fn welcome_default(cli: &Cli) -> Chips {
+    Chips(cli.welcome.unwrap_or(if cli.bots > 0 { 10_000 } else { 0 }))
+}
+
+/// The EVM provider's settings from the `--evm-*` flags; its journal lives
+/// in the data directory.
+fn evm_config(cli: &Cli) -> anyhow::Result<EvmChipsConfig> {
+    let url = cli.evm_rpc_url.clone().context("--chips evm needs --evm-rpc-url")?;
+    let chain_id = cli.evm_chain_id.context("--chips evm needs --evm-chain-id")?;
+    let vault = cli.evm_vault.as_deref().context("--chips evm needs --evm-vault")?;
+    let vault: alloy::primitives::Address =
+        vault.parse().with_context(|| format!("--evm-vault {vault:?} is not an address"))?;
+    let key = cli.evm_key_file.clone().context("--chips evm needs --evm-key-file")?;
+    let mut cfg = EvmChipsConfig::new(url, chain_id, vault, key, cli.data_dir.join("evm-journal"));
+    cfg.confirmations = cli.evm_confirmations;
+    cfg.allow_private = cli.evm_allow_private;
+    cfg.lock_seconds = u32::try_from(cli.evm_lock.as_secs()).context("--evm-lock is too long")?;
+    cfg.from_block = cli.evm_from_block;
+    Ok(cfg)
+}
+
+/// The chip provider of `--chips`; `dealer` (the dealer's id) names the
+/// account commission goes to where the provider needs it up front.
+async fn chips_setup(cli: &Cli, dealer: Option<PlayerId>) -> anyhow::Result<ChipsSetup> {
     let kind = match (cli.chips, &cli.chips_url) {
         (ChipsKind::Auto, Some(_)) => ChipsKind::Http,
         (k, _) => k,
@@ -224,7 +292,7 @@ async fn chips_setup(cli: &Cli) -> anyhow::Result<ChipsSetup> {
             Ok(ChipsSetup {
                 provider: c.clone(),
                 grants: Some(c),
-                welcome: Chips(cli.welcome.unwrap_or(10_000)),
+                welcome: welcome_default(cli),
                 points: None,
                 label: "local (in memory)".into(),
             })
@@ -243,6 +311,22 @@ async fn chips_setup(cli: &Cli) -> anyhow::Result<ChipsSetup> {
                 label: format!("http {url}"),
             })
         }
+        ChipsKind::Evm => {
+            let cfg = evm_config(cli)?;
+            let dealer = dealer.context("the dealer identity")?;
+            let house = AccountId::new(format!("dealer:{dealer}")).context("dealer account")?;
+            let c = EvmChips::connect(&cfg, house).await.with_context(|| {
+                format!("EVM chips: node {} (chain {}), vault {}", cfg.rpc_url, cfg.chain_id, cfg.contract)
+            })?;
+            let label = format!(
+                "evm chain {} vault {} operator {} ({})",
+                cfg.chain_id,
+                cfg.contract,
+                c.chain().address(),
+                cfg.rpc_url
+            );
+            Ok(ChipsSetup { provider: Arc::new(c), grants: None, welcome: Chips::ZERO, points: None, label })
+        }
         ChipsKind::Auto => {
             std::fs::create_dir_all(&cli.data_dir)?;
             let db = claw_points::sqlite_url(&cli.data_dir.join("points.db"));
@@ -257,7 +341,7 @@ async fn chips_setup(cli: &Cli) -> anyhow::Result<ChipsSetup> {
             Ok(ChipsSetup {
                 provider: c.clone(),
                 grants: Some(c),
-                welcome: Chips(cli.welcome.unwrap_or(10_000)),
+                welcome: welcome_default(cli),
                 points: Some(server),
                 label: format!("built-in points server {url} (SQLite in {})", cli.data_dir.display()),
             })
@@ -338,6 +422,16 @@ async fn main() -> anyhow::Result<()> {
         idle_timeout: cli.idle_timeout,
         ..Limits::default()
     };
+    if cli.chips == ChipsKind::Evm {
+        if let Some(r) = rooms.iter().find(|r| has_house(&r.game)) {
+            bail!(
+                "room {}: {} has a house, and the EVM vault has no house account; use another --chips",
+                r.id,
+                r.game
+            );
+        }
+    }
+    let config_rooms = rooms.clone();
     let config = NodeConfig {
         listen,
         http_listen,
@@ -355,8 +449,20 @@ async fn main() -> anyhow::Result<()> {
         (Some(cert), Some(key)) => Some(ServerTls::from_pem_files(cert, key)?),
         _ => None,
     };
-    let chips = chips_setup(&cli).await?;
+    // The EVM provider credits commission to the dealer's account: it needs
+    // the dealer's id before the node starts.
+    let identity = match cli.chips {
+        ChipsKind::Evm => Some(
+            Identity::load_or_create(cli.data_dir.join("dealer.key"), &mut rand::rngs::OsRng)
+                .context("dealer key")?,
+        ),
+        _ => None,
+    };
+    let chips = chips_setup(&cli, identity.as_ref().map(Identity::id)).await?;
     let mut builder = DealerNode::builder(config).chips(chips.provider.clone()).data_dir_lock(lock);
+    if let Some(id) = identity {
+        builder = builder.identity(id);
+    }
     if let Some(t) = tls {
         builder = builder.tls(t);
     }
@@ -364,7 +470,31 @@ async fn main() -> anyhow::Result<()> {
         builder = builder.public_url(u.clone());
     }
     if let Some(g) = chips.grants.clone() {
-        builder = builder.grants(g, chips.welcome);
+        let total = match (demo, cli.welcome_total) {
+            (_, Some(t)) => Some(t),
+            (true, None) => None,
+            (false, None) => Some(chips.welcome.0.saturating_mul(100)),
+        };
+        builder = builder.grants(g, chips.welcome).welcome_total(total);
+        if !demo {
+            match (chips.welcome.0, total) {
+                (0, _) => eprintln!("claw-dealer: welcome chips: off"),
+                (w, Some(t)) => {
+                    eprintln!("claw-dealer: welcome chips: {w} once per new identity, {t} in total")
+                }
+                (w, None) => eprintln!("claw-dealer: welcome chips: {w} once per new identity, no total cap"),
+            }
+        }
+    }
+    if !demo {
+        for r in &config_rooms {
+            if r.house_bankroll.0 > 0 && has_house(&r.game) {
+                eprintln!(
+                    "claw-dealer: room {}: house bankroll {} (granted once, key bankroll/{})",
+                    r.id, r.house_bankroll, r.id
+                );
+            }
+        }
     }
     let node = builder.launch().await?;
     if !demo {
@@ -386,6 +516,7 @@ async fn main() -> anyhow::Result<()> {
             bots: cli.bots,
             hands: cli.hands,
             strategy: cli.bot_strategy.clone(),
+            bot_keys: cli.bot_keys.clone(),
             progress: std::io::stderr().is_terminal(),
         };
         let mut out = std::io::stdout();

@@ -23,7 +23,7 @@ use claw_points::{sqlite_url, Store, VerifyReport};
 use claw_protocol::messages::{ChipOp, ChipParty, QueryData, QueryType};
 use claw_protocol::{Chips, Identity, PlayerId, Seat};
 
-/// Chips granted once to every new player by the dealer's default `--welcome`.
+/// Chips granted once to every new player (`--welcome`).
 const WELCOME: u64 = 10_000;
 /// Commission per player per hand (debited at hand start, before the blinds).
 const COMMISSION: u64 = 2;
@@ -52,6 +52,7 @@ impl DealerProc {
         let mut child = Command::new(bin)
             .args(["--game", ROOM, "--listen", "127.0.0.1:0", "--http-listen", "off"])
             .args(["--timeout", "120s", "--between-hands", "0", "--commission", &COMMISSION.to_string()])
+            .args(["--welcome", &WELCOME.to_string()])
             .arg("--data-dir")
             .arg(data_dir)
             .args(extra)

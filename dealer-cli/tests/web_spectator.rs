@@ -133,6 +133,7 @@ async fn watch_game(game: &str, bots: u8, hands: u64) {
         bots,
         hands,
         strategy: "simple".into(),
+        bot_keys: None,
         progress: false,
     };
     let mut log = Vec::new();

@@ -14,13 +14,18 @@ use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use claw_chips::{AccountId, ChipError, ChipOpKind, ChipProvider, IdempotencyKey, LocalChips};
+use claw_chips::{
+    AccountId, ChipError, ChipOpKind, ChipProvider, HandRef, IdempotencyKey, LocalChips, Reconciled,
+};
 use claw_protocol::Chips;
 use serde::{Deserialize, Serialize};
+
+use crate::metrics::Metrics;
 
 /// Operator grants outside of hands (welcome chips, a house bankroll); only
 /// some providers offer them (the local ledger, the points server).
@@ -90,24 +95,40 @@ impl ChipDesk {
         self.provider.name()
     }
 
-    /// A balance, with the call timeout and retries.
-    pub async fn balance(&self, account: &AccountId) -> Result<Chips, ChipError> {
+    /// Runs `f` with the call timeout (`bounded`) and retries while the
+    /// error is retryable. A final retryable error means the outcome is
+    /// unknown (the provider may have applied it).
+    async fn retrying<T, F, Fut>(&self, bounded: bool, mut f: F) -> Result<T, ChipError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, ChipError>>,
+    {
         let mut last = ChipError::Timeout;
         for attempt in 0..self.attempts {
-            match tokio::time::timeout(self.timeout, self.provider.balance(account)).await {
-                Ok(Ok(b)) => return Ok(b),
-                Ok(Err(e)) if !e.is_retryable() => return Err(e),
-                Ok(Err(e)) => last = e,
-                Err(_) => last = ChipError::Timeout,
+            let r = if bounded {
+                tokio::time::timeout(self.timeout, f()).await.unwrap_or(Err(ChipError::Timeout))
+            } else {
+                f().await
+            };
+            match r {
+                Ok(v) => return Ok(v),
+                Err(e) if !e.is_retryable() => return Err(e),
+                Err(e) => last = e,
             }
-            backoff(attempt).await;
+            if attempt + 1 < self.attempts {
+                backoff(attempt).await;
+            }
         }
         Err(last)
     }
 
+    /// A balance, with the call timeout and retries.
+    pub async fn balance(&self, account: &AccountId) -> Result<Chips, ChipError> {
+        self.retrying(true, || self.provider.balance(account)).await
+    }
+
     /// One debit or credit with the timeout, retried with the same key while
-    /// the error is retryable. A final retryable error means the outcome is
-    /// unknown (the provider may have applied it).
+    /// the error is retryable.
     pub async fn call(
         &self,
         kind: ChipOpKind,
@@ -116,25 +137,36 @@ impl ChipDesk {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        let mut last = ChipError::Timeout;
-        for attempt in 0..self.attempts {
-            let fut = async {
-                match kind {
-                    ChipOpKind::Debit => self.provider.debit(key, account, amount, memo).await,
-                    ChipOpKind::Credit => self.provider.credit(key, account, amount, memo).await,
-                }
-            };
-            match tokio::time::timeout(self.timeout, fut).await {
-                Ok(Ok(b)) => return Ok(b),
-                Ok(Err(e)) if !e.is_retryable() => return Err(e),
-                Ok(Err(e)) => last = e,
-                Err(_) => last = ChipError::Timeout,
+        self.retrying(true, || async {
+            match kind {
+                ChipOpKind::Debit => self.provider.debit(key, account, amount, memo).await,
+                ChipOpKind::Credit => self.provider.credit(key, account, amount, memo).await,
             }
-            if attempt + 1 < self.attempts {
-                backoff(attempt).await;
-            }
-        }
-        Err(last)
+        })
+        .await
+    }
+
+    /// Whether the provider moves chips once per hand (see
+    /// [`ChipProvider::settles_hands`]): the ledger then opens and closes
+    /// hands on it, and recovery is the provider's reconciliation.
+    pub fn settles_hands(&self) -> bool {
+        self.provider.settles_hands()
+    }
+
+    /// Locks the stakes of a hand, retried with the same stakes. Not bound
+    /// by the call timeout: the provider bounds its own transactions.
+    pub async fn open_hand(&self, hand: &HandRef, stakes: &[(AccountId, Chips)]) -> Result<(), ChipError> {
+        self.retrying(false, || self.provider.open_hand(hand, stakes)).await
+    }
+
+    /// Settles a hand on the provider, retried (safe: the hand's key is used once).
+    pub async fn close_hand(&self, hand: &HandRef) -> Result<(), ChipError> {
+        self.retrying(false, || self.provider.close_hand(hand)).await
+    }
+
+    /// Finishes the provider's interrupted hands (after a crash).
+    pub async fn reconcile(&self) -> Result<Reconciled, ChipError> {
+        self.retrying(false, || self.provider.reconcile()).await
     }
 }
 
@@ -192,6 +224,8 @@ enum JournalLine {
         error: Option<String>,
     },
     Complete,
+    /// The hand is being voided: a restart refunds it even if it was complete.
+    Void,
     End {
         outcome: String,
     },
@@ -229,6 +263,8 @@ pub struct HandLedger {
     ops: Vec<HandOp>,
     journal: Option<(PathBuf, File)>,
     log_path: Option<PathBuf>,
+    /// Journal lines written and synced to disk.
+    synced: u64,
 }
 
 /// Debited and credited totals of a hand's applied operations.
@@ -255,6 +291,7 @@ impl HandLedger {
             ops: Vec::new(),
             journal: None,
             log_path: None,
+            synced: 0,
         };
         if let Some(dir) = journal_dir {
             let open = dir.join("open");
@@ -272,13 +309,35 @@ impl HandLedger {
         Ok(l)
     }
 
+    /// Appends a line and syncs it to disk before the call it records goes
+    /// out: the journal is as durable as the ledger it mirrors (which
+    /// commits with fsync), so a power loss cannot lose an applied operation.
     fn write(&mut self, line: &JournalLine) -> Result<(), LedgerError> {
         if let Some((_, f)) = &mut self.journal {
             let mut s = serde_json::to_string(line).map_err(|e| LedgerError::Key(e.to_string()))?;
             s.push('\n');
             f.write_all(s.as_bytes())?;
+            f.sync_data()?;
+            self.synced += 1;
         }
         Ok(())
+    }
+
+    /// Journal lines written, each synced to disk.
+    pub fn synced_lines(&self) -> u64 {
+        self.synced
+    }
+
+    /// The hand's open journal file (none without a journal).
+    pub fn journal_path(&self) -> Option<&Path> {
+        self.journal.as_ref().map(|(p, _)| p.as_path())
+    }
+
+    /// Chips the hand took from accounts and has not given back (what a
+    /// voided hand holds until its refund).
+    pub fn held(&self) -> u64 {
+        let t = self.totals();
+        u64::try_from(t.debits.saturating_sub(t.credits)).unwrap_or(u64::MAX)
     }
 
     /// The operations so far.
@@ -411,6 +470,7 @@ impl HandLedger {
     /// journal when everything is settled; otherwise leaves it open for
     /// [`recover`] and returns `Unsettled`.
     pub async fn void(mut self, desk: &ChipDesk) -> Result<Totals, LedgerError> {
+        self.write(&JournalLine::Void)?;
         refund_ops(&mut self, desk).await?;
         let t = self.check_conservation()?;
         self.write(&JournalLine::End { outcome: "voided".into() })?;
@@ -422,9 +482,13 @@ impl HandLedger {
         if let (Some((path, f)), Some(log)) = (self.journal.take(), self.log_path.take()) {
             drop(f);
             let content = fs::read(&path)?;
-            let mut out = OpenOptions::new().create(true).append(true).open(log)?;
+            let mut out = OpenOptions::new().create(true).append(true).open(&log)?;
             out.write_all(&content)?;
+            out.sync_data()?;
             fs::remove_file(&path)?;
+            if let Some(dir) = path.parent() {
+                File::open(dir)?.sync_all()?;
+            }
         }
         Ok(())
     }
@@ -522,11 +586,30 @@ pub struct Recovered {
 }
 
 /// Refunds every hand whose journal is still open under
-/// `data_dir/rooms/*/journal/open/` (a crash interrupted it). Idempotent:
+/// `data_dir/rooms/*/journal/open/` (a crash interrupted it); with a
+/// provider that settles per hand, first lets it reconcile its hands and
+/// then only closes these journals. Idempotent:
 /// operations are re-issued with their original keys and refunds carry keys
 /// derived from the hand, so running it twice moves nothing more.
 pub async fn recover(data_dir: &Path, desk: &ChipDesk) -> Vec<Result<Recovered, (PathBuf, LedgerError)>> {
     let mut out = Vec::new();
+    if desk.settles_hands() {
+        match desk.reconcile().await {
+            Ok(r) => tracing::info!(
+                provider = desk.provider_name(),
+                settled = r.settled.len(),
+                refunded = r.refunded.len(),
+                already = r.already.len(),
+                lapsed = r.lapsed.len(),
+                "chip provider reconciled interrupted hands"
+            ),
+            Err(e) => {
+                // Leave the journals open: the next start reconciles again.
+                tracing::error!(provider = desk.provider_name(), error = %e, "chip provider reconciliation failed");
+                return out;
+            }
+        }
+    }
     let rooms = data_dir.join("rooms");
     let Ok(entries) = fs::read_dir(&rooms) else { return out };
     for room in entries.flatten() {
@@ -541,6 +624,40 @@ pub async fn recover(data_dir: &Path, desk: &ChipDesk) -> Vec<Result<Recovered, 
         }
     }
     out
+}
+
+/// The first pause of a background retry.
+pub(crate) const FIRST_PAUSE: Duration = Duration::from_millis(250);
+
+/// The next pause of a background retry: doubled, at most 30 s.
+pub(crate) fn longer(pause: Duration) -> Duration {
+    (pause * 2).min(Duration::from_secs(30))
+}
+
+/// Finishes a voided hand whose refund the chip service did not answer:
+/// retries from its journal (same keys, so nothing moves twice) with a
+/// growing pause until the service answers, counting it in `refunds_pending`
+/// and `chips_held` meanwhile. A restart does the same from the journal.
+pub async fn refund_in_background(path: PathBuf, desk: ChipDesk, metrics: Arc<Metrics>, held: u64) {
+    crate::metrics::inc(&metrics.refunds_pending);
+    metrics.chips_held.fetch_add(held, Relaxed);
+    let mut pause = FIRST_PAUSE;
+    loop {
+        tokio::time::sleep(pause).await;
+        match recover_one(&path, &desk).await {
+            Ok(r) => {
+                tracing::info!(room = %r.room, hand = %r.hand_id, "voided hand refunded after a chip service outage");
+                break;
+            }
+            Err(LedgerError::Unsettled | LedgerError::Chip(_)) => pause = longer(pause),
+            Err(e) => {
+                tracing::error!(journal = %path.display(), error = %e, "refund failed; a restart retries it");
+                break;
+            }
+        }
+    }
+    crate::metrics::dec(&metrics.refunds_pending);
+    let _ = metrics.chips_held.fetch_update(Relaxed, Relaxed, |v| Some(v.saturating_sub(held)));
 }
 
 async fn recover_one(path: &Path, desk: &ChipDesk) -> Result<Recovered, LedgerError> {
@@ -565,6 +682,7 @@ async fn recover_one(path: &Path, desk: &ChipDesk) -> Result<Recovered, LedgerEr
                 }
             }
             JournalLine::Complete => complete = true,
+            JournalLine::Void => complete = false,
             JournalLine::End { .. } => ended = true,
         }
     }
@@ -576,8 +694,13 @@ async fn recover_one(path: &Path, desk: &ChipDesk) -> Result<Recovered, LedgerEr
         ops,
         journal: Some((path.to_path_buf(), f)),
         log_path: dir.map(|d| d.join("chips.jsonl")),
+        synced: 0,
     };
-    if !ended && complete {
+    if !ended && desk.settles_hands() {
+        // The provider's own journal and reconciliation settled or refunded
+        // the hand where the chips are held; nothing moves from here.
+        l.write(&JournalLine::End { outcome: "reconciled-by-provider".into() })?;
+    } else if !ended && complete {
         // The hand was played out: finish its payouts.
         settle_uncertain(&mut l, desk).await?;
         l.check_conservation()?;
@@ -715,6 +838,49 @@ mod tests {
         assert!(l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(40), "bet").await.is_ok());
         l.void(&d).await.unwrap();
         assert_eq!(chips.inner.balance(&acct("a")).await.unwrap(), Chips(100));
+    }
+
+    #[tokio::test]
+    async fn every_journal_line_is_synced_before_the_call_it_records() {
+        let chips = Arc::new(LocalChips::new());
+        chips.grant(&acct("a"), Chips(100)).await.unwrap();
+        let d = desk(chips.clone());
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = HandLedger::open("r", "h", Some(dir.path()), 0).unwrap();
+        l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(10), "bet").await.unwrap();
+        l.run(&d, ChipOpKind::Credit, &acct("a"), Chips(10), "pot").await.unwrap();
+        let on_disk = fs::read_to_string(l.journal_path().unwrap()).unwrap().lines().count() as u64;
+        // begin + (intent, status) × 2, each followed by fsync.
+        assert_eq!(on_disk, 5);
+        assert_eq!(l.synced_lines(), on_disk);
+    }
+
+    #[tokio::test]
+    async fn a_refund_the_service_did_not_answer_is_retried_in_the_background() {
+        let chips = Arc::new(Flaky { inner: LocalChips::new(), down: AtomicBool::new(false) });
+        chips.inner.grant(&acct("a"), Chips(100)).await.unwrap();
+        let d = desk(chips.clone());
+        let data = tempfile::tempdir().unwrap();
+        let jdir = data.path().join("rooms").join("r").join("journal");
+        let mut l = HandLedger::open("r", "h", Some(&jdir), 0).unwrap();
+        l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(40), "bet").await.unwrap();
+        let (path, held) = (l.journal_path().unwrap().to_path_buf(), l.held());
+        assert_eq!(held, 40);
+        chips.down.store(true, Ordering::SeqCst);
+        assert!(matches!(l.void(&d).await, Err(LedgerError::Unsettled)));
+        let metrics = Arc::new(Metrics::default());
+        let task = tokio::spawn(refund_in_background(path.clone(), d.clone(), Arc::clone(&metrics), held));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(metrics.refunds_pending.load(Relaxed), 1);
+        assert_eq!(metrics.chips_held.load(Relaxed), 40);
+        assert!(metrics.render().contains("claw_chips_held 40"));
+        // The service comes back: the refund goes through without a restart.
+        chips.down.store(false, Ordering::SeqCst);
+        tokio::time::timeout(Duration::from_secs(60), task).await.expect("guard: refund").unwrap();
+        assert_eq!(chips.inner.balance(&acct("a")).await.unwrap(), Chips(100));
+        assert_eq!(metrics.refunds_pending.load(Relaxed), 0);
+        assert_eq!(metrics.chips_held.load(Relaxed), 0);
+        assert!(!path.exists(), "journal archived");
     }
 
     #[tokio::test]

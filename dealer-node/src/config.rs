@@ -7,7 +7,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 pub use claw_engine::room::config::{
-    parse_duration, valid_room_id, ConfigError, EntropyMode, Limits, RevealPolicy, RoomConfig,
+    has_house, parse_duration, valid_room_id, ConfigError, EntropyMode, Limits, RevealPolicy, RoomConfig,
 };
 use serde::{Deserialize, Serialize};
 

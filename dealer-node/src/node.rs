@@ -79,6 +79,7 @@ pub struct DealerNode {
     provider: Option<Arc<dyn ChipProvider>>,
     grants: Option<Arc<dyn Grants>>,
     welcome_grant: Chips,
+    welcome_total: Option<u64>,
     identity: Option<Identity>,
     games: Vec<Arc<dyn DynGame>>,
     tls: Option<ServerTls>,
@@ -95,6 +96,7 @@ impl DealerNode {
             provider: None,
             grants: None,
             welcome_grant: Chips::ZERO,
+            welcome_total: None,
             identity: None,
             games: Vec::new(),
             tls: None,
@@ -128,6 +130,12 @@ impl DealerNode {
     pub fn grants(mut self, grants: Arc<dyn Grants>, welcome: Chips) -> DealerNode {
         self.grants = Some(grants);
         self.welcome_grant = welcome;
+        self
+    }
+
+    /// Caps the welcome chips the node grants in total (none: no cap).
+    pub fn welcome_total(mut self, total: Option<u64>) -> DealerNode {
+        self.welcome_total = total;
         self
     }
 
@@ -171,6 +179,7 @@ impl DealerNode {
             provider,
             grants,
             welcome_grant,
+            welcome_total,
             identity,
             games,
             tls,
@@ -221,6 +230,7 @@ impl DealerNode {
             grants,
             welcome_grant,
             welcomed: tokio::sync::Mutex::new(Default::default()),
+            welcome_left: tokio::sync::Mutex::new(welcome_total),
             metrics: Arc::clone(&metrics),
             data_dir: config.data_dir.clone(),
             limits: config.limits.clone(),

@@ -14,10 +14,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use claw_chips::{AccountId, ChipError, IdempotencyKey};
+use claw_chips::{AccountId, ChipError, HandRef, IdempotencyKey};
 use claw_engine::room::{
     Account, ArchiveWrite, ChipCall, ChipFailure, ChipMove, ChipOutcome, Effect, EffectId, Input, Now,
-    RoomCore,
+    RoomCore, MAX_HAND_STAKE,
 };
 use claw_engine::GameSpec;
 use claw_protocol::handshake::VerifiedPlayer;
@@ -32,7 +32,7 @@ use crate::archive::Archive;
 use crate::chips::{ChipDesk, Grants, HandLedger, LedgerError};
 use crate::config::{Limits, RoomConfig};
 use crate::conn::{ConnId, ConnTx};
-use crate::metrics::Metrics;
+use crate::metrics::{dec, inc, Metrics};
 
 pub use claw_engine::room::{Admit, Refusal, RoomEvent, RoomSnapshot};
 
@@ -51,6 +51,8 @@ pub struct NodeContext {
     pub welcome_grant: claw_protocol::Chips,
     /// Accounts already welcomed by this node.
     pub welcomed: Mutex<HashSet<AccountId>>,
+    /// Welcome chips this node may still grant in total (none = no cap).
+    pub welcome_left: Mutex<Option<u64>>,
     /// Counters for `/metrics`.
     pub metrics: Arc<Metrics>,
     /// Transcripts and journals go here.
@@ -405,9 +407,10 @@ async fn lookup(ctx: &NodeContext, accounts: &Accounts, room: &str, call: ChipCa
             welcome(ctx, &account).await;
             ChipOutcome::Balance(ctx.desk.balance(&account).await.map_err(failure))
         }
+        // Once per room, whatever the amount: a new amount does not grant again.
         ChipCall::FundHouse(amount) => {
             let Some(g) = &ctx.grants else { return ChipOutcome::Done(Err("no operator grants".into())) };
-            let key = match IdempotencyKey::new(format!("bankroll/{room}/{amount}")) {
+            let key = match IdempotencyKey::new(format!("bankroll/{room}")) {
                 Ok(k) => k,
                 Err(e) => return ChipOutcome::Done(Err(e.to_string())),
             };
@@ -430,7 +433,8 @@ fn failure(e: ChipError) -> ChipFailure {
     }
 }
 
-/// The welcome grant, once per account and node, when its balance is low.
+/// The welcome grant, once per account (key `welcome/<account>`), when its
+/// balance is low and the node's total allows it; counted in `/metrics`.
 async fn welcome(ctx: &NodeContext, account: &AccountId) {
     let (Some(g), amount) = (&ctx.grants, ctx.welcome_grant) else { return };
     if amount.0 == 0 || !ctx.welcomed.lock().await.insert(account.clone()) {
@@ -439,8 +443,25 @@ async fn welcome(ctx: &NodeContext, account: &AccountId) {
     let Ok(key) = IdempotencyKey::new(format!("welcome/{account}")) else { return };
     match ctx.desk.balance(account).await {
         Ok(b) if b < amount => {
-            if let Err(e) = g.grant(&key, account, amount, "welcome chips").await {
-                tracing::warn!(error = %e, "welcome grant failed");
+            {
+                let mut left = ctx.welcome_left.lock().await;
+                match left.as_mut() {
+                    Some(l) if *l < amount.0 => {
+                        inc(&ctx.metrics.welcome_refused);
+                        tracing::warn!(account = %account, "welcome chips: the node's total is used up");
+                        return;
+                    }
+                    Some(l) => *l -= amount.0,
+                    None => {}
+                }
+            }
+            match g.grant(&key, account, amount, "welcome chips").await {
+                Ok(_) => {
+                    inc(&ctx.metrics.welcome_grants);
+                    ctx.metrics.welcome_chips.fetch_add(amount.0, std::sync::atomic::Ordering::Relaxed);
+                    tracing::info!(account = %account, %amount, "welcome chips granted");
+                }
+                Err(e) => tracing::warn!(error = %e, "welcome grant failed"),
             }
         }
         _ => {}
@@ -460,25 +481,19 @@ async fn ledger_worker(
     let desk = &ctx.desk;
     while let Some((id, call)) = rx.recv().await {
         let outcome = match call {
-            ChipCall::OpenHand(hand) => {
-                match HandLedger::open(&room, &hand.to_string(), Some(&journal), unix_ms()) {
-                    Ok(l) => {
-                        ledgers.insert(hand, l);
-                        ChipOutcome::Done(Ok(()))
-                    }
-                    Err(e) => ChipOutcome::Done(Err(e.to_string())),
-                }
+            ChipCall::OpenHand { hand, players } => {
+                ChipOutcome::Done(open_hand(&room, &journal, desk, &mut ledgers, hand, &players).await)
             }
             ChipCall::Moves { hand, moves, undo_on_refusal } => match ledgers.get_mut(&hand) {
                 Some(l) => ChipOutcome::Moves(run_moves(l, desk, &accounts, moves, undo_on_refusal).await),
                 None => ChipOutcome::Moves(Err((ChipFailure::Unavailable("no chip journal".into()), false))),
             },
             ChipCall::Settle { hand, fee } => match ledgers.remove(&hand) {
-                Some(l) => ChipOutcome::Done(settle(&room, l, desk, &accounts, fee).await),
+                Some(l) => settle(&room, l, &ctx, &accounts, hand, fee).await,
                 None => ChipOutcome::Done(Err("no chip journal".into())),
             },
             ChipCall::Void(hand) => match ledgers.remove(&hand) {
-                Some(l) => ChipOutcome::Done(l.void(desk).await.map(|_| ()).map_err(|e| e.to_string())),
+                Some(l) => ChipOutcome::Done(void(&room, l, &ctx, hand).await),
                 None => ChipOutcome::Done(Err("no chip journal".into())),
             },
             other => lookup(&ctx, &accounts, &room, other).await,
@@ -486,6 +501,77 @@ async fn ledger_worker(
         if done.send(Input::Chips { id, outcome }).is_err() {
             break;
         }
+    }
+}
+
+/// Opens a hand's journal; with a provider that settles per hand, first
+/// locks each ready player's stake there: the balance (capped at the most a
+/// hand takes), players without chips or without an account left out.
+async fn open_hand(
+    room: &str,
+    journal: &std::path::Path,
+    desk: &ChipDesk,
+    ledgers: &mut HashMap<HandId, HandLedger>,
+    hand: HandId,
+    players: &[claw_protocol::PlayerId],
+) -> Result<(), String> {
+    if desk.settles_hands() {
+        let mut stakes = Vec::with_capacity(players.len());
+        for p in players {
+            let account = AccountId::from(*p);
+            match desk.balance(&account).await {
+                Ok(b) if b.0 > 0 => stakes.push((account, claw_protocol::Chips(b.0.min(MAX_HAND_STAKE)))),
+                Ok(_) => {}
+                Err(e) if e.is_retryable() => return Err(format!("balance of {}: {e}", p.short())),
+                Err(e) => {
+                    tracing::warn!(room, player = %p.short(), error = %e, "no stake: left out of the hand")
+                }
+            }
+        }
+        if stakes.is_empty() {
+            return Err("no player has chips to stake".into());
+        }
+        let href = HandRef::new(room, hand.to_string());
+        desk.open_hand(&href, &stakes).await.map_err(|e| format!("locking the stakes: {e}"))?;
+    }
+    let l = HandLedger::open(room, &hand.to_string(), Some(journal), unix_ms()).map_err(|e| e.to_string())?;
+    ledgers.insert(hand, l);
+    Ok(())
+}
+
+/// With a provider that settles per hand: settles the hand there (after
+/// the local journal closed); retried in the background while the provider
+/// does not answer. Otherwise nothing to do.
+async fn close_on_provider(room: &str, ctx: &NodeContext, hand: HandId) -> Result<(), String> {
+    let desk = &ctx.desk;
+    if !desk.settles_hands() {
+        return Ok(());
+    }
+    let href = HandRef::new(room, hand.to_string());
+    match desk.close_hand(&href).await {
+        Ok(()) => Ok(()),
+        Err(e) if e.is_retryable() => {
+            tracing::warn!(room, hand = %href, error = %e, "settlement not confirmed; retrying in the background");
+            let (desk, metrics) = (desk.clone(), Arc::clone(&ctx.metrics));
+            tokio::spawn(async move {
+                inc(&metrics.refunds_pending);
+                let mut pause = crate::chips::FIRST_PAUSE;
+                loop {
+                    tokio::time::sleep(pause).await;
+                    match desk.close_hand(&href).await {
+                        Ok(()) => break,
+                        Err(e) if e.is_retryable() => pause = crate::chips::longer(pause),
+                        Err(e) => {
+                            tracing::error!(hand = %href, error = %e, "settlement refused; a restart reconciles it");
+                            break;
+                        }
+                    }
+                }
+                dec(&metrics.refunds_pending);
+            });
+            Err(format!("settling the hand with the chip provider: {e} (retrying)"))
+        }
+        Err(e) => Err(format!("settling the hand with the chip provider: {e}")),
     }
 }
 
@@ -514,28 +600,62 @@ async fn run_moves(
 }
 
 /// Commission and rake to the dealer, the conservation check, the journal
-/// closed (left open for a restart when an outcome is unknown).
+/// closed (left open for a restart when an outcome is unknown), then the
+/// hand closed on a provider that settles per hand. Moves that do not add
+/// up void and refund the hand instead (`Unbalanced`).
 async fn settle(
     room: &str,
     mut l: HandLedger,
-    desk: &ChipDesk,
+    ctx: &NodeContext,
     accounts: &Accounts,
+    hand: HandId,
     fee: claw_protocol::Chips,
-) -> Result<(), String> {
-    l.mark_complete().map_err(|e| e.to_string())?;
+) -> ChipOutcome {
+    let desk = &ctx.desk;
+    if let Err(e) = l.mark_complete() {
+        return ChipOutcome::Done(Err(e.to_string()));
+    }
     if fee.0 > 0 {
         let dealer = accounts.of(Account::Dealer);
         if let Err(e) = l.run(desk, claw_chips::ChipOpKind::Credit, &dealer, fee, "commission and rake").await
         {
-            return Err(format!("dealer credit failed: {e}"));
+            return ChipOutcome::Done(Err(format!("dealer credit failed: {e}")));
         }
     }
     if l.has_uncertain() {
-        return Err("unsettled operations remain".into());
+        return ChipOutcome::Done(Err("unsettled operations remain".into()));
     }
-    let t = l.close_settled().map_err(|e| e.to_string())?;
-    tracing::debug!(room, debits = t.debits, credits = t.credits, "hand settled, chips conserved");
-    Ok(())
+    if let Err(e @ LedgerError::Conservation { .. }) = l.check_conservation() {
+        let detail = e.to_string();
+        if let Err(e) = void(room, l, ctx, hand).await {
+            tracing::error!(room, error = %e, "refund of an unbalanced hand incomplete");
+        }
+        return ChipOutcome::Unbalanced(detail);
+    }
+    match l.close_settled() {
+        Ok(t) => {
+            tracing::debug!(room, debits = t.debits, credits = t.credits, "hand settled, chips conserved");
+            ChipOutcome::Done(close_on_provider(room, ctx, hand).await)
+        }
+        Err(e) => ChipOutcome::Done(Err(e.to_string())),
+    }
+}
+
+/// Refunds a voided hand. If the chip service does not answer, the refund
+/// goes on in the background (from the journal) until it does.
+async fn void(room: &str, l: HandLedger, ctx: &NodeContext, hand: HandId) -> Result<(), String> {
+    let (path, held) = (l.journal_path().map(std::path::Path::to_path_buf), l.held());
+    match l.void(&ctx.desk).await {
+        Ok(_) => close_on_provider(room, ctx, hand).await,
+        Err(LedgerError::Unsettled) => {
+            if let Some(path) = path {
+                let (desk, metrics) = (ctx.desk.clone(), Arc::clone(&ctx.metrics));
+                tokio::spawn(crate::chips::refund_in_background(path, desk, metrics, held));
+            }
+            Err("the chip service did not answer; the refund is retried in the background".into())
+        }
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The room's transcript archive: writes run in order, off the room task.

@@ -53,6 +53,18 @@ pub struct Metrics {
     pub kicked_idle: AtomicU64,
     /// Connections closed for a missed pong.
     pub pongs_missed: AtomicU64,
+    /// Hands whose chip moves did not add up (voided and refunded).
+    pub chip_conservation_failures: AtomicU64,
+    /// Welcome grants made.
+    pub welcome_grants: AtomicU64,
+    /// Chips granted as welcome chips.
+    pub welcome_chips: AtomicU64,
+    /// Welcome grants refused by the per-node total.
+    pub welcome_refused: AtomicU64,
+    /// Voided hands whose refund waits for the chip service (gauge).
+    pub refunds_pending: AtomicU64,
+    /// Chips those hands still hold (gauge).
+    pub chips_held: AtomicU64,
     latency_buckets: [AtomicU64; BUCKETS.len()],
     latency_count: AtomicU64,
     latency_sum_ns: AtomicU64,
@@ -148,6 +160,26 @@ impl Metrics {
             "Connections closed for a missed pong.",
             g(&self.pongs_missed),
         );
+            "claw_chip_conservation_failures_total",
+            "counter",
+            "Hands whose chip moves did not add up (voided and refunded).",
+            g(&self.chip_conservation_failures),
+        );
+        one("claw_welcome_grants_total", "counter", "Welcome grants made.", g(&self.welcome_grants));
+        one("claw_welcome_chips_total", "counter", "Chips granted as welcome chips.", g(&self.welcome_chips));
+        one(
+            "claw_welcome_refused_total",
+            "counter",
+            "Welcome grants refused by the node's total.",
+            g(&self.welcome_refused),
+        );
+        one(
+            "claw_refunds_pending",
+            "gauge",
+            "Voided hands whose refund waits for the chip service.",
+            g(&self.refunds_pending),
+        );
+        one("claw_chips_held", "gauge", "Chips held by voided hands not yet refunded.", g(&self.chips_held));
         let _ = writeln!(
             s,
             "# HELP claw_action_latency_seconds Time from an action's arrival to its broadcast.\n\

@@ -542,4 +542,87 @@ fn a_query_flood_meets_the_room_budget_and_the_hand_runs_on_time() {
     h.advance(Duration::from_secs(2));
     h.settle_chips();
     assert!(h.log.iter().any(|l| l == "1 <- event timeout-action"), "{:#?}", &h.log[h.log.len() - 5..]);
+
+/// Completes chip calls as [`Harness::complete`] does, except that a
+/// settlement is answered `Unbalanced` (the ledger found chips not adding up).
+fn settle_chips_unbalanced(h: &mut Harness) {
+    while let Some((id, call)) = h.chips.pop_front() {
+        if matches!(call, ChipCall::Settle { .. }) {
+            h.input(Input::Chips { id, outcome: ChipOutcome::Unbalanced("debited 30, credited 31".into()) });
+        } else {
+            h.complete(id, call);
+        }
+    }
+}
+
+fn play_unbalanced_hand(h: &mut Harness) {
+    for i in 0..2 {
+        h.act(i, json!({"type": "bet"}));
+        settle_chips_unbalanced(h);
+    }
+}
+
+#[test]
+fn a_conservation_failure_voids_the_hand_and_a_second_one_stops_the_room() {
+    let mut h = Harness::new(2, |_| {});
+    h.seat_everyone();
+    play_unbalanced_hand(&mut h);
+    let snap = h.core.snapshot();
+    assert_eq!((snap.hands_played, snap.hands_voided), (0, 1), "counted as voided, not settled");
+    assert!(h.reports.iter().any(|r| matches!(r, RoomEvent::HandVoided { .. })));
+    assert!(!h.reports.iter().any(|r| matches!(r, RoomEvent::HandFinished { .. })));
+    let told = h.inbox[0]
+        .iter()
+        .any(|m| matches!(m, ServerMessage::Error(e) if e.message.contains("[chip-conservation]")));
+    assert!(told, "players are told the reason code");
+    assert!(!h.core.is_closed());
+    // The next hand fails the same way: the room stops.
+    h.advance(Duration::from_secs(2));
+    h.settle_chips();
+    play_unbalanced_hand(&mut h);
+    h.settle_chips();
+    assert!(h.core.is_closed(), "a repeated conservation failure closes the room");
+    assert_eq!(h.core.snapshot().hands_voided, 2);
+}
+
+#[test]
+fn a_voided_hands_message_carries_a_code_not_the_chip_services_address() {
+    let mut h = Harness::new(2, |_| {});
+    h.seat_everyone();
+    h.act(0, json!({"type": "bet"}));
+    let (id, _) = h.chips.pop_front().unwrap();
+    let detail = "chip service unreachable: error sending request for url \
+                  (http://10.1.2.3:8080/v1/debit): Connection refused (os error 111)";
+    h.input(Input::Chips {
+        id,
+        outcome: ChipOutcome::Moves(Err((ChipFailure::Unavailable(detail.into()), false))),
+    });
+    h.settle_chips();
+    let texts: Vec<&str> = h.inbox[1]
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Error(e) => Some(e.message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(texts.iter().any(|t| t.contains("[chip-service]")), "{texts:?}");
+    for t in &texts {
+        assert!(!t.contains("10.1.2.3") && !t.contains("os error") && !t.contains("http"), "leaked: {t}");
+    }
+    // The operator's report keeps the detail.
+    assert!(h
+        .reports
+        .iter()
+        .any(|r| matches!(r, RoomEvent::HandVoided { reason, .. } if reason.contains("10.1.2.3"))));
+}
+
+#[test]
+fn a_game_without_a_house_is_granted_no_bankroll() {
+    let h = Harness::new(2, |c| c.house_bankroll = Chips(1_000_000));
+    assert!(
+        !h.chips.iter().any(|(_, c)| matches!(c, ChipCall::FundHouse(_))),
+        "high-card has no house: no bankroll grant"
+    );
+    assert!(!claw_engine::room::config::has_house("high-card"));
+    assert!(claw_engine::room::config::has_house("blackjack"));
 }

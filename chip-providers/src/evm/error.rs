@@ -37,6 +37,17 @@ pub enum EvmError {
     /// operator key, or a dropped transaction left a gap).
     #[error("nonce refused: {0}")]
     Nonce(String),
+    /// No contract at the configured vault address.
+    #[error("no contract at {0}: wrong --evm-vault address, or it is not deployed on this chain")]
+    NoContract(Address),
+    /// The operator key is not one of the vault's operators.
+    #[error(
+        "operator {0} is not an operator of the vault (the vault admin appoints it: claw-evm set-operator)"
+    )]
+    NotAppointed(Address),
+    /// The operator key holds no native coin to pay gas with.
+    #[error("operator {0} has no native coin for gas: fund it before starting")]
+    Unfunded(Address),
     /// The node serves another chain than configured.
     #[error("the node serves chain {node}, configured {configured}")]
     ChainMismatch { node: u64, configured: u64 },
@@ -135,9 +146,12 @@ impl From<EvmError> for ChipError {
             e @ (EvmError::Rpc(_) | EvmError::Dropped(_) | EvmError::Nonce(_) | EvmError::Journal(_)) => {
                 ChipError::Service(e.to_string())
             }
-            e @ (EvmError::Reverted(_) | EvmError::Config(_) | EvmError::ChainMismatch { .. }) => {
-                ChipError::BadRequest(e.to_string())
-            }
+            e @ (EvmError::Reverted(_)
+            | EvmError::Config(_)
+            | EvmError::ChainMismatch { .. }
+            | EvmError::NoContract(_)
+            | EvmError::NotAppointed(_)
+            | EvmError::Unfunded(_)) => ChipError::BadRequest(e.to_string()),
         }
     }
 }

@@ -195,6 +195,7 @@ impl EvmChips {
     pub async fn connect(cfg: &EvmChipsConfig, house: AccountId) -> Result<EvmChips, EvmError> {
         let signer = load_key_file(&cfg.operator_key_file)?;
         let chain = Chain::connect(cfg.settings(), cfg.contract, signer).await?;
+        Self::preflight(&chain).await?;
         let journal = Journal::new(&cfg.journal_dir)?;
         if cfg.lock_seconds == 0 {
             return Err(EvmError::Config("lock_seconds must be positive".into()));
@@ -208,6 +209,26 @@ impl EvmChips {
             owners: Mutex::new(HashMap::new()),
             live: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Refuses to start against a vault that cannot work: no contract at the
+    /// address, an operator key the vault has not appointed, or one without
+    /// coin for gas (each would otherwise fail the first hand).
+    async fn preflight(chain: &Chain) -> Result<(), EvmError> {
+        let code = chain.provider().get_code_at(chain.vault()).await.map_err(EvmError::from_rpc)?;
+        if code.is_empty() {
+            return Err(EvmError::NoContract(chain.vault()));
+        }
+        let appointed =
+            chain.contract().isOperator(chain.address()).call().await.map_err(chain::contract_error)?;
+        if !appointed {
+            return Err(EvmError::NotAppointed(chain.address()));
+        }
+        let coin = chain.provider().get_balance(chain.address()).await.map_err(EvmError::from_rpc)?;
+        if coin.is_zero() {
+            return Err(EvmError::Unfunded(chain.address()));
+        }
+        Ok(())
     }
 
     /// The node connection (views, the operator address).

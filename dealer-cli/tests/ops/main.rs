@@ -1,8 +1,11 @@
 //! Operating a dealer: TLS (`wss://`) joins with a generated CA, SIGTERM
 //! stops of the real binary, the data directory lock, hand numbers that
-//! continue across restarts.
+//! continue across restarts, `--chips evm` on a local anvil.
 
+#[path = "../../../chip-providers/tests/support/anvil.rs"]
+mod anvil;
 mod datadir;
+mod evm;
 mod stop;
 mod tls;
 

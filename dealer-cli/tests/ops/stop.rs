@@ -49,7 +49,16 @@ impl DealerProc {
     pub fn command(data_dir: &Path, log: &Path) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_claw-dealer"));
         c.args(["--game", "texas-holdem", "--listen", "127.0.0.1:0", "--http-listen", "off"])
-            .args(["--timeout", "120s", "--between-hands", "0", "--shutdown-grace", "1s"])
+            .args([
+                "--timeout",
+                "120s",
+                "--between-hands",
+                "0",
+                "--shutdown-grace",
+                "1s",
+                "--welcome",
+                "10000",
+            ])
             .arg("--data-dir")
             .arg(data_dir)
             .env("RUST_LOG", "claw_dealer=info")

@@ -510,3 +510,31 @@ async fn spamming_bad_actions_on_ones_turn_runs_out_of_tokens() {
     assert!(bad_sig <= 12, "{bad_sig} signature checks");
     assert!(limited >= 18);
 }
+
+/// Issue: throw-away identities each drew 10 000 welcome chips. With a
+/// node total, the identities after it get nothing and cannot sit down.
+#[tokio::test]
+async fn throw_away_identities_cannot_drain_more_than_the_welcome_total() {
+    let f = Fixture::start_with(
+        vec![RoomConfig::new("a", "high-card")],
+        |c| c,
+        |b| b.welcome_total(Some(20_000)),
+    )
+    .await;
+    let mut accepted = 0;
+    for seed in 1..=4u8 {
+        let mut c = f.client("a", seed).await;
+        let j = c.join().await;
+        if j.accepted {
+            accepted += 1;
+        } else {
+            assert_eq!(j.reason, Some(claw_protocol::messages::JoinRejectReason::InsufficientBalance));
+        }
+    }
+    assert_eq!(accepted, 2, "two welcome grants of 10 000 fit the 20 000 total");
+    assert_eq!(f.chips.total().await, 20_000, "no chips beyond the total were created");
+    let m = f.node.metrics().render();
+    assert!(m.contains("claw_welcome_grants_total 2"), "{m}");
+    assert!(m.contains("claw_welcome_chips_total 20000"), "{m}");
+    assert!(m.contains("claw_welcome_refused_total 2"), "{m}");
+}

@@ -32,6 +32,12 @@ pub enum ConfigError {
 
 pub use claw_protocol::messages::{EntropyMode, RevealPolicy};
 
+/// Whether `game` has a house bank that plays against the seats (Blackjack's
+/// dealer): only such rooms are granted a house bankroll.
+pub fn has_house(game: &str) -> bool {
+    matches!(game, "blackjack")
+}
+
 /// A duration written as `30s`, `500ms`, `2m` or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();

@@ -22,6 +22,42 @@ use super::{
 use crate::hand::{Hand, HandEnd, HandSeat, Step};
 use crate::metrics::inc;
 
+/// Why a hand was voided, as its players are told: a stable code and a
+/// short text, never the chip service's address or an OS error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoidCause {
+    /// The chip service failed, refused a move, or did not answer.
+    ChipService,
+    /// The game could not go on (an engine or rules error).
+    Game,
+    /// The dealer is shutting down.
+    Shutdown,
+    /// The hand's chip moves did not add up (conservation check).
+    Conservation,
+}
+
+impl VoidCause {
+    /// The code players see (`[chip-service]`).
+    pub fn code(self) -> &'static str {
+        match self {
+            VoidCause::ChipService => "chip-service",
+            VoidCause::Game => "game-error",
+            VoidCause::Shutdown => "shutdown",
+            VoidCause::Conservation => "chip-conservation",
+        }
+    }
+
+    /// The short text players see.
+    pub fn text(self) -> &'static str {
+        match self {
+            VoidCause::ChipService => "the chip service failed or did not answer",
+            VoidCause::Game => "the game could not continue",
+            VoidCause::Shutdown => "the dealer is shutting down",
+            VoidCause::Conservation => "the hand's chip movements did not add up",
+        }
+    }
+}
+
 /// The most chips a player brings into one hand, whatever the balance.
 pub const MAX_HAND_STAKE: u64 = 1 << 50;
 
@@ -193,7 +229,8 @@ impl RoomCore {
             return;
         }
         let hand_id = HandId::random(&mut *self.rng);
-        let awaiting = self.call(ChipCall::OpenHand(hand_id), Waiting::Table);
+        let players = ready.iter().copied().collect();
+        let awaiting = self.call(ChipCall::OpenHand { hand: hand_id, players }, Waiting::Table);
         self.phase = RoomPhase::Playing;
         self.table = Table::Forming(Box::new(Forming {
             hand_id,
@@ -428,7 +465,7 @@ impl RoomCore {
         }
         match h.hand.start(&mut *self.rng) {
             Ok(step) => self.drive(now, step, Origin::Start),
-            Err(e) => self.void_hand(now, &format!("the game could not start: {e}")),
+            Err(e) => self.void_hand(now, VoidCause::Game, &format!("the game could not start: {e}")),
         }
     }
 
@@ -468,7 +505,7 @@ impl RoomCore {
         inc(&self.metrics.timeouts);
         match h.hand.auto_act(seat, reason) {
             Ok(step) => self.drive(now, step, Origin::Auto),
-            Err(e) => self.void_hand(now, &format!("auto action failed: {e}")),
+            Err(e) => self.void_hand(now, VoidCause::Game, &format!("auto action failed: {e}")),
         }
     }
 
@@ -482,7 +519,7 @@ impl RoomCore {
             inc(&self.metrics.timeouts);
             match h.hand.auto_act(seat, TimeoutReason::Left) {
                 Ok(step) => next = self.run_step(now, step, Origin::Auto),
-                Err(e) => self.void_hand(now, &format!("auto action failed: {e}")),
+                Err(e) => self.void_hand(now, VoidCause::Game, &format!("auto action failed: {e}")),
             }
         }
     }
@@ -501,7 +538,7 @@ impl RoomCore {
                 Party::Seat(s) => match h.players.get(s.index()) {
                     Some(p) => Account::Player(*p),
                     None => {
-                        self.void_hand(now, &format!("chip move for missing {s}"));
+                        self.void_hand(now, VoidCause::Game, &format!("chip move for missing {s}"));
                         return None;
                     }
                 },
@@ -547,7 +584,9 @@ impl RoomCore {
                         inc(&self.metrics.timeouts);
                         match h.hand.auto_act(seat, TimeoutReason::Left) {
                             Ok(step) => self.drive(now, step, Origin::Auto),
-                            Err(e) => self.void_hand(now, &format!("auto action failed: {e}")),
+                            Err(e) => {
+                                self.void_hand(now, VoidCause::Game, &format!("auto action failed: {e}"))
+                            }
                         }
                     }
                 }
@@ -555,17 +594,27 @@ impl RoomCore {
             Err((ChipFailure::Refused(reason), undone)) => {
                 inc(&self.metrics.chip_errors);
                 let Origin::Player { id, hand_id, seq, .. } = origin else {
-                    return self.void_hand(now, &format!("a chip debit was refused: {reason}"));
+                    return self.void_hand(
+                        now,
+                        VoidCause::ChipService,
+                        &format!("a chip debit was refused: {reason}"),
+                    );
                 };
                 if !undone || h.hand.rollback().is_err() {
-                    return self.void_hand(now, "could not undo a refused action");
+                    return self.void_hand(now, VoidCause::ChipService, "could not undo a refused action");
                 }
                 inc(&self.metrics.actions_rejected);
+                tracing::info!(room = %self.cfg.id, player = %id.short(), reason, "debit refused: action rolled back");
                 let r = ActionRejected {
                     hand_id,
                     seq,
                     code: ActionRejectCode::BadAmount,
-                    reason: format!("the chip service refused the debit: {reason}"),
+                    // The player's own shortfall, never the service's text.
+                    reason: if reason.starts_with("insufficient balance") {
+                        "the chip service refused the debit: insufficient balance".into()
+                    } else {
+                        "the chip service refused the debit".into()
+                    },
                 };
                 self.send(&id, &ServerMessage::ActionRejected(r));
                 // Still this player's turn, with a fresh timer.
@@ -573,7 +622,7 @@ impl RoomCore {
             }
             Err((e, _)) => {
                 inc(&self.metrics.chip_errors);
-                self.void_hand(now, &format!("chip service failure: {e:?}"))
+                self.void_hand(now, VoidCause::ChipService, &format!("chip service failure: {e:?}"))
             }
         }
     }
@@ -586,7 +635,7 @@ impl RoomCore {
         let c = match h.hand.commit(&mut *self.rng, later.unix_ms) {
             Ok(c) => c,
             Err(e) => {
-                self.void_hand(now, &format!("engine: {e}"));
+                self.void_hand(now, VoidCause::Game, &format!("engine: {e}"));
                 return None;
             }
         };
@@ -600,7 +649,7 @@ impl RoomCore {
             return None;
         }
         let Some(turn) = c.your_turn else {
-            self.void_hand(now, "the game waits for nobody");
+            self.void_hand(now, VoidCause::Game, "the game waits for nobody");
             return None;
         };
         let seat = turn.seat;
@@ -681,14 +730,15 @@ impl RoomCore {
     }
 
     /// Voids the running hand: every chip it moved goes back, the players
-    /// are told, the next hand is scheduled.
-    pub(super) fn void_hand(&mut self, now: Now, reason: &str) {
+    /// are told `cause` (code and short text; `detail` goes to the log and
+    /// the node's report only), the next hand is scheduled.
+    pub(super) fn void_hand(&mut self, now: Now, cause: VoidCause, detail: &str) {
         let Table::Playing(h) = std::mem::replace(&mut self.table, Table::Idle) else {
             return self.abandon_start(now);
         };
         let hand_id = h.hand.hand_id();
-        tracing::warn!(room = %self.cfg.id, hand = %hand_id, reason, "voiding the hand");
-        let report = RoomEvent::HandVoided { room: self.cfg.id.clone(), hand_id, reason: reason.to_owned() };
+        tracing::warn!(room = %self.cfg.id, hand = %hand_id, cause = cause.code(), detail, "voiding the hand");
+        let report = RoomEvent::HandVoided { room: self.cfg.id.clone(), hand_id, reason: detail.to_owned() };
         self.call(ChipCall::Void(hand_id), Waiting::Void(Box::new(report)));
         self.archive(
             ArchiveWrite::Voided { transcript: h.hand.transcript().clone() },
@@ -696,12 +746,18 @@ impl RoomCore {
         );
         inc(&self.metrics.hands_voided);
         self.hands_voided += 1;
-        let msg = format!("hand {hand_id} voided ({reason}); every chip it moved was refunded");
-        if let Some(f) = encode(&ServerMessage::Error(ErrorMsg { code: ErrorCode::Internal, message: msg })) {
-            self.send_frame(&h.players, f);
-        }
+        self.tell_voided(&h.players, hand_id, cause);
         self.after_hand(now);
         self.next_hand_at = self.next_hand_at.map(|t| t.max(now.at + RETRY_BACKOFF));
+    }
+
+    /// Tells `players` that `hand_id` was voided, with `cause`'s code and text.
+    pub(super) fn tell_voided(&mut self, players: &[PlayerId], hand_id: HandId, cause: VoidCause) {
+        let msg =
+            format!("hand {hand_id} voided [{}]: {}; its chips are refunded", cause.code(), cause.text());
+        if let Some(f) = encode(&ServerMessage::Error(ErrorMsg { code: ErrorCode::Internal, message: msg })) {
+            self.send_frame(players, f);
+        }
     }
 
     fn after_hand(&mut self, now: Now) {

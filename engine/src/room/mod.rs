@@ -41,6 +41,7 @@ use crate::hand::GameSpec;
 use crate::metrics::{dec, inc, Metrics};
 use config::{Limits, RoomConfig};
 use hand::{DeferredHand, Table};
+pub use hand::{VoidCause, MAX_HAND_STAKE};
 use player::{ct_eq, Player};
 pub use player::{Presence, TokenBucket};
 
@@ -104,8 +105,15 @@ pub enum ChipCall {
     JoinBalance(PlayerId),
     /// Grant the house its bankroll (once, at room start).
     FundHouse(Chips),
-    /// Open the hand's chip journal (idempotency keys `<room>/<hand>/<n>`).
-    OpenHand(HandId),
+    /// Open the hand's chip journal (idempotency keys `<room>/<hand>/<n>`);
+    /// a provider that settles per hand locks the stakes of `players` (the
+    /// ready seats, in seat order) for it.
+    OpenHand {
+        /// The hand.
+        hand: HandId,
+        /// Who may be dealt in.
+        players: Vec<PlayerId>,
+    },
     /// Run `moves` in order through the hand's journal, stopping at the
     /// first failure. With `undo_on_refusal`, a refused debit first gives
     /// back what the earlier moves of this call did.
@@ -151,6 +159,9 @@ pub enum ChipOutcome {
     Moves(Result<Vec<Chips>, (ChipFailure, bool)>),
     /// `FundHouse`, `OpenHand`, `Settle`, `Void`.
     Done(Result<(), String>),
+    /// `Settle`: the hand's moves did not add up, so it was voided and its
+    /// chips given back instead (the detail is for the operator's log).
+    Unbalanced(String),
 }
 
 /// A write to the transcript archive, run by the driver.
@@ -382,6 +393,8 @@ pub struct RoomCore {
     hold: bool,
     /// The house bankroll grant is still out.
     funding: bool,
+    /// Settled hands whose chips did not add up.
+    conservation_failures: u32,
     /// Credit scores, kept across sessions (lowered by leaving mid-hand).
     credit: HashMap<PlayerId, i32>,
     next_hand_at: Option<Instant>,
@@ -426,6 +439,7 @@ impl RoomCore {
             first_hand_number: 0,
             hold: false,
             funding: false,
+            conservation_failures: 0,
             credit: HashMap::new(),
             next_hand_at: None,
             deferred: Vec::new(),
@@ -436,7 +450,10 @@ impl RoomCore {
             query_budget: None,
         };
         inc(&core.metrics.rooms_open);
-        if core.cfg.house_bankroll.0 > 0 {
+        if core.cfg.house_bankroll.0 > 0 && !config::has_house(&core.cfg.game) {
+            tracing::warn!(room = %core.cfg.id, game = %core.cfg.game,
+                "house_bankroll ignored: the game has no house");
+        } else if core.cfg.house_bankroll.0 > 0 {
             core.funding = true;
             let amount = core.cfg.house_bankroll;
             core.call(ChipCall::FundHouse(amount), Waiting::FundHouse);
@@ -600,7 +617,7 @@ impl RoomCore {
         self.hand_timers(now);
         // Shutdown grace.
         if self.closing.as_ref().is_some_and(|c| c.deadline <= t) && self.table.is_playing() {
-            self.void_hand(now, "the dealer is shutting down");
+            self.void_hand(now, VoidCause::Shutdown, "the dealer is shutting down");
         }
         if self.next_hand_at.is_some_and(|n| n <= t) {
             self.next_hand_at = None;
@@ -664,6 +681,9 @@ impl RoomCore {
             Waiting::Table => self.table_chips_done(now, id, outcome),
             Waiting::Settle(next) => {
                 let (write, report) = *next;
+                if let ChipOutcome::Unbalanced(detail) = &outcome {
+                    return self.unbalanced(now, write, report, detail);
+                }
                 if let ChipOutcome::Done(Err(e)) = &outcome {
                     inc(&self.metrics.chip_errors);
                     tracing::error!(room = %self.cfg.id, error = %e,
@@ -685,6 +705,32 @@ impl RoomCore {
                 }
             }
             Waiting::ArchiveHand(_) => {}
+        }
+    }
+
+    /// A settled hand's chips did not add up: the ledger refunded it, so it
+    /// is counted, archived and reported as voided; a second time in this
+    /// room stops the room (something is wrong with the chips).
+    fn unbalanced(&mut self, now: Now, write: ArchiveWrite, report: RoomEvent, detail: &str) {
+        inc(&self.metrics.chip_conservation_failures);
+        self.conservation_failures += 1;
+        tracing::error!(room = %self.cfg.id, detail, failures = self.conservation_failures,
+            "chip conservation failed: hand voided and refunded");
+        if let ArchiveWrite::Hand { transcript, .. } = write {
+            self.archive(ArchiveWrite::Voided { transcript }, Waiting::Log("voided"));
+        }
+        self.hands_played = self.hands_played.saturating_sub(1);
+        self.hands_voided += 1;
+        dec(&self.metrics.hands_finished);
+        inc(&self.metrics.hands_voided);
+        if let RoomEvent::HandFinished { room, hand_id, players, .. } = report {
+            self.tell_voided(&players, hand_id, VoidCause::Conservation);
+            let reason = format!("chip conservation failed: {detail}");
+            self.report(RoomEvent::HandVoided { room, hand_id, reason });
+        }
+        if self.conservation_failures >= 2 && self.closing.is_none() {
+            tracing::error!(room = %self.cfg.id, "chip conservation failed again: closing the room");
+            self.begin_close(now, Duration::ZERO);
         }
     }
 
