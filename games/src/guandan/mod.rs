@@ -342,6 +342,11 @@ impl Default for GdMemory {
 }
 
 impl GdMemory {
+    /// The level the next deal is played at: the level of `level_team`.
+    pub fn level(&self) -> Level {
+        self.levels[usize::from(self.level_team.min(1))]
+    }
+
     fn check(&self) -> Result<(), GameError> {
         if self.level_team > 1 {
             return Err(GameError::Malformed("table memory: level_team must be 0 or 1".into()));
@@ -889,7 +894,7 @@ impl GamePlugin for Guandan {
                 players.len()
             )));
         }
-        let level = memory.levels[usize::from(memory.level_team)];
+        let level = memory.level();
         let mut st = GdState {
             settings: settings.clone(),
             profile: settings.profile(),
