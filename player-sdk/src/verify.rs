@@ -170,6 +170,10 @@ pub struct HandView {
     pub seat: Option<Seat>,
     /// Players in seat order (after `game-start`).
     pub players: Vec<HandPlayer>,
+    /// The game's normalised settings (after `game-start`; `null` before).
+    pub settings: Value,
+    /// The table memory the hand started from (after `game-start`).
+    pub memory: Value,
     /// Every card dealt or transferred to this player, opened and checked,
     /// in the order received.
     pub my_cards: Vec<CardId>,
@@ -321,6 +325,8 @@ impl SessionVerifier {
                     game: String::new(),
                     seat: None,
                     players: Vec::new(),
+                    settings: Value::Null,
+                    memory: Value::Null,
                     my_cards: Vec::new(),
                     hand: Vec::new(),
                     table: Vec::new(),
@@ -461,6 +467,8 @@ impl HandTracker {
                 let settings = g.settings.to_value().map_err(|e| structure(&format!("settings: {e}")))?;
                 self.view.game = g.game.clone();
                 self.view.players = g.players.clone();
+                self.view.settings = settings.clone();
+                self.view.memory = g.memory.clone();
                 self.view.balance = self.view.seat.map(|s| g.players[s.index()].balance);
                 let update = Update::Started {
                     hand_id,

@@ -878,11 +878,13 @@ impl Parsed {
                     let p = usize::from(x.position);
                     match holders.get_mut(p) {
                         Some(h) if *h == Some(x.from) => *h = Some(x.to),
-                        Some(h) => return fail(format!(
+                        Some(h) => {
+                            return fail(format!(
                             "event {seq}: transfer of position {p} from seat {}, which does not hold it ({})",
                             x.from.0,
                             h.map_or("not a player's card".into(), |s| format!("seat {} does", s.0))
-                        )),
+                        ))
+                        }
                         None => return fail(format!("event {seq}: transfer of undealt position {p}")),
                     }
                     if x.face == CardFace::Up {

@@ -1,8 +1,9 @@
 //! Operating a dealer: TLS (`wss://`) joins with a generated CA, SIGTERM
 //! stops of the real binary, the data directory lock, hand numbers that
-//! continue across restarts.
+//! continue across restarts, the Guandan bots demo audited offline.
 
 mod datadir;
+mod guandan;
 mod stop;
 mod tls;
 
