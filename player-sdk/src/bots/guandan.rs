@@ -112,6 +112,55 @@ mod tests {
     }
 
     #[test]
+    fn the_first_turn_of_a_deal_needs_no_public_state() {
+        // Before the first action of a deal a player has seen no public
+        // state: the bot reads the phase from the offered actions and the
+        // level from the table memory, and its choice is legal.
+        use claw_games::{registry, DealTarget, HandRunner, PlayerInfo};
+        use claw_protocol::{Chips, PlayerId};
+        use rand_chacha::rand_core::SeedableRng;
+        let g = registry::get("guandan").unwrap();
+        let settings = g.normalize_settings(&json!({})).unwrap();
+        let infos: Vec<PlayerInfo> = (0..4)
+            .map(|i| PlayerInfo { id: PlayerId::from_bytes([i + 1; 32]), balance: Chips(100) })
+            .collect();
+        for (memory, first) in [
+            (json!(null), "play"),
+            (json!({"deal": 1, "levels": [5, 2], "last_order": [0, 2, 1, 3]}), "tribute"),
+        ] {
+            let deck = claw_protocol::shuffle(&g.create_deck(&settings).unwrap(), &[9; 32]);
+            let (runner, _) = HandRunner::start(g.as_ref(), &settings, &infos, &memory, deck).unwrap();
+            let seat = runner.hand().to_act().unwrap();
+            let hand: Vec<_> = runner
+                .dealt()
+                .iter()
+                .zip(runner.holders())
+                .filter(|(_, h)| **h == DealTarget::Player(seat))
+                .map(|(d, _)| d.card)
+                .collect();
+            let actions = runner.hand().valid_actions();
+            let turn = super::super::TurnView {
+                game: "guandan",
+                seat,
+                actions: &actions,
+                public_state: &serde_json::Value::Null,
+                hand: &hand,
+                table: &[],
+                balance: Chips(100),
+                settings: &settings,
+                memory: &memory,
+            };
+            for level in ["guandan-l1", "guandan-l2", "guandan-l3"] {
+                let bot = super::super::strategy("guandan", level).unwrap();
+                let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
+                let a = bot.choose(&turn, &mut rng).unwrap();
+                assert_eq!(super::super::action_type(&a), Some(first), "{level}: {a}");
+                runner.hand().validate(seat, &a).unwrap_or_else(|e| panic!("{level}: {a}: {e}"));
+            }
+        }
+    }
+
+    #[test]
     fn guandan_levels_are_guandan_only() {
         assert!(super::super::strategy("texas-holdem", "guandan-l2").is_err());
         assert_eq!(super::super::strategy("guandan", "guandan-l3").unwrap().name(), "guandan-l3");
