@@ -33,6 +33,10 @@ pub struct TurnInfo<'a> {
     pub table: &'a [CardId],
     /// The seat's chips left in the hand.
     pub balance: Chips,
+    /// The game's normalised settings.
+    pub settings: &'a Value,
+    /// The table memory the hand started from.
+    pub memory: &'a Value,
 }
 
 /// Why a table could not play a hand.
@@ -218,6 +222,8 @@ impl Table {
                 hand: &own,
                 table: &table,
                 balance: turn.balance,
+                settings: &self.settings,
+                memory: &self.memory,
             };
             let action = choose(&info, &mut self.rng).map_err(TableError::Other)?;
             if let Some(cards) =
@@ -243,20 +249,33 @@ impl Table {
     }
 }
 
-/// A seat's own dealt cards (minus those played) and the face-up table cards.
+/// A seat's own cards (dealt or transferred to it, minus those played and
+/// transferred away) and the face-up table cards.
 fn cards_of(events: &[HandEvent], seat: Seat, played: &[CardId]) -> (Vec<CardId>, Vec<CardId>) {
-    let mut own = Vec::new();
+    let mut held: Vec<(u16, CardId, DealTarget)> = Vec::new();
     let mut table = Vec::new();
     for e in events {
-        if let HandEvent::Dealt { cards, .. } = e {
-            for d in cards {
-                match d.target {
-                    DealTarget::Player(s) if s == seat && !played.contains(&d.card) => own.push(d.card),
-                    DealTarget::Community | DealTarget::House if d.face == Face::Up => table.push(d.card),
-                    _ => {}
+        match e {
+            HandEvent::Dealt { cards, .. } => {
+                for d in cards {
+                    held.push((d.position, d.card, d.target));
+                    if matches!(d.target, DealTarget::Community | DealTarget::House) && d.face == Face::Up {
+                        table.push(d.card);
+                    }
                 }
             }
+            HandEvent::Transfer { position, to, .. } => {
+                if let Some(h) = held.iter_mut().find(|h| h.0 == *position) {
+                    h.2 = DealTarget::Player(*to);
+                }
+            }
+            _ => {}
         }
     }
+    let own = held
+        .into_iter()
+        .filter(|(_, c, t)| *t == DealTarget::Player(seat) && !played.contains(c))
+        .map(|(_, c, _)| c)
+        .collect();
     (own, table)
 }

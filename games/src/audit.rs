@@ -1,6 +1,6 @@
 //! The game half of the audit: the canonical deck of the game a hand
 //! announces and a replay of its rules over the verified inputs, which must
-//! reproduce every deal, chip movement and reveal in order, the timeout
+//! reproduce every deal, chip movement, reveal and card transfer in order, the timeout
 //! actions, the announced result and the table memory. The one replayer
 //! the dealer's tests, the SDK's live verifier and the offline auditor use.
 
@@ -93,6 +93,7 @@ fn kind(a: &AnnouncedEvent) -> &'static str {
         AnnouncedEvent::Dealt { .. } => "deal",
         AnnouncedEvent::Debit { .. } | AnnouncedEvent::Credit { .. } => "chip movement",
         AnnouncedEvent::Reveal { .. } => "reveal",
+        AnnouncedEvent::Transfer { .. } => "card transfer",
     }
 }
 

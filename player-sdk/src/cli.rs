@@ -49,7 +49,7 @@ pub struct JoinArgs {
     /// identity is used for this session only.
     #[arg(long, value_name = "FILE")]
     pub key: Option<PathBuf>,
-    /// Let a bot play: `random` or `simple`.
+    /// Let a bot play: `random`, `simple`, or `guandan-l1`/`-l2`/`-l3`.
     #[arg(long, value_name = "STRATEGY")]
     pub bot: Option<String>,
     /// Save every finished hand's transcript as DIR/<hand_id>.jsonl.

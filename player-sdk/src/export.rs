@@ -325,6 +325,9 @@ impl Holdem {
                         }
                     }
                 }
+                Step::Event(AnnouncedEvent::Transfer { .. }) => {
+                    return Err(ExportError::Shape("a card transfer in a Hold'em hand".into()))
+                }
             }
         }
         // The button: this hand's, from the table memory the hand leaves;
@@ -665,6 +668,11 @@ fn text_history(hand: &VerifiedHand, opts: &ExportOptions) -> String {
                     .map(|p| card_of(hand, *p).map_or("??".into(), |c| c.to_string()))
                     .collect();
                 format!("*** revealed: {}", list.join(" "))
+            }
+            Step::Event(AnnouncedEvent::Transfer { position, from, to, face }) => {
+                let card = card_of(hand, *position).map_or("??".into(), |c| c.to_string());
+                let face = if *face == claw_protocol::messages::CardFace::Down { " (down)" } else { "" };
+                format!("*** transfer: seat {} gives {card} to seat {}{face}", from.index(), to.index())
             }
         };
         let _ = writeln!(o, "{line}");

@@ -258,6 +258,19 @@ pub enum NodeEvent {
         /// The cards.
         cards: Vec<CardOpening>,
     },
+    /// A dealt card moved from one player to another (tribute, return).
+    Transferred {
+        /// The hand.
+        hand_id: HandId,
+        /// The deck position.
+        position: u16,
+        /// The giver.
+        from: Seat,
+        /// The receiver.
+        to: Seat,
+        /// The card, when this player can see it.
+        card: Option<CardId>,
+    },
     /// Chips moved.
     Chips {
         /// The hand.
@@ -1083,6 +1096,10 @@ impl Actor {
             Update::Revealed { hand_id, cards } => {
                 self.sync_hand(&hand_id);
                 self.emit(NodeEvent::Revealed { hand_id, cards });
+            }
+            Update::Transferred { hand_id, position, from, to, card } => {
+                self.sync_hand(&hand_id);
+                self.emit(NodeEvent::Transferred { hand_id, position, from, to, card });
             }
             Update::Chips { hand_id, moves } => {
                 self.sync_hand(&hand_id);

@@ -137,6 +137,10 @@ async fn take_turn(
         (p, _) => p.clone(),
     };
     let opts = options(actions);
+    let (settings, memory) = match &view {
+        Some(v) => (v.settings.clone(), v.memory.clone()),
+        None => (Value::Null, Value::Null),
+    };
     let tv = TurnView {
         game: &game,
         seat: *seat,
@@ -145,6 +149,8 @@ async fn take_turn(
         hand,
         table: &table,
         balance: *balance,
+        settings: &settings,
+        memory: &memory,
     };
     let Ok(action) = strategy.choose(&tv, rng) else { return Ok(()) };
     match node.act(action).await {

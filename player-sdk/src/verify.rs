@@ -5,7 +5,9 @@
 //! `hand-prepare`, commit to a Merkle root that is the root of its leaves
 //! and carry this player's seed; every dealt position must be the next one;
 //! every face-up or revealed card must open its leaf; every card sealed to
-//! this player is opened at once and checked against its leaf; an action
+//! this player is opened at once and checked against its leaf; a card
+//! transfer must move a card its giver holds (and the player's hand view
+//! follows it); an action
 //! attributed to this player must be one it signed. At `game-end` the full
 //! [`Auditor`] runs on the hand's transcript (shuffle, every leaf, seeds,
 //! action signatures, game replay). A failure is a [`VerifyError`] naming
@@ -104,6 +106,19 @@ pub enum Update {
         /// The cards.
         cards: Vec<CardOpening>,
     },
+    /// A dealt card moved from one player to another (tribute, return).
+    Transferred {
+        /// The hand.
+        hand_id: HandId,
+        /// The deck position.
+        position: u16,
+        /// The giver.
+        from: Seat,
+        /// The receiver.
+        to: Seat,
+        /// The card, when this player can see it (face up, given or received).
+        card: Option<CardId>,
+    },
     /// Chips moved.
     Chips {
         /// The hand.
@@ -155,9 +170,15 @@ pub struct HandView {
     pub seat: Option<Seat>,
     /// Players in seat order (after `game-start`).
     pub players: Vec<HandPlayer>,
-    /// Every card dealt to this player, opened and checked, position order.
+    /// The game's normalised settings (after `game-start`; `null` before).
+    pub settings: Value,
+    /// The table memory the hand started from (after `game-start`).
+    pub memory: Value,
+    /// Every card dealt or transferred to this player, opened and checked,
+    /// in the order received.
     pub my_cards: Vec<CardId>,
-    /// `my_cards` minus the cards this player has played (`"cards"` of its actions).
+    /// The cards this player holds: `my_cards` minus the cards it played
+    /// (`"cards"` of its actions) and the cards transferred away from it.
     pub hand: Vec<CardId>,
     /// Every card everyone can see: face-up deals and reveals, in order.
     pub table: Vec<SeenCard>,
@@ -182,6 +203,10 @@ struct HandTracker {
     /// (seq, action JSON text, signature) of actions this player sent.
     my_actions: Vec<(u32, String, claw_protocol::Signature)>,
     faces: Vec<CardFace>,
+    /// The seat holding each dealt position (None: not a player's card).
+    holders: Vec<Option<Seat>>,
+    /// Position and card of every card this player has seen as its own.
+    mine: Vec<(u16, CardId)>,
     view: HandView,
     played: Vec<CardId>,
     ended: bool,
@@ -292,12 +317,16 @@ impl SessionVerifier {
                 my_seed: None,
                 my_actions: Vec::new(),
                 faces: Vec::new(),
+                holders: Vec::new(),
+                mine: Vec::new(),
                 view: HandView {
                     hand_id,
                     hand_number: 0,
                     game: String::new(),
                     seat: None,
                     players: Vec::new(),
+                    settings: Value::Null,
+                    memory: Value::Null,
                     my_cards: Vec::new(),
                     hand: Vec::new(),
                     table: Vec::new(),
@@ -328,6 +357,13 @@ impl SessionVerifier {
         }
         res
     }
+}
+
+/// A card of this player's, dealt or transferred to it.
+fn receive(mine: &mut Vec<(u16, CardId)>, view: &mut HandView, position: u16, card: CardId) {
+    mine.push((position, card));
+    view.my_cards.push(card);
+    view.hand.push(card);
 }
 
 impl HandTracker {
@@ -431,6 +467,8 @@ impl HandTracker {
                 let settings = g.settings.to_value().map_err(|e| structure(&format!("settings: {e}")))?;
                 self.view.game = g.game.clone();
                 self.view.players = g.players.clone();
+                self.view.settings = settings.clone();
+                self.view.memory = g.memory.clone();
                 self.view.balance = self.view.seat.map(|s| g.players[s.index()].balance);
                 let update = Update::Started {
                     hand_id,
@@ -497,8 +535,7 @@ impl HandTracker {
                                     );
                                 }
                                 card = Some(o.card);
-                                self.view.my_cards.push(o.card);
-                                self.view.hand.push(o.card);
+                                receive(&mut self.mine, &mut self.view, c.position, o.card);
                             }
                         }
                         _ => {
@@ -509,12 +546,15 @@ impl HandTracker {
                         }
                     }
                     self.faces.push(c.face);
+                    self.holders.push(match c.target {
+                        DealTo::Player(s) => Some(s),
+                        _ => None,
+                    });
                     let s = SeenCard { position: c.position, target: c.target, face: c.face, card };
                     if c.face == CardFace::Up {
                         if let (DealTo::Player(p), Some(card)) = (c.target, card) {
                             if Some(p) == self.view.seat {
-                                self.view.my_cards.push(card);
-                                self.view.hand.push(card);
+                                receive(&mut self.mine, &mut self.view, c.position, card);
                             }
                         }
                         self.view.table.push(s);
@@ -550,6 +590,86 @@ impl HandTracker {
                     });
                 }
                 Ok(Some(Update::Revealed { hand_id, cards: r.openings }))
+            }
+            EventBody::CardTransfer(x) => {
+                let start =
+                    self.start.as_ref().ok_or_else(|| structure("card transfer before game-start"))?;
+                let n = start.players.len();
+                if x.from.index() >= n || x.to.index() >= n || x.from == x.to {
+                    return fail(
+                        AuditCheck::Structure,
+                        format!(
+                            "transfer of position {} from seat {} to seat {}",
+                            x.position, x.from.0, x.to.0
+                        ),
+                    );
+                }
+                let p = usize::from(x.position);
+                match self.holders.get(p) {
+                    Some(h) if *h == Some(x.from) => {}
+                    Some(_) => {
+                        return fail(
+                            AuditCheck::DealOrder,
+                            format!(
+                                "transfer of position {p} from seat {}, which does not hold it",
+                                x.from.0
+                            ),
+                        )
+                    }
+                    None => return fail(AuditCheck::DealOrder, format!("transfer of undealt position {p}")),
+                }
+                let leaf = &start.leaves[p];
+                let check = |o: &CardOpening, what: &str| {
+                    if o.position == x.position && o.matches(&hand_id, leaf) {
+                        Ok(o.card)
+                    } else {
+                        Err(err(
+                            AuditCheck::OpenedCards,
+                            hand_id,
+                            seq,
+                            format!("{what} at position {p} ({}) does not match its leaf", o.card),
+                        ))
+                    }
+                };
+                let to_me = Some(x.to) == self.view.seat;
+                let mut card = match (x.face, &x.opening, &x.sealed) {
+                    (CardFace::Up, Some(o), None) => Some(check(o, "face-up transferred card")?),
+                    (CardFace::Down, None, Some(sealed)) if to_me => {
+                        let o = shared.open(&hand_id, sealed).map_err(|e| {
+                            err(
+                                AuditCheck::OpenedCards,
+                                hand_id,
+                                seq,
+                                format!("card transferred to me at {p}: {e}"),
+                            )
+                        })?;
+                        Some(check(&o, "card transferred to me")?)
+                    }
+                    (CardFace::Down, None, Some(_)) => None,
+                    _ => {
+                        return fail(
+                            AuditCheck::Structure,
+                            format!("transfer of position {p}: opening/sealed box do not fit the face"),
+                        )
+                    }
+                };
+                self.holders[p] = Some(x.to);
+                if x.face == CardFace::Up {
+                    self.faces[p] = CardFace::Up;
+                }
+                if Some(x.from) == self.view.seat {
+                    let given = self.mine.iter().find(|(q, _)| *q == x.position).map(|(_, c)| *c);
+                    if let Some(c) = given {
+                        if let Some(i) = self.view.hand.iter().position(|h| *h == c) {
+                            self.view.hand.remove(i);
+                        }
+                    }
+                    card = card.or(given);
+                }
+                if let (true, Some(c)) = (to_me, card) {
+                    receive(&mut self.mine, &mut self.view, x.position, c);
+                }
+                Ok(Some(Update::Transferred { hand_id, position: x.position, from: x.from, to: x.to, card }))
             }
             EventBody::Chips(c) => {
                 if self.start.is_none() {

@@ -401,3 +401,151 @@ fn blackjack_and_dou_di_zhu_reveals_are_checked() {
         expect(game, &sim, &h, &t, AuditCheck::OpenedCards, AuditCheck::OpenedCards);
     }
 }
+
+// ---- Guandan: tribute and return move dealt cards (`card-transfer`). ----
+
+/// The second deal of a Guandan match (the first with tribute) in which a
+/// card is transferred to seat 0, at a table with `settings`.
+fn guandan_tribute_hand(settings: Value, face: CardFace) -> (Table, PlayedHand) {
+    let bot = strategy("guandan", "guandan-l1").unwrap();
+    for seed in 0..40 {
+        let mut sim = Table::new("guandan", &settings, 4, seed).unwrap();
+        let _first = support::play(&mut sim, bot.as_ref());
+        let h = support::play(&mut sim, bot.as_ref());
+        if transfers(&h).any(|(_, x)| x.to == Seat(0) && x.face == face) {
+            return (sim, h);
+        }
+    }
+    panic!("no tribute to seat 0 in 40 matches");
+}
+
+fn transfers(h: &PlayedHand) -> impl Iterator<Item = (usize, &claw_protocol::messages::CardTransfer)> {
+    h.bodies.iter().enumerate().filter_map(|(i, b)| match b {
+        EventBody::CardTransfer(x) => Some((i, x)),
+        _ => None,
+    })
+}
+
+fn transfer_mut(h: &mut PlayedHand, i: usize) -> &mut claw_protocol::messages::CardTransfer {
+    match &mut h.bodies[i] {
+        EventBody::CardTransfer(x) => x,
+        _ => unreachable!("index of a card-transfer"),
+    }
+}
+
+/// Seat 0's live view of `t` after every event.
+fn live_view(sim: &Table, hand: &PlayedHand, t: &Transcript) -> claw_player::verify::HandView {
+    let me = Arc::clone(&sim.players[0]);
+    let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
+    let mut v = SessionVerifier::new(sim.dealer.id(), "room", me, sim.dealer.encryption_key(), shared);
+    for env in &t.events {
+        if let Ok(Some(Update::Prepared { hand_id, .. })) = v.on_event(env) {
+            v.set_my_seed(&hand_id, hand.player_seeds[0].unwrap());
+            for b in &hand.bodies {
+                if let EventBody::ActionResult(a) = b {
+                    if a.seat == Seat(0) {
+                        v.record_my_action(&hand_id, a.seq, a.action.as_str(), a.sig);
+                    }
+                }
+            }
+        }
+    }
+    v.current().unwrap().clone()
+}
+
+#[test]
+fn honest_guandan_tributes_pass_and_the_hand_view_follows_them() {
+    for (settings, face) in
+        [(serde_json::json!({}), CardFace::Down), (serde_json::json!({"show_tribute": true}), CardFace::Up)]
+    {
+        let (sim, mut h) = guandan_tribute_hand(settings, face);
+        let t = signed(&sim, &h);
+        assert_eq!(live_failure(&sim, &h, &t), None);
+        assert_eq!(offline_failure(&sim, &h, &t), None);
+        let view = live_view(&sim, &h, &t);
+        let order: Vec<_> = game_end(&mut h).openings.iter().map(|o| o.card).collect();
+        for (_, x) in transfers(&h) {
+            let card = order[usize::from(x.position)];
+            if x.to == Seat(0) {
+                assert!(view.my_cards.contains(&card), "received {card} is among my cards");
+            }
+            if x.from == Seat(0) {
+                assert!(!view.hand.contains(&card), "given {card} left my hand");
+            }
+        }
+        // The view's hand is what the rules say seat 0 still holds.
+        let left = view.public_state["cards_left"][0].as_u64().unwrap();
+        assert_eq!(view.hand.len() as u64, left, "seat 0's hand after tribute and play");
+    }
+}
+
+#[test]
+fn a_transfer_of_a_card_the_giver_does_not_hold() {
+    let (sim, mut h) = guandan_tribute_hand(serde_json::json!({}), CardFace::Down);
+    let (i, x) = transfers(&h).next().map(|(i, x)| (i, x.clone())).unwrap();
+    // Position p is dealt to seat p mod 4: take one of another seat's.
+    let other = (0..108u16).find(|p| p % 4 != u16::from(x.from.0) && *p != x.position).unwrap();
+    transfer_mut(&mut h, i).position = other;
+    let t = signed(&sim, &h);
+    expect("card not held", &sim, &h, &t, AuditCheck::DealOrder, AuditCheck::DealOrder);
+    // Giving the same card twice: the second time the giver no longer holds it.
+    let (sim, mut h) = guandan_tribute_hand(serde_json::json!({}), CardFace::Down);
+    let (i, _) = transfers(&h).next().unwrap();
+    let again = h.bodies[i].clone();
+    h.bodies.insert(i + 1, again);
+    let t = signed(&sim, &h);
+    expect("card given twice", &sim, &h, &t, AuditCheck::DealOrder, AuditCheck::DealOrder);
+}
+
+#[test]
+fn a_transfer_to_the_wrong_seat() {
+    let (sim, mut h) = guandan_tribute_hand(serde_json::json!({}), CardFace::Down);
+    // A transfer not to seat 0, redirected to the one seat that is neither
+    // its giver, its receiver nor seat 0: the rules name another receiver.
+    let (i, x) = transfers(&h)
+        .find(|(_, x)| x.to != Seat(0) && x.from != Seat(0))
+        .map(|(i, x)| (i, x.clone()))
+        .unwrap_or_else(|| {
+            let (i, x) = transfers(&h).find(|(_, x)| x.to != Seat(0)).unwrap();
+            (i, x.clone())
+        });
+    let wrong = (1..4u8).map(Seat).find(|s| *s != x.from && *s != x.to).unwrap();
+    transfer_mut(&mut h, i).to = wrong;
+    let t = signed(&sim, &h);
+    expect("wrong receiver", &sim, &h, &t, AuditCheck::Replay, AuditCheck::Replay);
+    // To the giver itself: refused by its structure.
+    let (sim, mut h) = guandan_tribute_hand(serde_json::json!({}), CardFace::Down);
+    let (i, x) = transfers(&h).next().map(|(i, x)| (i, x.clone())).unwrap();
+    transfer_mut(&mut h, i).to = x.from;
+    let t = signed(&sim, &h);
+    expect("to the giver", &sim, &h, &t, AuditCheck::Structure, AuditCheck::Structure);
+}
+
+#[test]
+fn a_tampered_sealed_transfer() {
+    // Another card in the box sealed to seat 0.
+    let (mut sim, mut h) = guandan_tribute_hand(serde_json::json!({}), CardFace::Down);
+    let hand_id = h.hand_id;
+    let (i, x) = transfers(&h).find(|(_, x)| x.to == Seat(0)).map(|(i, x)| (i, x.clone())).unwrap();
+    let real = game_end(&mut h).openings[usize::from(x.position)];
+    let other = game_end(&mut h).openings.iter().find(|o| o.card != real.card).copied().unwrap();
+    let fake = CardOpening { position: x.position, card: other.card, salt: real.salt };
+    transfer_mut(&mut h, i).sealed = Some(sim.seal_for(Seat(0), &hand_id, &fake).unwrap());
+    let t = signed(&sim, &h);
+    expect("sealed transfer, other card", &sim, &h, &t, AuditCheck::OpenedCards, AuditCheck::OpenedCards);
+    // A box that does not open.
+    let (sim, mut h) = guandan_tribute_hand(serde_json::json!({}), CardFace::Down);
+    let (i, _) = transfers(&h).find(|(_, x)| x.to == Seat(0)).unwrap();
+    transfer_mut(&mut h, i).sealed.as_mut().unwrap().ciphertext[20] ^= 1;
+    let t = signed(&sim, &h);
+    expect("sealed transfer, broken box", &sim, &h, &t, AuditCheck::OpenedCards, AuditCheck::OpenedCards);
+}
+
+#[test]
+fn a_face_up_transfer_with_a_wrong_opening() {
+    let (sim, mut h) = guandan_tribute_hand(serde_json::json!({"show_tribute": true}), CardFace::Up);
+    let (i, _) = transfers(&h).next().unwrap();
+    transfer_mut(&mut h, i).opening.as_mut().unwrap().salt = Salt([7; 32]);
+    let t = signed(&sim, &h);
+    expect("face-up transfer salt", &sim, &h, &t, AuditCheck::OpenedCards, AuditCheck::OpenedCards);
+}

@@ -54,10 +54,11 @@ pub enum AuditCheck {
     Leaves,
     /// The Merkle root is recomputed from the leaves.
     MerkleRoot,
-    /// Dealt positions are 0, 1, 2, … in order; reveals open dealt face-down cards.
+    /// Dealt positions are 0, 1, 2, … in order; reveals open dealt face-down
+    /// cards; a card transfer moves a position its giver holds at that point.
     DealOrder,
-    /// Every card opened during the hand (face up, revealed, sealed to the
-    /// viewer, shown at the end) matches its leaf.
+    /// Every card opened during the hand (face up, revealed, transferred,
+    /// sealed to the viewer, shown at the end) matches its leaf.
     OpenedCards,
     /// Every action is signed by its seat's player, with increasing seq.
     ActionSignatures,
@@ -252,6 +253,17 @@ pub enum AnnouncedEvent {
         /// Positions opened.
         positions: Vec<u16>,
     },
+    /// A dealt card moved between two players' hands.
+    Transfer {
+        /// The deck position.
+        position: u16,
+        /// The giver.
+        from: Seat,
+        /// The receiver.
+        to: Seat,
+        /// Shown to everyone (up) or only to the receiver (down).
+        face: CardFace,
+    },
 }
 
 /// The verified inputs and announcements of a hand: what the game replay
@@ -298,7 +310,8 @@ pub struct VerifiedHand {
     pub result: HandResult,
     /// The announced table memory after the hand.
     pub memory_after: Value,
-    /// The viewer's own cards, opened from their sealed boxes.
+    /// The viewer's own cards, opened from their sealed boxes (dealt or
+    /// transferred to it), in transcript order.
     pub my_cards: Vec<CardOpening>,
 }
 
@@ -618,6 +631,7 @@ impl Parsed {
                     b @ (EventBody::PhaseDeal(_)
                     | EventBody::NewCard(_)
                     | EventBody::Reveal(_)
+                    | EventBody::CardTransfer(_)
                     | EventBody::Chips(_)
                     | EventBody::ActionResult(_)
                     | EventBody::TimeoutAction(_)),
@@ -693,6 +707,24 @@ impl Parsed {
                                 c.position
                             ));
                         }
+                    }
+                }
+                EventBody::CardTransfer(x) => {
+                    if !self.seat_ok(x.from) || !self.seat_ok(x.to) || x.from == x.to {
+                        return bad(format!(
+                            "card transfer of position {} from seat {} to seat {}",
+                            x.position, x.from.0, x.to.0
+                        ));
+                    }
+                    let ok = match x.face {
+                        CardFace::Up => x.opening.is_some() && x.sealed.is_none(),
+                        CardFace::Down => x.opening.is_none() && x.sealed.is_some(),
+                    };
+                    if !ok {
+                        return bad(format!(
+                            "card transfer of position {}: opening/sealed box do not fit the face",
+                            x.position
+                        ));
                     }
                 }
                 EventBody::Chips(c) => {
@@ -801,8 +833,10 @@ impl Parsed {
         let fail = |d: String| Err(AuditError::new(AuditCheck::DealOrder, d));
         let size = self.start.leaves.len();
         let mut next = 0usize;
-        // face of each dealt position; revealed positions become Up.
+        // face of each dealt position (revealed or shown positions become
+        // Up) and the seat holding it (None: community, burn, house).
         let mut faces: Vec<CardFace> = Vec::new();
+        let mut holders: Vec<Option<Seat>> = Vec::new();
         for (seq, b) in &self.middle {
             match b {
                 EventBody::PhaseDeal(d) | EventBody::NewCard(d) => {
@@ -817,6 +851,10 @@ impl Parsed {
                             return fail(format!("event {seq}: position {next} beyond the {size}-card deck"));
                         }
                         faces.push(c.face);
+                        holders.push(match c.target {
+                            DealTo::Player(s) => Some(s),
+                            _ => None,
+                        });
                         next += 1;
                     }
                 }
@@ -837,6 +875,23 @@ impl Parsed {
                                 ))
                             }
                         }
+                    }
+                }
+                EventBody::CardTransfer(x) => {
+                    let p = usize::from(x.position);
+                    match holders.get_mut(p) {
+                        Some(h) if *h == Some(x.from) => *h = Some(x.to),
+                        Some(h) => {
+                            return fail(format!(
+                            "event {seq}: transfer of position {p} from seat {}, which does not hold it ({})",
+                            x.from.0,
+                            h.map_or("not a player's card".into(), |s| format!("seat {} does", s.0))
+                        ))
+                        }
+                        None => return fail(format!("event {seq}: transfer of undealt position {p}")),
+                    }
+                    if x.face == CardFace::Up {
+                        faces[p] = CardFace::Up;
                     }
                 }
                 _ => {}
@@ -898,10 +953,45 @@ impl Parsed {
             }
         }
         for (seq, b) in &self.middle {
-            if let EventBody::Reveal(r) = b {
-                for o in &r.openings {
-                    self.leaf_check(o, &format!("event {seq}: revealed card"))?;
+            match b {
+                EventBody::Reveal(r) => {
+                    for o in &r.openings {
+                        self.leaf_check(o, &format!("event {seq}: revealed card"))?;
+                    }
                 }
+                EventBody::CardTransfer(x) => {
+                    if let Some(o) = &x.opening {
+                        if o.position != x.position {
+                            return fail(format!(
+                                "event {seq}: face-up transfer of {} opens position {}",
+                                x.position, o.position
+                            ));
+                        }
+                        self.leaf_check(o, &format!("event {seq}: transferred card"))?;
+                    }
+                    if let (Some(sealed), Some((k, seat))) = (&x.sealed, &key) {
+                        if x.to == *seat {
+                            let o = match k.open(&self.hand_id, sealed) {
+                                Ok(o) => o,
+                                Err(e) => {
+                                    return fail(format!(
+                                        "event {seq}: card transferred to me at {}: {e}",
+                                        x.position
+                                    ))
+                                }
+                            };
+                            if o.position != x.position {
+                                return fail(format!(
+                                    "event {seq}: sealed transfer of {} opens position {}",
+                                    x.position, o.position
+                                ));
+                            }
+                            self.leaf_check(&o, &format!("event {seq}: card transferred to me"))?;
+                            mine.push(o);
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         for o in &self.end.openings {
@@ -989,6 +1079,12 @@ impl Parsed {
                 }),
                 EventBody::Reveal(r) => announced.push(AnnouncedEvent::Reveal {
                     positions: r.openings.iter().map(|o| o.position).collect(),
+                }),
+                EventBody::CardTransfer(x) => announced.push(AnnouncedEvent::Transfer {
+                    position: x.position,
+                    from: x.from,
+                    to: x.to,
+                    face: x.face,
                 }),
                 EventBody::Chips(c) => {
                     for m in &c.moves {

@@ -182,6 +182,22 @@ fn event_bodies() -> Vec<EventBody> {
         }),
         EventBody::NewCard(DealEvent { phase: "hit".into(), cards: vec![] }),
         EventBody::Reveal(Reveal { openings: vec![opening(2)] }),
+        EventBody::CardTransfer(CardTransfer {
+            position: 3,
+            from: Seat(0),
+            to: Seat(2),
+            face: CardFace::Down,
+            opening: None,
+            sealed: Some(sealed()),
+        }),
+        EventBody::CardTransfer(CardTransfer {
+            position: 4,
+            from: Seat(1),
+            to: Seat(3),
+            face: CardFace::Up,
+            opening: Some(opening(4)),
+            sealed: None,
+        }),
         EventBody::Chips(ChipsMoved {
             moves: vec![
                 ChipMove {

@@ -11,9 +11,10 @@ use claw_protocol::commit::{leaf_preimage, MerkleTree};
 use claw_protocol::handshake::{
     accepted_body, challenge_body, hello_body, response_body, Accepted, Challenge, Hello, Response,
 };
-use claw_protocol::messages::RawJson;
+use claw_protocol::messages::{CardFace, CardTransfer, EventBody, RawJson};
 use claw_protocol::shuffle::{seed_commitment, shuffle, shuffle_seed};
 use claw_protocol::sign::signed_message;
+use claw_protocol::transcript::{EventEnvelope, GENESIS_PREV};
 use claw_protocol::{
     leaf, sha256, CardId, CardOpening, Digest, HandId, Identity, Nonce, Purpose, Salt, Seat, Seed, Signature,
 };
@@ -96,6 +97,33 @@ fn computed() -> Vec<(String, String)> {
     put("seal.ciphertext", hx(&sealed.ciphertext));
     let back = player.shared_key(&dealer.encryption_key()).unwrap().open(&hand, &sealed).unwrap();
     assert_eq!(back, opening);
+
+    // §9.5 card-transfer: the box above moved from seat 0 to seat 1 (face
+    // down), and the same card face up; each signed as event 2 after a
+    // zero `prev`, and the leaf the face-up opening must match.
+    let down = EventBody::CardTransfer(CardTransfer {
+        position: 7,
+        from: Seat(0),
+        to: Seat(1),
+        face: CardFace::Down,
+        opening: None,
+        sealed: Some(sealed.clone()),
+    });
+    let down = down.to_raw().unwrap();
+    put("transfer.down.body", down.as_str().to_owned());
+    let env = EventEnvelope::sign(&dealer, hand, 2, GENESIS_PREV, down);
+    put("transfer.down.event_sig", env.sig.to_string());
+    put("transfer.down.event_hash", env.hash().to_string());
+    let up = EventBody::CardTransfer(CardTransfer {
+        position: 7,
+        from: Seat(0),
+        to: Seat(1),
+        face: CardFace::Up,
+        opening: Some(opening),
+        sealed: None,
+    });
+    put("transfer.up.body", up.to_raw().unwrap().as_str().to_owned());
+    put("transfer.up.leaf", leaf(&hand, 7, opening.card, &opening.salt).to_string());
 
     // §8 handshake.
     let t = 1_750_000_000_000u64;
@@ -201,4 +229,9 @@ fn vectors_are_self_consistent() {
     assert!(v["sign.event.message"].starts_with(&hx(b"claw/v1/event\0")));
     assert_eq!(v["shuffle.order52"].split(',').count(), 52);
     assert_eq!(v["seal.ciphertext"].len(), 160);
+    for k in ["transfer.down.body", "transfer.up.body"] {
+        let body = EventBody::decode(&v[k]).unwrap();
+        assert_eq!(body.type_name(), "card-transfer");
+        assert_eq!(body.to_raw().unwrap().as_str(), v[k], "{k} is the canonical text");
+    }
 }

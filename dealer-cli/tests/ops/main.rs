@@ -1,11 +1,13 @@
 //! Operating a dealer: TLS (`wss://`) joins with a generated CA, SIGTERM
 //! stops of the real binary, the data directory lock, hand numbers that
-//! continue across restarts, `--chips evm` on a local anvil.
+//! continue across restarts, `--chips evm` on a local anvil, the Guandan
+//! bots demo audited offline.
 
 #[path = "../../../chip-providers/tests/support/anvil.rs"]
 mod anvil;
 mod datadir;
 mod evm;
+mod guandan;
 mod stop;
 mod tls;
 

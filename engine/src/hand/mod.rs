@@ -66,10 +66,6 @@ pub enum EngineError {
     /// The game's chip movements and its result disagree.
     #[error("chip movements do not match the result: {0}")]
     Conservation(#[from] ConservationError),
-    /// The game asked for something protocol v1 cannot publish yet (moving
-    /// a dealt card between players: Guandan's tribute).
-    #[error("protocol v1 cannot publish this yet: {0}")]
-    Unsupported(&'static str),
     /// The game does not take this many players.
     #[error("{players} players for {game}")]
     PlayerCount {

@@ -1,10 +1,11 @@
 //! Turning the runner's hand events into signed-event bodies: deals (face-up
-//! openings, sealed boxes), chip movements and reveals, in the game's order.
+//! openings, sealed boxes), chip movements, reveals and card transfers, in
+//! the game's order.
 
 use claw_games::{DealTarget, Face, GameResult, HandEvent, Party};
 use claw_protocol::messages::{
-    CardFace, ChipMove, ChipOp, ChipParty, ChipsMoved, DealEvent, DealTo, DealtCardMsg, EventBody,
-    HandResult, Reveal,
+    CardFace, CardTransfer, ChipMove, ChipOp, ChipParty, ChipsMoved, DealEvent, DealTo, DealtCardMsg,
+    EventBody, HandResult, Reveal,
 };
 use claw_protocol::{CardOpening, Chips, HandId};
 use rand_core::CryptoRngCore;
@@ -69,7 +70,8 @@ pub(super) fn hand_result(r: &GameResult) -> HandResult {
 
 /// Appends the bodies for `events` to `out`: one `phase-deal`/`new-card`
 /// per deal, one `chips` per run of consecutive chip movements, one
-/// `reveal` per reveal. Marks the positions it opens.
+/// `reveal` per reveal, one `card-transfer` per transfer. Marks the
+/// positions it opens.
 pub(super) fn event_bodies<R: CryptoRngCore + ?Sized>(
     hand_id: &HandId,
     seats: &[HandSeat],
@@ -156,8 +158,32 @@ pub(super) fn event_bodies<R: CryptoRngCore + ?Sized>(
                 }
                 out.push(EventBody::Reveal(Reveal { openings }));
             }
-            HandEvent::Transfer { .. } => {
-                return Err(EngineError::Unsupported("a card transfer between players (tribute)"))
+            HandEvent::Transfer { position, from, to, face } => {
+                let p = usize::from(*position);
+                let (Some(card), Some(salt)) = (run.order.get(p), run.salts.get(p)) else {
+                    return Err(EngineError::Deck(format!("transfer of position {p} beyond the deck")));
+                };
+                let opening = CardOpening { position: *position, card: *card, salt: *salt };
+                let (face, opening, sealed) = match face {
+                    Face::Up => {
+                        run.opened[p] = true;
+                        (CardFace::Up, Some(opening), None)
+                    }
+                    Face::Down => {
+                        let seat = seats
+                            .get(to.index())
+                            .ok_or_else(|| EngineError::Deck(format!("transfer to missing {to}")))?;
+                        (CardFace::Down, None, Some(seat.key.seal(rng, hand_id, &opening)))
+                    }
+                };
+                out.push(EventBody::CardTransfer(CardTransfer {
+                    position: *position,
+                    from: *from,
+                    to: *to,
+                    face,
+                    opening,
+                    sealed,
+                }));
             }
             HandEvent::Debit { .. } | HandEvent::Credit { .. } => {}
         }

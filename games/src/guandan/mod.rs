@@ -342,6 +342,11 @@ impl Default for GdMemory {
 }
 
 impl GdMemory {
+    /// The level the next deal is played at: the level of `level_team`.
+    pub fn level(&self) -> Level {
+        self.levels[usize::from(self.level_team.min(1))]
+    }
+
     fn check(&self) -> Result<(), GameError> {
         if self.level_team > 1 {
             return Err(GameError::Malformed("table memory: level_team must be 0 or 1".into()));
@@ -585,6 +590,43 @@ impl GdState {
         let t = Tally::of_ids(cards, self.wilds());
         read_play(&t, self.rules(), &self.profile, self.lead.as_ref().map(|l| &l.reading), declared)
     }
+}
+
+/// The most plays `valid_actions` lists, so that a `your-turn` fits one
+/// frame (a 27-card hand with wilds has thousands of plays). Any legal play
+/// is accepted whether listed or not.
+pub const MAX_LISTED_PLAYS: usize = 120;
+
+/// Every play when there are at most [`MAX_LISTED_PLAYS`]; else that many,
+/// taken in turn from each pattern kind (each kind's plays in generation
+/// order), so every kind that can be played is offered.
+fn listed(moves: Vec<Move>) -> Vec<Move> {
+    if moves.len() <= MAX_LISTED_PLAYS {
+        return moves;
+    }
+    let mut kinds: Vec<(patterns::Kind, std::collections::VecDeque<Move>)> = Vec::new();
+    for m in moves {
+        match kinds.iter_mut().find(|(k, _)| *k == m.reading.kind) {
+            Some((_, q)) => q.push_back(m),
+            None => kinds.push((m.reading.kind, std::collections::VecDeque::from([m]))),
+        }
+    }
+    let mut out = Vec::with_capacity(MAX_LISTED_PLAYS);
+    while out.len() < MAX_LISTED_PLAYS {
+        let before = out.len();
+        for (_, q) in kinds.iter_mut() {
+            if out.len() == MAX_LISTED_PLAYS {
+                break;
+            }
+            if let Some(m) = q.pop_front() {
+                out.push(m);
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
+    out
 }
 
 /// The reading a play is played as: the named one, or the first by the
@@ -889,7 +931,7 @@ impl GamePlugin for Guandan {
                 players.len()
             )));
         }
-        let level = memory.levels[usize::from(memory.level_team)];
+        let level = memory.level();
         let mut st = GdState {
             settings: settings.clone(),
             profile: settings.profile(),
@@ -1039,7 +1081,7 @@ impl GamePlugin for Guandan {
                 .collect(),
             GdPhase::Playing => {
                 let mut out: Vec<_> = st.lead.as_ref().map(|_| free(GdAction::Pass {})).into_iter().collect();
-                out.extend(st.legal_plays(seat).into_iter().map(|m| {
+                out.extend(listed(st.legal_plays(seat)).into_iter().map(|m| {
                     free(GdAction::Play {
                         cards: m.cards,
                         reading: Some(Declared { kind: m.reading.kind, rank: m.reading.rank }),

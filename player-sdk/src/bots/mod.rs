@@ -11,6 +11,7 @@
 
 pub mod blackjack;
 pub mod dou_di_zhu;
+pub mod guandan;
 pub mod random;
 pub mod sam_gong;
 pub mod texas_holdem;
@@ -40,6 +41,10 @@ pub struct TurnView<'a> {
     pub table: &'a [CardId],
     /// The bot's chips available in this hand.
     pub balance: Chips,
+    /// The game's normalised settings, as signed in `game-start`.
+    pub settings: &'a Value,
+    /// The table memory the hand started from (`game-start`).
+    pub memory: &'a Value,
 }
 
 /// Why a bot could not choose.
@@ -48,9 +53,19 @@ pub enum BotError {
     /// The turn offered nothing.
     #[error("no valid actions were offered")]
     NoActions,
-    /// Not `random` or `simple`.
-    #[error("unknown strategy {0:?} (known: random, simple)")]
+    /// Not `random`, `simple` or a Guandan AI level.
+    #[error("unknown strategy {0:?} (known: random, simple, guandan-l1, guandan-l2, guandan-l3)")]
     UnknownStrategy(String),
+    /// The strategy needs another game.
+    #[error("strategy {strategy} plays {wants}, not {game}")]
+    WrongGame {
+        /// The strategy asked for.
+        strategy: String,
+        /// The game it plays.
+        wants: &'static str,
+        /// The room's game.
+        game: String,
+    },
 }
 
 /// A policy that picks one action for a turn.
@@ -63,9 +78,21 @@ pub trait Strategy: Send + Sync {
     fn choose(&self, turn: &TurnView<'_>, rng: &mut dyn RngCore) -> Result<Value, BotError>;
 }
 
-/// The strategy `name` (`random` or `simple`) for `game`. An unknown game gets
-/// the random strategy for `simple` too, so a new game is playable at once.
+/// The strategy `name` (`random`, `simple`, or for Guandan `guandan-l1`,
+/// `guandan-l2`, `guandan-l3`) for `game`. An unknown game gets the random
+/// strategy for `simple` too, so a new game is playable at once. Guandan's
+/// `simple` is its L2 AI.
 pub fn strategy(game: &str, name: &str) -> Result<Box<dyn Strategy>, BotError> {
+    if let Some(level) = guandan::level_of(name) {
+        if game != claw_games::guandan::NAME {
+            return Err(BotError::WrongGame {
+                strategy: name.to_owned(),
+                wants: claw_games::guandan::NAME,
+                game: game.to_owned(),
+            });
+        }
+        return Ok(Box::new(guandan::GuandanAi(level)));
+    }
     match name {
         "random" => Ok(Box::new(RandomBot)),
         "simple" => Ok(match game {
@@ -73,6 +100,7 @@ pub fn strategy(game: &str, name: &str) -> Result<Box<dyn Strategy>, BotError> {
             "blackjack" => Box::new(blackjack::BasicStrategy),
             "dou-di-zhu" => Box::new(dou_di_zhu::SmallestWinning),
             "sam-gong" => Box::new(sam_gong::SimpleSamGong),
+            claw_games::guandan::NAME => Box::new(guandan::GuandanAi(claw_games::guandan::ai::AiLevel::L2)),
             _ => Box::new(RandomBot),
         }),
         other => Err(BotError::UnknownStrategy(other.to_string())),

@@ -48,8 +48,9 @@ pub fn play(game: &str, settings: Value, name: &str, players: usize, hands: usiz
             let hand: Vec<CardId> = runner
                 .dealt()
                 .iter()
-                .filter(|d| d.target == DealTarget::Player(seat) && !played[seat.index()].contains(&d.card))
-                .map(|d| d.card)
+                .zip(runner.holders())
+                .filter(|(d, h)| **h == DealTarget::Player(seat) && !played[seat.index()].contains(&d.card))
+                .map(|(d, _)| d.card)
                 .collect();
             let table: Vec<CardId> = runner
                 .dealt()
@@ -65,6 +66,8 @@ pub fn play(game: &str, settings: Value, name: &str, players: usize, hands: usiz
                 hand: &hand,
                 table: &table,
                 balance: Chips(10_000),
+                settings: &settings,
+                memory: &memory,
             };
             let action = bot.choose(&view, &mut rng).unwrap();
             if let Err(e) = runner.hand().validate(seat, &action) {

@@ -19,6 +19,8 @@ pub fn play(table: &mut Table, bot: &dyn Strategy) -> PlayedHand {
             hand: t.hand,
             table: t.table,
             balance: t.balance,
+            settings: t.settings,
+            memory: t.memory,
         };
         bot.choose(&view, rng).map_err(|e| e.to_string())
     };

@@ -17,9 +17,9 @@ use crate::sign::SignatureError;
 use super::client::{PlayerSeed, SignedAction};
 
 /// Every hand event, in the order a hand produces them: `hand-prepare`,
-/// `game-start`, then any of `phase-deal`, `new-card`, `reveal`, `chips`,
-/// `action-result`, `timeout-action`, then `game-end`, and (deferred reveal
-/// policy) one later `audit-reveal`.
+/// `game-start`, then any of `phase-deal`, `new-card`, `reveal`,
+/// `card-transfer`, `chips`, `action-result`, `timeout-action`, then
+/// `game-end`, and (deferred reveal policy) one later `audit-reveal`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum EventBody {
@@ -33,6 +33,8 @@ pub enum EventBody {
     NewCard(DealEvent),
     /// Face-down cards opened to everyone mid-hand.
     Reveal(Reveal),
+    /// A dealt card moved from one player's hand to another's (tribute).
+    CardTransfer(CardTransfer),
     /// Chip movements (bets, blinds, pots) in order.
     Chips(ChipsMoved),
     /// A player's action, accepted and applied.
@@ -54,6 +56,7 @@ impl EventBody {
             EventBody::PhaseDeal(_) => "phase-deal",
             EventBody::NewCard(_) => "new-card",
             EventBody::Reveal(_) => "reveal",
+            EventBody::CardTransfer(_) => "card-transfer",
             EventBody::Chips(_) => "chips",
             EventBody::ActionResult(_) => "action-result",
             EventBody::TimeoutAction(_) => "timeout-action",
@@ -72,6 +75,7 @@ impl EventBody {
             "phase-deal" => EventBody::PhaseDeal(parse_as(text)?),
             "new-card" => EventBody::NewCard(parse_as(text)?),
             "reveal" => EventBody::Reveal(parse_as(text)?),
+            "card-transfer" => EventBody::CardTransfer(parse_as(text)?),
             "chips" => EventBody::Chips(parse_as(text)?),
             "action-result" => EventBody::ActionResult(parse_as(text)?),
             "timeout-action" => EventBody::TimeoutAction(parse_as(text)?),
@@ -282,6 +286,28 @@ pub struct DealEvent {
 pub struct Reveal {
     /// One opening per revealed position, in the order the game asked.
     pub openings: Vec<CardOpening>,
+}
+
+/// `card-transfer`: the card at deck `position`, held by seat `from`, now
+/// belongs to seat `to` (Guandan's tribute and return). Face `down`: its
+/// opening sealed to `to`; face `up`: its opening, for everyone. The signed
+/// game action that caused it (`action-result` just before) names the card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CardTransfer {
+    /// The deck position that changes hands.
+    pub position: u16,
+    /// The giver: it holds `position` before this event.
+    pub from: Seat,
+    /// The receiver (not `from`).
+    pub to: Seat,
+    /// Up: shown to everyone; down: only to `to`.
+    pub face: CardFace,
+    /// Face up: the opening (position, card, salt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opening: Option<CardOpening>,
+    /// Face down: the opening sealed to `to`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed: Option<SealedCard>,
 }
 
 /// A chip account (same JSON as the games crate's `Party`).

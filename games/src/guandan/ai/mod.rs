@@ -16,12 +16,14 @@ pub mod memory;
 
 use claw_protocol::CardId;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::cards::{Level, Wilds};
 use super::compare::BombProfile;
 use super::moves::{legal_moves, Move};
 use super::patterns::{Declared, PatternRules};
-use super::{partner, tribute, GdAction, GdPhase, GdSettings, GdState, Gift, Lead, Turn};
+use super::{partner, tribute, GdAction, GdMemory, GdPhase, GdSettings, GdState, Gift, Lead, Turn};
+use crate::plugin::GameError;
 
 /// AI strength.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -126,6 +128,62 @@ impl View {
             returns,
             may_surrender: !st.surrendered[usize::from(super::team(seat))],
         }
+    }
+
+    /// The view of `seat` built from what a player receives: the room
+    /// settings and table memory (`game-start`), its own cards, and the
+    /// game's public state after the last action (`null` before the first
+    /// action of the deal, when `phase` — known from the offered actions —
+    /// and the memory say everything). `may_surrender`: a surrender is
+    /// among the offered actions.
+    pub fn from_public(
+        seat: u8,
+        hand: Vec<CardId>,
+        settings: &GdSettings,
+        memory: &GdMemory,
+        phase: GdPhase,
+        public: &Value,
+        may_surrender: bool,
+    ) -> Result<View, GameError> {
+        fn field<T: serde::de::DeserializeOwned>(public: &Value, key: &str) -> Result<T, GameError> {
+            serde_json::from_value(public.get(key).cloned().unwrap_or(Value::Null))
+                .map_err(|e| GameError::Malformed(format!("public state {key}: {e}")))
+        }
+        let mut v = View {
+            seat,
+            phase,
+            cards_left: [super::HAND_SIZE as u8; 4],
+            hand,
+            settings: settings.clone(),
+            profile: settings.profile(),
+            level: memory.level(),
+            levels: memory.levels,
+            lead: None,
+            finished: Vec::new(),
+            history: Vec::new(),
+            gifts: Vec::new(),
+            returns: Vec::new(),
+            may_surrender,
+        };
+        if public.is_null() {
+            return Ok(v);
+        }
+        v.phase = field(public, "phase")?;
+        v.level = field(public, "level")?;
+        v.levels = field(public, "levels")?;
+        v.lead = field(public, "lead")?;
+        let left: Vec<u8> = field(public, "cards_left")?;
+        v.cards_left = left.try_into().map_err(|_| GameError::Malformed("public state cards_left".into()))?;
+        v.finished = field(public, "finished")?;
+        v.history = field(public, "history")?;
+        // Tribute cards appear in the public state only when shown.
+        let gifts = |key: &str| -> Vec<Gift> {
+            let list = public.get("tribute").and_then(|t| t.get(key)).and_then(Value::as_array);
+            list.into_iter().flatten().filter_map(|g| serde_json::from_value(g.clone()).ok()).collect()
+        };
+        v.gifts = gifts("given");
+        v.returns = gifts("returned");
+        Ok(v)
     }
 
     /// Wild rules.
