@@ -1,8 +1,9 @@
 //! Operating a dealer: TLS (`wss://`) joins with a generated CA, SIGTERM
 //! stops of the real binary, the data directory lock, hand numbers that
-//! continue across restarts.
+//! continue across restarts, deferred reveals that survive a stop or crash.
 
 mod datadir;
+mod reveals;
 mod stop;
 mod tls;
 
