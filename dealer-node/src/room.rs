@@ -553,7 +553,7 @@ async fn archive_worker(
                 let a = a.clone();
                 let r = tokio::task::spawn_blocking(move || match write {
                     ArchiveWrite::Hand { hand_number, transcript, pending_reveal } => {
-                        a.write(hand_number, &transcript, pending_reveal.as_ref()).map(Archived::File)
+                        a.write(hand_number, &transcript, pending_reveal.as_deref()).map(Archived::File)
                     }
                     ArchiveWrite::Publish { hand_number, hand_id } => {
                         a.publish(hand_number, &hand_id).map(Archived::Reveal)

@@ -128,7 +128,7 @@ impl Harness {
             ArchiveWrite::Hand { transcript, pending_reveal, .. } => {
                 self.log.push("archive hand".into());
                 if let Some(env) = pending_reveal {
-                    self.pending.insert(transcript.hand_id, env);
+                    self.pending.insert(transcript.hand_id, *env);
                 }
                 self.files.insert(transcript.hand_id, transcript);
                 Ok(Archived::File("hand.jsonl".into()))

@@ -671,6 +671,7 @@ impl RoomCore {
             players: h.players,
             at: self.cfg.reveal_delay.map(|d| now.at + d),
         });
+        let pending_reveal = pending_reveal.map(Box::new);
         let write = ArchiveWrite::Hand { hand_number, transcript, pending_reveal };
         let next = Box::new((write, report, owed));
         self.call(ChipCall::Settle { hand: hand_id, fee }, Waiting::Settle(next));

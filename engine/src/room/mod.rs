@@ -166,7 +166,7 @@ pub enum ArchiveWrite {
         /// The transcript.
         transcript: Transcript,
         /// The withheld `audit-reveal`, signed at hand end.
-        pending_reveal: Option<EventEnvelope>,
+        pending_reveal: Option<Box<EventEnvelope>>,
     },
     /// Publishes a pending `audit-reveal`: appended to its hand's file (once,
     /// even if asked again), then removed from the pending store. Completes
