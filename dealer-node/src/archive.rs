@@ -1,13 +1,19 @@
 //! The transcript archive: every finished hand as JSON lines under
 //! `DATA_DIR/rooms/<room>/transcripts/<hand_number>-<hand_id>.jsonl`
 //! (a header line, then one signed `event` per line), ready for
-//! `claw-player audit`. A deferred `audit-reveal` is appended to its hand's
-//! file when it is published.
+//! `claw-player audit`. A deferred `audit-reveal` waits in
+//! `DATA_DIR/rooms/<room>/pending/<hand_number>-<hand_id>.json` (one event
+//! line) from hand end until it is published; then it is appended to its
+//! hand's file and the pending file is removed. Nothing reads the pending
+//! store but [`Archive::publish`], so no fetch serves a reveal early, and a
+//! restart finds what is still owed ([`Archive::pending`]).
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
+use claw_protocol::messages::HandRecord;
 use claw_protocol::transcript::{EventEnvelope, Transcript};
 use claw_protocol::HandId;
 
@@ -20,20 +26,63 @@ pub enum ArchiveError {
     /// The transcript could not be encoded.
     #[error("archive encoding: {0}")]
     Encode(String),
+    /// A stored file does not parse.
+    #[error("archive file {path}: {reason}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// No pending reveal is stored for the hand.
+    #[error("no pending reveal for hand {0}")]
+    NoPending(HandId),
+    /// The hand's transcript is not on file.
+    #[error("no archived transcript for hand {0}")]
+    NoHand(HandId),
 }
 
-/// One room's transcript directory.
+/// One room's transcript directory and pending-reveal store.
 #[derive(Debug, Clone)]
 pub struct Archive {
+    room: String,
     dir: PathBuf,
+    pending: PathBuf,
+}
+
+/// How a hand is named: its id or its number in the room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandKey {
+    /// The hand id (32 hex digits).
+    Id(HandId),
+    /// Hands dealt in the room before it.
+    Number(u64),
+}
+
+impl std::str::FromStr for HandKey {
+    type Err = String;
+
+    /// 32 hex digits are a hand id; anything else must be a decimal number.
+    fn from_str(s: &str) -> Result<HandKey, String> {
+        if s.len() == 32 {
+            s.parse().map(HandKey::Id).map_err(|_| format!("{s:?} is not a hand id"))
+        } else {
+            s.parse()
+                .map(HandKey::Number)
+                .map_err(|_| format!("{s:?} is neither a hand id nor a hand number"))
+        }
+    }
 }
 
 impl Archive {
     /// The archive of `room` under `data_dir` (created if missing).
     pub fn open(data_dir: &Path, room: &str) -> Result<Archive, ArchiveError> {
-        let dir = data_dir.join("rooms").join(room).join("transcripts");
+        let room_dir = data_dir.join("rooms").join(room);
+        let dir = room_dir.join("transcripts");
+        let pending = room_dir.join("pending");
         fs::create_dir_all(&dir)?;
-        Ok(Archive { dir })
+        fs::create_dir_all(&pending)?;
+        Ok(Archive { room: room.to_owned(), dir, pending })
     }
 
     /// The directory holding the files.
@@ -46,22 +95,95 @@ impl Archive {
         self.dir.join(format!("{hand_number:08}-{hand_id}.jsonl"))
     }
 
-    /// Writes a hand's transcript (atomically: temp file, then rename).
-    pub fn write(&self, hand_number: u64, t: &Transcript) -> Result<PathBuf, ArchiveError> {
+    /// Writes a hand's transcript (atomically: temp file, then rename),
+    /// after storing its withheld `audit-reveal`, if any, as pending.
+    pub fn write(
+        &self,
+        hand_number: u64,
+        t: &Transcript,
+        pending_reveal: Option<&EventEnvelope>,
+    ) -> Result<PathBuf, ArchiveError> {
+        if let Some(env) = pending_reveal {
+            let line = env.encode().map_err(|e| ArchiveError::Encode(e.to_string()))?;
+            write_atomic(&self.pending_path(hand_number, &t.hand_id), &format!("{line}\n"))?;
+        }
         let text = t.to_jsonl().map_err(|e| ArchiveError::Encode(e.to_string()))?;
         let path = self.path(hand_number, &t.hand_id);
-        let tmp = path.with_extension("jsonl.tmp");
-        fs::write(&tmp, text)?;
-        fs::rename(&tmp, &path)?;
+        write_atomic(&path, &text)?;
         Ok(path)
     }
 
-    /// Appends one event (a deferred `audit-reveal`) to a hand's file.
-    pub fn append(&self, hand_number: u64, env: &EventEnvelope) -> Result<(), ArchiveError> {
-        let line = env.encode().map_err(|e| ArchiveError::Encode(e.to_string()))?;
-        let mut f = OpenOptions::new().append(true).open(self.path(hand_number, &env.hand_id))?;
-        writeln!(f, "{line}")?;
-        Ok(())
+    fn pending_path(&self, hand_number: u64, hand_id: &HandId) -> PathBuf {
+        self.pending.join(format!("{hand_number:08}-{hand_id}.json"))
+    }
+
+    /// The reveals still owed, `(hand_number, hand_id)` in hand order.
+    pub fn pending(&self) -> Vec<(u64, HandId)> {
+        let mut v: Vec<(u64, HandId)> = fs::read_dir(&self.pending)
+            .map(|d| d.flatten().filter_map(|e| parse_name(&e.path(), "json")).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    /// Publishes a pending reveal: appends it to the hand's file unless the
+    /// file already ends with it (a publish interrupted after the append),
+    /// syncs, then removes the pending file. Returns the event.
+    pub fn publish(&self, hand_number: u64, hand_id: &HandId) -> Result<EventEnvelope, ArchiveError> {
+        let pending = self.pending_path(hand_number, hand_id);
+        let text = match fs::read_to_string(&pending) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ArchiveError::NoPending(*hand_id))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let corrupt = |reason: String| ArchiveError::Corrupt { path: pending.clone(), reason };
+        let env: EventEnvelope = serde_json::from_str(text.trim()).map_err(|e| corrupt(e.to_string()))?;
+        if env.hand_id != *hand_id {
+            return Err(corrupt(format!("holds an event of hand {}", env.hand_id)));
+        }
+        let path = self.path(hand_number, hand_id);
+        let t = match self.read_file(&path) {
+            Err(ArchiveError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ArchiveError::NoHand(*hand_id))
+            }
+            r => r?,
+        };
+        if t.events.last() != Some(&env) {
+            let line = env.encode().map_err(|e| ArchiveError::Encode(e.to_string()))?;
+            let mut f = OpenOptions::new().append(true).open(&path)?;
+            writeln!(f, "{line}")?;
+            f.sync_all()?;
+        }
+        fs::remove_file(&pending)?;
+        Ok(env)
+    }
+
+    /// An archived hand's record: its transcript with its `audit-reveal`
+    /// once published, never a pending one (those are in the pending store).
+    pub fn record(&self, key: HandKey) -> Result<Option<HandRecord>, ArchiveError> {
+        Ok(self.record_archived(key)?.map(|(r, _)| r))
+    }
+
+    /// [`Archive::record`] and when its file was last written.
+    pub fn record_archived(&self, key: HandKey) -> Result<Option<(HandRecord, SystemTime)>, ArchiveError> {
+        let found =
+            self.files().into_iter().filter_map(|p| parse_name(&p, "jsonl")).find(|(n, h)| match key {
+                HandKey::Id(id) => *h == id,
+                HandKey::Number(k) => *n == k,
+            });
+        let Some((n, h)) = found else { return Ok(None) };
+        let path = self.path(n, &h);
+        let t = self.read_file(&path)?;
+        let at = fs::metadata(&path)?.modified()?;
+        Ok(Some((HandRecord::new(self.room.clone(), n, &t), at)))
+    }
+
+    fn read_file(&self, path: &Path) -> Result<Transcript, ArchiveError> {
+        let text = fs::read_to_string(path)?;
+        Transcript::from_jsonl(&text)
+            .map_err(|e| ArchiveError::Corrupt { path: path.to_owned(), reason: e.to_string() })
     }
 
     /// Keeps a voided hand's transcript under `voided/<hand_id>.jsonl`.
@@ -97,6 +219,26 @@ impl Archive {
         v.sort();
         v
     }
+}
+
+/// Writes `text` to `path` through a synced temp file and a rename, so a
+/// crash leaves the old file or the new one, never half of one.
+fn write_atomic(path: &Path, text: &str) -> Result<(), ArchiveError> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let mut f = fs::File::create(&tmp)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()?;
+    fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+/// `<hand_number>-<hand_id>.<ext>` → its number and hand id.
+fn parse_name(path: &Path, ext: &str) -> Option<(u64, HandId)> {
+    let name = path.file_name()?.to_str()?.strip_suffix(ext)?.strip_suffix('.')?;
+    let (n, id) = name.split_once('-')?;
+    Some((n.parse().ok()?, id.parse().ok()?))
 }
 
 #[cfg(test)]

@@ -2,20 +2,32 @@
 //! that the game port only ever speaks WebSocket.
 //!
 //! `GET /health` → `200 ok` with a JSON summary; `GET /metrics` → the
-//! Prometheus text exposition. Neither exposes a secret.
+//! Prometheus text exposition; `GET /rooms/{room}/hands/{hand}` → an
+//! archived hand's [`HandRecord`] (by hand id or number), so that a player
+//! or audit bot can fetch a hand and its deferred reveal later. None exposes
+//! a secret: the archive's hand files hold what the table received, plus an
+//! `audit-reveal` only once published, and a hand is served only once the
+//! spectator delay has passed since it was archived.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
-use axum::extract::State;
-use axum::http::header;
-use axum::response::IntoResponse;
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use crate::archive::{Archive, HandKey};
 use crate::metrics::Metrics;
+
+/// Default spectator delay: how long after a hand is archived it is served
+/// to anyone (every registered game deals hidden cards).
+pub const DEFAULT_SPECTATOR_DELAY: Duration = Duration::from_secs(30);
 
 /// What the health endpoint reports besides metrics.
 #[derive(Clone)]
@@ -26,6 +38,10 @@ pub struct HttpState {
     pub dealer_id: String,
     /// The room ids.
     pub rooms: Vec<String>,
+    /// The data directory (the rooms' archives).
+    pub data_dir: PathBuf,
+    /// A hand is served this long after it was archived.
+    pub spectator_delay: Duration,
     /// The browser app and its API (`crate::web`), if served.
     #[cfg(feature = "web")]
     pub web: Option<crate::web::WebState>,
@@ -47,13 +63,52 @@ async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s.metrics.render())
 }
 
-/// The router: `/health`, `/metrics` and the web app ([`crate::web`]).
+/// `GET /rooms/{room}/hands/{hand}`: the hand's record as JSON, or 404 (no
+/// such room or hand, or not public yet) / 400 (not a hand id or number).
+async fn hand(State(s): State<HttpState>, Path((room, hand)): Path<(String, String)>) -> Response {
+    if !s.rooms.contains(&room) {
+        return json_error(StatusCode::NOT_FOUND, "no such room".into());
+    }
+    let key: HandKey = match hand.parse() {
+        Ok(k) => k,
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, e),
+    };
+    let (data_dir, delay) = (s.data_dir.clone(), s.spectator_delay);
+    let found = tokio::task::spawn_blocking(move || {
+        let a = Archive::open(&data_dir, &room)?;
+        a.record_archived(key)
+    })
+    .await;
+    match found {
+        Ok(Ok(Some((record, at)))) if SystemTime::now().duration_since(at).is_ok_and(|age| age >= delay) => {
+            Json(record).into_response()
+        }
+        Ok(Ok(_)) => json_error(StatusCode::NOT_FOUND, "no such hand, or not public yet".into()),
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "hand record");
+            json_error(StatusCode::INTERNAL_SERVER_ERROR, "the archive could not be read".into())
+        }
+        Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+fn json_error(code: StatusCode, error: String) -> Response {
+    (code, Json(serde_json::json!({ "error": error }))).into_response()
+}
+
+/// The router: `/health`, `/metrics`, `/rooms/{room}/hands/{hand}` and the
+/// web app ([`crate::web`]).
 pub fn router(state: HttpState) -> Router {
     #[cfg(feature = "web")]
     let web = state.web.clone().map(crate::web::router).unwrap_or_default();
     #[cfg(not(feature = "web"))]
     let web = Router::new();
-    Router::new().route("/health", get(health)).route("/metrics", get(metrics)).with_state(state).merge(web)
+    Router::new()
+        .route("/health", get(health))
+        .route("/metrics", get(metrics))
+        .route("/rooms/{room}/hands/{hand}", get(hand))
+        .with_state(state)
+        .merge(web)
 }
 
 /// Binds `addr` and serves until `stop` turns true. Returns the bound address

@@ -258,6 +258,8 @@ impl DealerNode {
                     metrics: Arc::clone(&metrics),
                     dealer_id: dealer.id().to_string(),
                     rooms: order.clone(),
+                    data_dir: config.data_dir.clone(),
+                    spectator_delay: config.spectator_delay.unwrap_or(http::DEFAULT_SPECTATOR_DELAY),
                     #[cfg(feature = "web")]
                     web: Some(crate::web::WebState::new(
                         dealer.id(),

@@ -16,8 +16,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use claw_chips::{AccountId, ChipError, HandRef, IdempotencyKey};
 use claw_engine::room::{
-    Account, ArchiveWrite, ChipCall, ChipFailure, ChipMove, ChipOutcome, Effect, EffectId, Input, Now,
-    RoomCore, MAX_HAND_STAKE,
+    Account, ArchiveWrite, Archived, ChipCall, ChipFailure, ChipMove, ChipOutcome, Effect, EffectId, Input,
+    Now, RoomCore, MAX_HAND_STAKE,
 };
 use claw_engine::GameSpec;
 use claw_protocol::handshake::VerifiedPlayer;
@@ -28,7 +28,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch, Mutex};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use crate::archive::Archive;
+use crate::archive::{Archive, HandKey};
 use crate::chips::{ChipDesk, Grants, HandLedger, LedgerError};
 use crate::config::{Limits, RoomConfig};
 use crate::conn::{ConnId, ConnTx};
@@ -221,6 +221,7 @@ pub fn spawn_room(
         }
     };
     let first_hand_number = archive.as_ref().map_or(0, Archive::next_hand_number);
+    let left_pending = archive.as_ref().map(Archive::pending).unwrap_or_default();
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let (ledger_tx, ledger_rx) = mpsc::unbounded_channel();
     let (archive_tx, archive_rx) = mpsc::unbounded_channel();
@@ -242,6 +243,7 @@ pub fn spawn_room(
         Box::new(OsRng),
     );
     core.continue_from(first_hand_number);
+    core.publish_left_pending(left_pending);
     let driver = Driver {
         core,
         ctx,
@@ -670,13 +672,16 @@ async fn archive_worker(
             Some(a) => {
                 let a = a.clone();
                 let r = tokio::task::spawn_blocking(move || match write {
-                    ArchiveWrite::Hand { hand_number, transcript } => {
-                        a.write(hand_number, &transcript).map(Some)
+                    ArchiveWrite::Hand { hand_number, transcript, pending_reveal } => {
+                        a.write(hand_number, &transcript, pending_reveal.as_deref()).map(Archived::File)
                     }
-                    ArchiveWrite::Append { hand_number, event } => {
-                        a.append(hand_number, &event).map(|()| None)
+                    ArchiveWrite::Publish { hand_number, hand_id } => {
+                        a.publish(hand_number, &hand_id).map(Archived::Reveal)
                     }
-                    ArchiveWrite::Voided { transcript } => a.write_voided(&transcript).map(Some),
+                    ArchiveWrite::Voided { transcript } => a.write_voided(&transcript).map(Archived::File),
+                    ArchiveWrite::Fetch { hand_id } => {
+                        a.record(HandKey::Id(hand_id)).map(|r| Archived::Hand(r.map(Box::new)))
+                    }
                 })
                 .await;
                 match r {

@@ -28,8 +28,7 @@ const INDEX_HTML: &str = include_str!("../../web/dist/index.html");
 const APP_JS: &str = include_str!("../../web/dist/app.js");
 const APP_CSS: &str = include_str!("../../web/dist/app.css");
 
-/// Default spectator delay: every registered game deals hidden cards.
-pub const DEFAULT_SPECTATOR_DELAY: Duration = Duration::from_secs(30);
+pub use crate::http::DEFAULT_SPECTATOR_DELAY;
 
 /// Hands listed per room, newest first.
 const MAX_LISTED: usize = 200;

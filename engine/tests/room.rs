@@ -1,23 +1,26 @@
 //! The room core in a deterministic in-process harness: a virtual clock, no
 //! sockets, effects completed by the test in the order it chooses.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use claw_engine::metrics::Metrics;
 use claw_engine::room::config::{Limits, RoomConfig};
 use claw_engine::room::{
-    Account, ChipCall, ChipFailure, ChipOutcome, ConnId, Effect, EffectId, Input, Now, RoomCore, RoomEvent,
+    Account, ArchiveWrite, Archived, ChipCall, ChipFailure, ChipOutcome, ConnId, Effect, EffectId, Input,
+    Now, RoomCore, RoomEvent,
 };
 use claw_engine::GameSpec;
 use claw_protocol::handshake::VerifiedPlayer;
 use claw_protocol::identity::PublicIdentity;
 use claw_protocol::messages::{
-    decode_server, ActionRejectCode, ChipOp, ClientMessage, EntropyMode, EventBody, JoinRequest, Query,
-    QueryData, QueryErrorCode, QueryType, RawJson, RoomPhase, ServerMessage, SignedAction,
+    decode_server, ActionRejectCode, ChipOp, ClientMessage, EntropyMode, EventBody, HandRecord, JoinRequest,
+    Query, QueryData, QueryErrorCode, QueryType, RawJson, RevealPolicy, RevealState, RoomPhase,
+    ServerMessage, SignedAction,
 };
-use claw_protocol::{Chips, Identity, PlayerId};
+use claw_protocol::transcript::{EventEnvelope, Transcript};
+use claw_protocol::{Chips, HandId, Identity, PlayerId};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
@@ -42,6 +45,9 @@ struct Harness {
     log: Vec<String>,
     reports: Vec<RoomEvent>,
     balances: Vec<u64>,
+    /// The archive: hand files and the pending-reveal store.
+    files: HashMap<HandId, Transcript>,
+    pending: HashMap<HandId, EventEnvelope>,
 }
 
 impl Harness {
@@ -75,6 +81,8 @@ impl Harness {
             log: Vec::new(),
             reports: Vec::new(),
             balances: vec![1000; usize::from(n)],
+            files: HashMap::new(),
+            pending: HashMap::new(),
         };
         h.drain();
         h
@@ -102,13 +110,38 @@ impl Harness {
                 }
                 Effect::Close { conn, .. } => self.log.push(format!("{} closed", Self::seat_of_conn(conn))),
                 Effect::Chips { id, call } => self.chips.push_back((id, call)),
-                Effect::Archive { id, .. } => {
-                    self.core.handle(self.now, Input::Archived { id, result: Ok(None) });
+                Effect::Archive { id, write } => {
+                    let result = self.archive(write);
+                    self.core.handle(self.now, Input::Archived { id, result });
                 }
                 Effect::Report(r) => {
                     self.log.push(format!("report {}", report_label(&r)));
                     self.reports.push(r);
                 }
+            }
+        }
+    }
+
+    /// Runs an archive write against the in-memory archive.
+    fn archive(&mut self, write: ArchiveWrite) -> Result<Archived, String> {
+        match write {
+            ArchiveWrite::Hand { transcript, pending_reveal, .. } => {
+                self.log.push("archive hand".into());
+                if let Some(env) = pending_reveal {
+                    self.pending.insert(transcript.hand_id, *env);
+                }
+                self.files.insert(transcript.hand_id, transcript);
+                Ok(Archived::File("hand.jsonl".into()))
+            }
+            ArchiveWrite::Publish { hand_id, .. } => {
+                self.log.push(format!("archive publish {hand_id}"));
+                let env = self.pending.remove(&hand_id).ok_or("nothing pending")?;
+                self.files.get_mut(&hand_id).ok_or("no hand file")?.events.push(env.clone());
+                Ok(Archived::Reveal(env))
+            }
+            ArchiveWrite::Voided { .. } => Ok(Archived::File("voided.jsonl".into())),
+            ArchiveWrite::Fetch { hand_id } => {
+                Ok(Archived::Hand(self.files.get(&hand_id).map(|t| Box::new(HandRecord::new("r", 0, t)))))
             }
         }
     }
@@ -216,7 +249,7 @@ impl Harness {
     }
 
     fn query(&mut self, i: usize, t: QueryType, nonce: &str) {
-        self.send(i, ClientMessage::Query(Query { query_type: t, nonce: nonce.into() }));
+        self.send(i, ClientMessage::Query(Query::new(t, nonce)));
     }
 
     fn last_turn(&self, i: usize) -> Option<&claw_protocol::messages::YourTurn> {
@@ -406,6 +439,128 @@ fn shutdown_waits_for_the_refund_then_closes() {
     // Deferred/full: no event after game-end; every hand event was signed.
     assert!(h.inbox[0].iter().all(|m| !matches!(m, ServerMessage::Event(e) if e.decode_body().is_err())));
     let _ = EventBody::type_name;
+}
+
+/// Plays one hand of high card (every seat bets).
+fn play_hand(h: &mut Harness) {
+    for i in 0..h.players.len() {
+        h.act(i, json!({"type": "bet"}));
+        h.settle_chips();
+    }
+    assert!(h.log.iter().any(|l| l == "0 <- event game-end"));
+}
+
+#[test]
+fn a_deferred_reveal_waits_in_the_pending_store_then_reaches_the_players() {
+    let mut h = Harness::new(3, |c| {
+        c.reveal = RevealPolicy::Deferred;
+        c.reveal_delay = Some(Duration::from_secs(60));
+    });
+    h.seat_everyone();
+    play_hand(&mut h);
+    // Signed at hand end and handed to the archive's pending store with the
+    // hand's file; nobody has it yet.
+    assert_eq!(h.pending.len(), 1, "{:#?}", h.log);
+    let (hand_id, reveal) = h.pending.iter().next().map(|(k, v)| (*k, v.clone())).unwrap();
+    assert!(matches!(reveal.decode_body().unwrap(), EventBody::AuditReveal(_)));
+    assert_eq!(
+        h.files[&hand_id].events.last().map(|e| e.seq + 1),
+        Some(reveal.seq),
+        "chained after game-end"
+    );
+    assert!(!h.log.iter().any(|l| l.contains("audit-reveal")));
+    h.advance(Duration::from_secs(30));
+    assert_eq!(h.pending.len(), 1, "not before the delay");
+    h.advance(Duration::from_secs(31));
+    // Published: moved into the hand's file, then sent to each player.
+    assert!(h.pending.is_empty());
+    assert_eq!(h.files[&hand_id].events.last(), Some(&reveal));
+    let publish = position(&h.log, &format!("archive publish {hand_id}"));
+    for i in 0..3 {
+        assert!(position(&h.log, &format!("{i} <- event audit-reveal")) > publish);
+    }
+}
+
+#[test]
+fn reveals_left_pending_by_a_previous_run_are_published_at_start_and_close_waits_for_them() {
+    let mut h = Harness::new(2, |c| c.reveal = RevealPolicy::Deferred);
+    h.seat_everyone();
+    play_hand(&mut h);
+    let (hand_id, reveal) = h.pending.iter().next().map(|(k, v)| (*k, v.clone())).expect("a pending reveal");
+    // A new core on the same archive (the old one was killed).
+    let mut h2 = Harness::new(2, |c| c.reveal = RevealPolicy::Deferred);
+    h2.files = std::mem::take(&mut h.files);
+    h2.pending = std::mem::take(&mut h.pending);
+    h2.core.publish_left_pending(vec![(0, hand_id)]);
+    h2.drain();
+    assert!(h2.pending.is_empty());
+    assert_eq!(h2.files[&hand_id].events.last(), Some(&reveal));
+    // A shutdown of a room whose publish is still out waits for it.
+    let mut h3 = Harness::new(2, |c| c.reveal = RevealPolicy::Deferred);
+    h3.core.publish_left_pending(vec![(0, hand_id)]);
+    h3.core.handle(h3.now, Input::Shutdown { grace: Duration::ZERO });
+    let mut publish = None;
+    while let Some(e) = h3.core.poll_effect() {
+        if let Effect::Archive { id, write: ArchiveWrite::Publish { .. } } = e {
+            publish = Some(id);
+        }
+    }
+    let id = publish.expect("a publish write");
+    assert!(!h3.core.is_closed(), "the room waits for the publish");
+    h3.core.handle(h3.now, Input::Archived { id, result: Ok(Archived::Reveal(reveal)) });
+    assert!(h3.core.is_closed());
+}
+
+/// The `hand` query's answer to seat `i` with nonce `nonce`.
+fn hand_answer(h: &Harness, i: usize, nonce: &str) -> Result<HandRecord, QueryErrorCode> {
+    h.inbox[i]
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            ServerMessage::HandRecord(r) if r.nonce == nonce => Some(Ok(r.record.clone())),
+            ServerMessage::QueryError(e) if e.nonce == nonce => Some(Err(e.error)),
+            _ => None,
+        })
+        .expect("an answer")
+}
+
+#[test]
+fn the_hand_query_serves_a_pending_hand_without_its_secrets_then_with_its_reveal() {
+    let mut h = Harness::new(3, |c| {
+        c.reveal = RevealPolicy::Deferred;
+        c.reveal_delay = Some(Duration::from_secs(60));
+    });
+    h.seat_everyone();
+    play_hand(&mut h);
+    let hand_id = *h.pending.keys().next().expect("a pending reveal");
+    let live: Vec<EventEnvelope> = h.inbox[1]
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Event(e) if e.hand_id == hand_id => Some(e.clone()),
+            _ => None,
+        })
+        .collect();
+    h.send(1, ClientMessage::Query(Query::hand(hand_id, 0, "h1")));
+    let pending = hand_answer(&h, 1, "h1").expect("the hand");
+    assert_eq!(pending.reveal, RevealState::Pending);
+    // Exactly what the table received: no audit-reveal, no dealer seed, no
+    // opening beyond those game-end showed.
+    assert_eq!(pending.events, live);
+    let text = serde_json::to_string(&pending).unwrap();
+    assert!(!text.contains("audit-reveal") && !text.contains("dealer_seed"), "{text}");
+    // From a later seq on; unknown hands and a missing id are `not-found`.
+    h.send(1, ClientMessage::Query(Query::hand(hand_id, 3, "h2")));
+    assert_eq!(hand_answer(&h, 1, "h2").unwrap().events, live[3..].to_vec());
+    h.send(1, ClientMessage::Query(Query::hand(claw_protocol::HandId([9; 16]), 0, "h3")));
+    assert_eq!(hand_answer(&h, 1, "h3"), Err(QueryErrorCode::NotFound));
+    h.send(1, ClientMessage::Query(Query::new(QueryType::Hand, "h4")));
+    assert_eq!(hand_answer(&h, 1, "h4"), Err(QueryErrorCode::NotFound));
+    // Once published, the record carries the reveal.
+    h.advance(Duration::from_secs(61));
+    h.send(1, ClientMessage::Query(Query::hand(hand_id, 0, "h5")));
+    let done = hand_answer(&h, 1, "h5").unwrap();
+    assert_eq!(done.reveal, RevealState::Complete);
+    assert!(matches!(done.events.last().unwrap().decode_body().unwrap(), EventBody::AuditReveal(_)));
 }
 
 fn kicked(h: &Harness, i: usize) -> Option<claw_protocol::messages::KickReason> {

@@ -18,6 +18,7 @@ use std::path::Path;
 
 pub use claw_games::audit::GamesReplayer;
 use claw_protocol::audit::{audit, AuditCheck, AuditError, AuditOptions, AuditReport};
+use claw_protocol::messages::HandRecord;
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader};
 use claw_protocol::{HandId, Identity, PlayerId, Seed};
 
@@ -46,6 +47,31 @@ impl std::fmt::Debug for Auditor<'_> {
     }
 }
 
+/// What an audit outcome means: every check passed, every check that could
+/// run passed but the hand's deferred reveal is not out yet, or cheating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Every check ran and passed.
+    Ok,
+    /// The reveal is not published yet: the checks that need it were
+    /// skipped. Neither "audited OK" nor a failure; fetch the hand later.
+    Pending,
+    /// A check failed.
+    Failed,
+}
+
+impl Verdict {
+    /// The verdict of an audit outcome.
+    pub fn of(r: &Result<AuditReport, AuditError>) -> Verdict {
+        match r {
+            Ok(rep) if rep.complete() => Verdict::Ok,
+            Ok(_) => Verdict::Pending,
+            Err(_) => Verdict::Failed,
+        }
+    }
+}
+
 /// The outcome of auditing one hand of a file.
 #[derive(Debug, Clone)]
 pub struct HandVerdict {
@@ -55,6 +81,13 @@ pub struct HandVerdict {
     pub line: usize,
     /// The report, or the first failed check.
     pub outcome: Result<AuditReport, AuditError>,
+}
+
+impl HandVerdict {
+    /// OK, pending or failed.
+    pub fn verdict(&self) -> Verdict {
+        Verdict::of(&self.outcome)
+    }
 }
 
 /// Why a transcript file could not be audited at all.
@@ -130,6 +163,50 @@ impl<'a> Auditor<'a> {
             .map_err(|source| AuditFileError::Io { path: path.display().to_string(), source })?;
         self.audit_jsonl(&text)
     }
+}
+
+/// Why a pending hand could not be completed from the dealer's archive.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The saved transcript has no header naming its room.
+    #[error("the transcript has no header naming its room")]
+    NoRoom,
+    /// The request failed or the answer is not a hand record.
+    #[error("GET {url}: {reason}")]
+    Http {
+        /// The URL asked.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The dealer's copy is not the saved hand followed by more events: the
+    /// dealer signed two different chains for one hand (a failed audit).
+    #[error("the dealer's archived copy of hand {0} does not extend the saved transcript")]
+    Diverged(HandId),
+}
+
+/// Completes a saved hand from the dealer's archive
+/// (`GET {base}/rooms/{room}/hands/{hand_id}`): the fetched events must
+/// begin with the saved ones; returns the saved transcript with the events
+/// that follow (its `audit-reveal`, once published). The result is audited
+/// like any transcript: nothing fetched is trusted.
+pub async fn fetch_completion(
+    client: &reqwest::Client,
+    base: &str,
+    t: &Transcript,
+) -> Result<Transcript, FetchError> {
+    let room = t.header.as_ref().map(|h| h.room_id.clone()).ok_or(FetchError::NoRoom)?;
+    let url = format!("{}/rooms/{room}/hands/{}", base.trim_end_matches('/'), t.hand_id);
+    let http = |reason: String| FetchError::Http { url: url.clone(), reason };
+    let resp = client.get(&url).send().await.map_err(|e| http(e.to_string()))?;
+    if !resp.status().is_success() {
+        return Err(http(format!("status {}", resp.status())));
+    }
+    let record: HandRecord = resp.json().await.map_err(|e| http(e.to_string()))?;
+    if record.hand_id != t.hand_id || !record.events.starts_with(&t.events) {
+        return Err(FetchError::Diverged(t.hand_id));
+    }
+    Ok(Transcript { events: record.events, ..t.clone() })
 }
 
 /// Splits JSON lines into hands (see [`Auditor::audit_jsonl`]); each with

@@ -33,7 +33,10 @@ pub enum Command {
     /// as JSON lines, unless `--bot` plays.
     Join(JoinArgs),
     /// Audit saved transcripts (JSON lines). Exit 0 when every check of
-    /// every hand passes; otherwise prints the first failed check and hand.
+    /// every hand passes; 1 when a check fails (the first failed check and
+    /// hand are printed); 2 when a file cannot be read; 3 when nothing
+    /// failed but a hand's deferred reveal is not out yet (pending: fetch
+    /// it later with --fetch).
     Audit(AuditArgs),
     /// Write audited hands as hand histories: PokerStars text or Open Hand
     /// History JSON (Texas Hold'em), or readable text (every game).
@@ -92,6 +95,11 @@ pub struct AuditArgs {
     /// this player (never created; it must exist).
     #[arg(long, value_name = "KEYFILE")]
     pub key: Option<PathBuf>,
+    /// The dealer's HTTP address (`http://host:port`): a pending hand is
+    /// fetched from `URL/rooms/ROOM/hands/HAND` and, when its reveal is
+    /// out, audited complete. The fetched events must extend the saved ones.
+    #[arg(long, value_name = "URL")]
+    pub fetch: Option<String>,
 }
 
 /// One line read on stdin by `claw-player join`.
@@ -168,7 +176,7 @@ pub fn verdict_line(file: &str, v: &HandVerdict) -> String {
             format!("OK   {file}: hand {} (line {}): {} checks passed", v.hand_id, v.line, r.passed.len())
         }
         Ok(r) => format!(
-            "OK   {file}: hand {} (line {}): {} checks passed, pending: {}",
+            "PENDING {file}: hand {} (line {}): {} checks passed, waiting for the reveal: {}",
             v.hand_id,
             v.line,
             r.passed.len(),
@@ -185,11 +193,11 @@ pub fn verdict_line(file: &str, v: &HandVerdict) -> String {
 pub fn verdict_json(file: &str, v: &HandVerdict) -> Value {
     match &v.outcome {
         Ok(r) => serde_json::json!({
-            "file": file, "hand_id": v.hand_id, "line": v.line, "ok": true,
-            "passed": r.passed, "skipped": r.skipped,
+            "file": file, "hand_id": v.hand_id, "line": v.line, "ok": r.complete(),
+            "verdict": v.verdict(), "passed": r.passed, "skipped": r.skipped,
         }),
         Err(e) => serde_json::json!({
-            "file": file, "hand_id": v.hand_id, "line": v.line, "ok": false,
+            "file": file, "hand_id": v.hand_id, "line": v.line, "ok": false, "verdict": v.verdict(),
             "check": e.check, "detail": e.detail,
         }),
     }
@@ -203,6 +211,8 @@ pub mod exit {
     pub const CHECK_FAILED: i32 = 1;
     /// A file could not be read or parsed, or a usage error.
     pub const UNREADABLE: i32 = 2;
+    /// No check failed, but a hand's deferred reveal is not out yet.
+    pub const PENDING: i32 = 3;
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ use tokio::time::{sleep_until, timeout_at, Instant};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 
+use crate::audit::Verdict;
 use crate::invite::Invite;
 use crate::transport::{self, ClientTls, Ws};
 use crate::verify::{HandView, SeenCard, SessionVerifier, Update, VerifyError};
@@ -163,6 +164,9 @@ pub enum NodeError {
 pub struct AuditSummary {
     /// Every check that ran passed.
     pub ok: bool,
+    /// `ok`, `pending` (the deferred reveal is not out: never "audited
+    /// OK", never a failure) or `failed`.
+    pub verdict: Verdict,
     /// Checks that passed, in order.
     pub passed: Vec<AuditCheck>,
     /// Checks that could not run yet (deferred reveal).
@@ -181,6 +185,7 @@ impl AuditSummary {
         match r {
             Ok(rep) => AuditSummary {
                 ok: true,
+                verdict: Verdict::of(r),
                 passed: rep.passed.clone(),
                 skipped: rep.skipped.clone(),
                 failed: None,
@@ -188,6 +193,7 @@ impl AuditSummary {
             },
             Err(e) => AuditSummary {
                 ok: false,
+                verdict: Verdict::Failed,
                 passed: Vec::new(),
                 skipped: Vec::new(),
                 failed: Some(e.check),
@@ -921,7 +927,7 @@ impl Actor {
             }
             Command::Query { kind, reply } => {
                 let nonce = Nonce::random(&mut OsRng).to_string()[..32].to_owned();
-                send(ws, &ClientMessage::Query(Query { query_type: kind, nonce: nonce.clone() })).await?;
+                send(ws, &ClientMessage::Query(Query::new(kind, nonce.clone()))).await?;
                 let deadline = Instant::now() + self.config.query_timeout;
                 self.queries.insert(nonce, PendingQuery { reply, deadline });
             }
@@ -1029,6 +1035,8 @@ impl Actor {
                 }
             }
             ServerMessage::Error(e) => self.emit(NodeEvent::DealerError { code: e.code, message: e.message }),
+            // The node sends no `hand` query; a stray answer changes nothing.
+            ServerMessage::HandRecord(_) => tracing::debug!("unasked hand-record; ignored"),
             ServerMessage::Challenge(_) | ServerMessage::Accepted(_) | ServerMessage::Rejected(_) => {
                 tracing::warn!("handshake message after the handshake; ignored");
             }

@@ -10,6 +10,7 @@ use claw_protocol::{CardId, HandId};
 use rand_core::RngCore;
 use serde_json::Value;
 
+use crate::audit::Verdict;
 use crate::bots::{RandomBot, Strategy, TurnView};
 use crate::node::{NodeError, NodeEvent, PlayerNode};
 
@@ -18,8 +19,12 @@ use crate::node::{NodeError, NodeEvent, PlayerNode};
 pub struct BotReport {
     /// Hands that ended while the bot was seated in them.
     pub hands: u64,
-    /// Hands whose audit passed every check.
+    /// Hands whose audit passed every check (a pending hand counts once its
+    /// deferred reveal arrives and completes the audit).
     pub audited_ok: u64,
+    /// Hands whose deferred reveal has not arrived: every check that could
+    /// run passed, the rest waits for the reveal (fetch the hand later).
+    pub pending: u64,
     /// Every failed check: the hand, the check and what failed.
     pub failures: Vec<(HandId, AuditCheck, String)>,
     /// Hands this bot was dealt into whose end it did not see (the
@@ -87,10 +92,14 @@ pub async fn play_bot(
                     report.hands += 1;
                     report.net += result.net.get(seat.index()).copied().unwrap_or(0);
                 }
-                if audit.ok {
-                    report.audited_ok += u64::from(seat.is_some());
-                } else if let Some(c) = audit.failed {
-                    report.failures.push((*hand_id, c, audit.detail.clone().unwrap_or_default()));
+                let counted = u64::from(seat.is_some());
+                match audit.verdict {
+                    Verdict::Ok => report.audited_ok += counted,
+                    Verdict::Pending => report.pending += counted,
+                    Verdict::Failed => {
+                        let c = audit.failed.unwrap_or(AuditCheck::Structure);
+                        report.failures.push((*hand_id, c, audit.detail.clone().unwrap_or_default()));
+                    }
                 }
                 last_turn = None;
                 if hands.is_some_and(|n| report.hands >= n) {
@@ -105,6 +114,17 @@ pub async fn play_bot(
                     return Ok(report);
                 }
             }
+            NodeEvent::AuditCompleted { hand_id, audit } => match audit.verdict {
+                Verdict::Failed => {
+                    let c = audit.failed.unwrap_or(AuditCheck::Structure);
+                    report.failures.push((*hand_id, c, audit.detail.clone().unwrap_or_default()));
+                }
+                _ if report.pending > 0 => {
+                    report.pending -= 1;
+                    report.audited_ok += 1;
+                }
+                _ => {}
+            },
             NodeEvent::VerificationFailed { hand_id, check, detail, seq: Some(_) } => {
                 report.failures.push((*hand_id, *check, detail.clone()));
             }

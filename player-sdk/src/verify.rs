@@ -223,7 +223,8 @@ pub struct SessionVerifier {
     hands: VecDeque<(HandId, HandTracker)>,
 }
 
-/// How many finished hands stay in memory (re-sent events, deferred reveals).
+/// How many finished hands stay in memory (re-sent events). A hand whose
+/// deferred reveal is still owed stays until it arrives, however old.
 const KEEP_HANDS: usize = 8;
 
 fn err(check: AuditCheck, hand_id: HandId, seq: u64, detail: impl Into<String>) -> VerifyError {
@@ -300,6 +301,11 @@ impl SessionVerifier {
     pub fn on_event(&mut self, env: &EventEnvelope) -> Result<Option<Update>, VerifyError> {
         let hand_id = env.hand_id;
         if self.tracker(&hand_id).is_none() {
+            if env.seq != 0 && is_audit_reveal(env) {
+                // A hand this session never saw (played before a restart
+                // of the player): nothing to check it against, nothing at stake.
+                return Ok(None);
+            }
             if env.seq != 0 {
                 return Err(err(
                     AuditCheck::HashChain,
@@ -340,8 +346,16 @@ impl SessionVerifier {
                 failed: false,
             };
             self.hands.push_back((hand_id, tracker));
-            while self.hands.len() > KEEP_HANDS {
-                self.hands.pop_front();
+            // The oldest hands go first, except those whose reveal is owed.
+            let mut over = self.hands.len().saturating_sub(KEEP_HANDS);
+            let mut i = 0;
+            while over > 0 && i + 1 < self.hands.len() {
+                if self.hands[i].1.reveal_owed() {
+                    i += 1;
+                } else {
+                    self.hands.remove(i);
+                    over -= 1;
+                }
             }
         }
         let me = Arc::clone(&self.me);
@@ -366,7 +380,19 @@ fn receive(mine: &mut Vec<(u16, CardId)>, view: &mut HandView, position: u16, ca
     view.hand.push(card);
 }
 
+fn is_audit_reveal(env: &EventEnvelope) -> bool {
+    matches!(env.decode_body(), Ok(EventBody::AuditReveal(_)))
+}
+
 impl HandTracker {
+    /// Over, under policy `deferred`, and its `audit-reveal` not received.
+    fn reveal_owed(&self) -> bool {
+        self.ended
+            && !self.failed
+            && self.start.as_ref().is_some_and(|s| s.reveal == RevealPolicy::Deferred)
+            && !self.envelopes.last().is_some_and(is_audit_reveal)
+    }
+
     fn accept(
         &mut self,
         env: &EventEnvelope,

@@ -37,9 +37,9 @@ pub use events::{
     HandPrepare, HandResult, Reveal, RevealPolicy, SeatSeed, TimeoutAction, TimeoutReason, CONFIG_TAG,
 };
 pub use server::{
-    ActionChoice, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, JoinRejectReason, JoinResponse,
-    KickReason, Kicked, PlayerStatus, QueryData, QueryError, QueryErrorCode, QueryResult, RoomConfig,
-    RoomPhase, ServerMessage, TablePlayer, YourTurn,
+    ActionChoice, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, HandAnswer, HandRecord,
+    JoinRejectReason, JoinResponse, KickReason, Kicked, PlayerStatus, QueryData, QueryError, QueryErrorCode,
+    QueryResult, RevealState, RoomConfig, RoomPhase, ServerMessage, TablePlayer, YourTurn,
 };
 
 /// The protocol name and version carried by the handshake and transcript

@@ -23,8 +23,8 @@ use crate::bytes::{sha256, Digest, HandId, Signature};
 use crate::identity::Identity;
 use crate::ids::PlayerId;
 use crate::messages::{
-    check_size, parse_as, peek_type, unknown, DecodeError, EncodeError, EventBody, RawJson, ServerMessage,
-    PROTOCOL_VERSION,
+    check_size, parse_as, peek_type, unknown, DecodeError, EncodeError, EventBody, RawJson, RevealState,
+    ServerMessage, PROTOCOL_VERSION,
 };
 use crate::sign::{signed_message, verify, Purpose, SignatureError};
 
@@ -448,6 +448,22 @@ impl Transcript {
             return Err(TranscriptError::WrongHand { seq: e.seq, expected: t.hand_id, got: e.hand_id });
         }
         Ok(t)
+    }
+
+    /// Whether every secret of the hand is out: the dealer seed in
+    /// `game-end` (policy `full`) or in a later `audit-reveal`. A hand
+    /// without either is [`RevealState::Pending`].
+    pub fn reveal_state(&self) -> RevealState {
+        let out = self.events.iter().any(|e| match e.decode_body() {
+            Ok(EventBody::GameEnd(g)) => g.dealer_seed.is_some(),
+            Ok(EventBody::AuditReveal(_)) => true,
+            _ => false,
+        });
+        if out {
+            RevealState::Complete
+        } else {
+            RevealState::Pending
+        }
     }
 
     /// The dealer key of the header, if any.

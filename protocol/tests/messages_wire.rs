@@ -76,11 +76,11 @@ fn client_messages() -> Vec<ClientMessage> {
             ..PlayerSeed::sign(&id, hand(), Seed([4; 32]))
         }),
         ClientMessage::Action(SignedAction::sign(&id, hand(), 3, raw(r#"{"type":"raise","amount":40}"#))),
-        ClientMessage::Query(Query { query_type: QueryType::MyBalance, nonce: "n1".into() }),
-        ClientMessage::Query(Query { query_type: QueryType::RoomState, nonce: "n2".into() }),
-        ClientMessage::Query(Query { query_type: QueryType::TableState, nonce: "n3".into() }),
-        ClientMessage::Query(Query { query_type: QueryType::RoomConfig, nonce: "n4".into() }),
-        ClientMessage::Query(Query { query_type: QueryType::MyStatus, nonce: "n5".into() }),
+        ClientMessage::Query(Query::new(QueryType::MyBalance, "n1")),
+        ClientMessage::Query(Query::new(QueryType::RoomState, "n2")),
+        ClientMessage::Query(Query::new(QueryType::TableState, "n3")),
+        ClientMessage::Query(Query::new(QueryType::RoomConfig, "n4")),
+        ClientMessage::Query(Query::new(QueryType::MyStatus, "n5")),
         ClientMessage::SitOut,
         ClientMessage::SitIn,
         ClientMessage::Leave,
@@ -581,7 +581,7 @@ fn unknown_types_are_named() {
 #[test]
 fn unknown_query_type_still_decodes_so_the_nonce_can_be_answered() {
     let m = decode_client(r#"{"type":"query","query_type":"deck-order","nonce":"q"}"#).unwrap();
-    assert_eq!(m, ClientMessage::Query(Query { query_type: QueryType::Unknown, nonce: "q".into() }));
+    assert_eq!(m, ClientMessage::Query(Query::new(QueryType::Unknown, "q")));
 }
 
 #[test]

@@ -62,3 +62,124 @@ async fn deferred_reveals_complete_the_audit_later() {
     }
     d.stop().await;
 }
+
+/// Reveals at room close (Sam Gong's default) for more hands than the SDK
+/// keeps: every hand's reveal is recognised and completes its audit, none
+/// raises a false hash-chain failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reveals_at_close_complete_every_hand_however_old() {
+    const HANDS: u64 = 11;
+    let mut room = fast_room("r", "sam-gong");
+    room.min_players = 3;
+    room.reveal = RevealPolicy::Deferred;
+    room.max_hands = Some(HANDS);
+    let d = start_dealer(vec![room], 10_000_000).await;
+    let nodes = connect_players(&d.invite("r"), 3, 21, NodeConfig::default()).await;
+    let mut tasks = Vec::new();
+    for (i, mut node) in nodes.into_iter().enumerate() {
+        tasks.push(tokio::spawn(async move {
+            let s = claw_player::bots::strategy("sam-gong", "simple").unwrap();
+            let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(i as u64);
+            let r = play_bot(&mut node, s.as_ref(), &mut rng, Some(HANDS), |_| {}).await.unwrap();
+            assert_eq!(r.pending, HANDS, "every hand is pending until the room closes: {r:?}");
+            assert_eq!(r.audited_ok, 0, "a pending hand is never counted as audited OK");
+            let mut completed = 0;
+            while let Ok(Some(e)) = tokio::time::timeout(Duration::from_secs(30), node.next_event()).await {
+                match e {
+                    NodeEvent::AuditCompleted { audit, .. } => {
+                        assert!(audit.ok && audit.skipped.is_empty(), "{audit:?}");
+                        completed += 1;
+                    }
+                    NodeEvent::VerificationFailed { check, detail, .. } => panic!("{check}: {detail}"),
+                    NodeEvent::Kicked { .. } | NodeEvent::Closed { .. } => break,
+                    _ => {}
+                }
+            }
+            node.close().await;
+            completed
+        }));
+    }
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), HANDS, "every hand's reveal arrives at close");
+    }
+    d.stop().await;
+}
+
+/// A player that left before the reveal saved pending hands: the dealer's
+/// HTTP endpoint serves them without any secret while pending, and after
+/// the reveal (here: the dealer stopped and restarted) `claw-player audit
+/// --fetch` completes them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saved_pending_hands_are_completed_later_by_audit_fetch() {
+    use claw_dealer::{DealerNode, NodeConfig as DealerConfig};
+    use claw_protocol::messages::{HandRecord, RevealState};
+    let Some(bin) = claw_player_bin_or_skip("saved_pending_hands_are_completed_later_by_audit_fetch") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let saved = dir.path().join("hands");
+    let launch = || async {
+        let mut room = fast_room("r", "sam-gong");
+        room.min_players = 3;
+        room.reveal = RevealPolicy::Deferred;
+        let mut cfg = DealerConfig::local(&data, vec![room]);
+        cfg.http_listen = Some(([127, 0, 0, 1], 0).into());
+        cfg.spectator_delay = Some(Duration::ZERO);
+        DealerNode::builder(cfg)
+            .local_chips(std::sync::Arc::new(claw_chips::LocalChips::new()), claw_protocol::Chips(10_000_000))
+            .launch()
+            .await
+            .expect("dealer starts")
+    };
+    let d = launch().await;
+    let invite = claw_player::Invite::parse(&d.invite_url("r").unwrap()).unwrap();
+    let config = NodeConfig { save_transcripts: Some(saved.clone()), ..NodeConfig::default() };
+    let nodes = connect_players(&invite, 3, 31, config).await;
+    run_bots(nodes, "sam-gong", "simple", 2, 1).await;
+    let files: Vec<_> = std::fs::read_dir(&saved).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(!files.is_empty());
+    let base = format!("http://{}", d.http_addr().unwrap());
+
+    // Pending: the endpoint serves exactly what the table saw, no secret.
+    let client = reqwest::Client::new();
+    for f in &files {
+        let t =
+            claw_protocol::transcript::Transcript::from_jsonl(&std::fs::read_to_string(f).unwrap()).unwrap();
+        let resp = client.get(format!("{base}/rooms/r/hands/{}", t.hand_id)).send().await.unwrap();
+        assert!(resp.status().is_success(), "{}", resp.status());
+        let text = resp.text().await.unwrap();
+        assert!(!text.contains("audit-reveal") && !text.contains("dealer_seed"), "{text}");
+        let record: HandRecord = serde_json::from_str(&text).unwrap();
+        assert_eq!(record.reveal, RevealState::Pending);
+        assert_eq!(record.events, t.events);
+    }
+    let not_found = client.get(format!("{base}/rooms/r/hands/{}", "0".repeat(32))).send().await.unwrap();
+    assert_eq!(not_found.status().as_u16(), 404);
+    let audit = |base: String| {
+        let (bin, files) = (bin.clone(), files.clone());
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(bin)
+                .arg("audit")
+                .args(&files)
+                .args(["--fetch", &base])
+                .output()
+                .unwrap()
+        })
+    };
+    let out = audit(base).await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(3), "pending is its own exit code: {stdout}");
+    assert!(stdout.lines().all(|l| l.starts_with("PENDING ")), "{stdout}");
+
+    // The dealer stops (publishing the reveals) and comes back: fetched
+    // later, every saved hand audits complete.
+    within(30, "dealer stop", d.shutdown(Duration::from_secs(2))).await;
+    let d = launch().await;
+    let base = format!("http://{}", d.http_addr().unwrap());
+    let out = audit(base).await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.lines().all(|l| l.starts_with("OK ")), "{stdout}");
+    within(30, "dealer stop", d.shutdown(Duration::from_secs(2))).await;
+}

@@ -27,8 +27,12 @@ impl DealerProc {
     /// Starts the binary on `data_dir` (Hold'em, 127.0.0.1, free port, no
     /// HTTP endpoint, built-in points server) and waits for its invite URL.
     pub async fn start(data_dir: &Path, log: PathBuf) -> DealerProc {
-        let mut child =
-            Self::command(data_dir, &log).stdout(Stdio::piped()).spawn().expect("claw-dealer starts");
+        Self::start_with(Self::command(data_dir, &log), log).await
+    }
+
+    /// Starts `command` (see [`DealerProc::command`]) and waits for its invite URL.
+    pub async fn start_with(mut command: Command, log: PathBuf) -> DealerProc {
+        let mut child = command.stdout(Stdio::piped()).spawn().expect("claw-dealer starts");
         let stdout = child.stdout.take().expect("piped stdout");
         let mut proc = DealerProc { child: Some(child), url: String::new(), log };
         // Drained until the dealer exits, so that it never writes to a closed pipe.
@@ -47,18 +51,15 @@ impl DealerProc {
 
     /// The command line of a dealer on `data_dir`, logging to `log`.
     pub fn command(data_dir: &Path, log: &Path) -> Command {
+        Self::command_for("texas-holdem", data_dir, log)
+    }
+
+    /// [`DealerProc::command`] for another game.
+    pub fn command_for(game: &str, data_dir: &Path, log: &Path) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_claw-dealer"));
-        c.args(["--game", "texas-holdem", "--listen", "127.0.0.1:0", "--http-listen", "off"])
-            .args([
-                "--timeout",
-                "120s",
-                "--between-hands",
-                "0",
-                "--shutdown-grace",
-                "1s",
-                "--welcome",
-                "10000",
-            ])
+        c.args(["--game", game, "--listen", "127.0.0.1:0", "--http-listen", "off"])
+            .args(["--timeout", "120s", "--between-hands", "0", "--shutdown-grace", "1s"])
+            .args(["--welcome", "10000"])
             .arg("--data-dir")
             .arg(data_dir)
             .env("RUST_LOG", "claw_dealer=info")
@@ -87,6 +88,17 @@ impl DealerProc {
             .expect("wait task")
             .expect("wait");
         (status, self.log_text())
+    }
+}
+
+impl DealerProc {
+    /// Kills the process (SIGKILL: a crash) and reaps it.
+    pub fn kill(mut self) -> String {
+        if let Some(mut c) = self.child.take() {
+            c.kill().expect("kill -9");
+            let _ = c.wait();
+        }
+        self.log_text()
     }
 }
 

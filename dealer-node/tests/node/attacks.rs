@@ -336,10 +336,10 @@ async fn floods_are_rate_limited_without_disturbing_others() {
     let mut other = f.client("a", 31).await;
     for i in 0..40 {
         flooder
-            .send(ClientMessage::Query(claw_protocol::messages::Query {
-                query_type: QueryType::RoomState,
-                nonce: format!("f{i}"),
-            }))
+            .send(ClientMessage::Query(claw_protocol::messages::Query::new(
+                QueryType::RoomState,
+                format!("f{i}"),
+            )))
             .await;
     }
     let (mut ok, mut limited) = (0, 0);

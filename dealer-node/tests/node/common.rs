@@ -233,7 +233,7 @@ impl Client {
     }
 
     pub async fn query(&mut self, t: QueryType, nonce: &str) -> ServerMessage {
-        self.send(ClientMessage::Query(Query { query_type: t, nonce: nonce.into() })).await;
+        self.send(ClientMessage::Query(Query::new(t, nonce))).await;
         let n = nonce.to_owned();
         self.recv_until(|m| match m {
             ServerMessage::QueryResult(r) if r.nonce == n => Some(m.clone()),

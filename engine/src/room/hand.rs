@@ -124,9 +124,12 @@ enum Origin {
     Auto,
 }
 
-/// A finished hand whose `audit-reveal` is still owed (policy `deferred`).
-pub(super) struct DeferredHand {
-    pub hand: Hand,
+/// An archived hand whose `audit-reveal` is still owed (policy `deferred`).
+/// The signed reveal itself waits in the archive's pending store.
+pub(super) struct PendingReveal {
+    pub hand_number: u64,
+    pub hand_id: HandId,
+    /// Who is sent the reveal when it is published.
     pub players: Vec<PlayerId>,
     /// When to publish; none = when the room closes.
     pub at: Option<Instant>,
@@ -720,12 +723,29 @@ impl RoomCore {
             winners,
             transcript: None,
         };
-        let write = ArchiveWrite::Hand { hand_number, transcript: h.hand.transcript().clone() };
-        self.call(ChipCall::Settle { hand: hand_id, fee }, Waiting::Settle(Box::new((write, report))));
-        if end.reveal_pending {
-            let at = self.cfg.reveal_delay.map(|d| now.at + d);
-            self.deferred.push(DeferredHand { hand: h.hand, players: h.players, at });
-        }
+        // The reveal is signed now (the hand's state is dropped with it) and
+        // stored pending by the archive write, never in memory.
+        let mut hand = h.hand;
+        // The file's copy first: signing the reveal appends it to the chain.
+        let transcript = hand.transcript().clone();
+        let pending_reveal = if end.reveal_pending {
+            hand.audit_reveal().unwrap_or_else(|e| {
+                tracing::error!(room = %self.cfg.id, hand = %hand_id, error = %e, "audit-reveal failed");
+                None
+            })
+        } else {
+            None
+        };
+        let owed = pending_reveal.is_some().then(|| PendingReveal {
+            hand_number,
+            hand_id,
+            players: h.players,
+            at: self.cfg.reveal_delay.map(|d| now.at + d),
+        });
+        let pending_reveal = pending_reveal.map(Box::new);
+        let write = ArchiveWrite::Hand { hand_number, transcript, pending_reveal };
+        let next = Box::new((write, report, owed));
+        self.call(ChipCall::Settle { hand: hand_id, fee }, Waiting::Settle(next));
         self.after_hand(now);
     }
 
@@ -774,20 +794,11 @@ impl RoomCore {
         self.next_hand_at = Some(now.at + self.cfg.between_hands);
     }
 
-    /// Publishes a deferred hand's `audit-reveal` to its players and appends
-    /// it to the archived transcript.
-    pub(super) fn publish_reveal(&mut self, mut d: DeferredHand) {
-        match d.hand.audit_reveal() {
-            Ok(Some(env)) => {
-                let write = ArchiveWrite::Append { hand_number: d.hand.hand_number(), event: env.clone() };
-                self.archive(write, Waiting::Log("audit-reveal"));
-                if let Some(f) = encode(&ServerMessage::Event(env)) {
-                    self.send_frame(&d.players, f);
-                }
-            }
-            Ok(None) => {}
-            Err(e) => tracing::error!(room = %self.cfg.id, error = %e, "audit-reveal failed"),
-        }
+    /// Publishes an owed `audit-reveal`: the archive moves it from the
+    /// pending store into the hand's file, then it goes to the hand's players.
+    pub(super) fn publish_reveal(&mut self, d: PendingReveal) {
+        let write = ArchiveWrite::Publish { hand_number: d.hand_number, hand_id: d.hand_id };
+        self.archive(write, Waiting::Publish(d.players));
     }
 
     /// Sends signed events to every player of the running hand.

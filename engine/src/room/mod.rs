@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 
 use claw_protocol::handshake::{RejectReason, VerifiedPlayer};
 use claw_protocol::messages::{
-    ClientMessage, ErrorCode, ErrorMsg, JoinRejectReason, JoinRequest, JoinResponse, KickReason, Kicked,
-    PlayerStatus, Query, RawJson, RoomPhase, ServerMessage, TablePlayer,
+    ClientMessage, ErrorCode, ErrorMsg, HandRecord, JoinRejectReason, JoinRequest, JoinResponse, KickReason,
+    Kicked, PlayerStatus, Query, RawJson, RoomPhase, ServerMessage, TablePlayer,
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript};
 use claw_protocol::{Chips, HandId, Identity, Nonce, PlayerId, Seat};
@@ -40,7 +40,7 @@ use serde_json::Value;
 use crate::hand::GameSpec;
 use crate::metrics::{dec, inc, Metrics};
 use config::{Limits, RoomConfig};
-use hand::{DeferredHand, Table};
+use hand::{PendingReveal, Table};
 pub use hand::{VoidCause, MAX_HAND_STAKE};
 use player::{ct_eq, Player};
 pub use player::{Presence, TokenBucket};
@@ -167,25 +167,49 @@ pub enum ChipOutcome {
 /// A write to the transcript archive, run by the driver.
 #[derive(Debug, Clone)]
 pub enum ArchiveWrite {
-    /// A settled hand's transcript.
+    /// A settled hand's transcript; under policy `deferred` also its signed
+    /// `audit-reveal`, kept apart in the pending store (never in the hand's
+    /// file, never served) until [`ArchiveWrite::Publish`]. The pending
+    /// reveal is written first, so a hand on file always has its reveal.
     Hand {
         /// Hands dealt at the table before it.
         hand_number: u64,
         /// The transcript.
         transcript: Transcript,
+        /// The withheld `audit-reveal`, signed at hand end.
+        pending_reveal: Option<Box<EventEnvelope>>,
     },
-    /// An event appended to an archived hand (the deferred `audit-reveal`).
-    Append {
+    /// Publishes a pending `audit-reveal`: appended to its hand's file (once,
+    /// even if asked again), then removed from the pending store. Completes
+    /// with [`Archived::Reveal`].
+    Publish {
         /// Hands dealt at the table before it.
         hand_number: u64,
-        /// The event.
-        event: EventEnvelope,
+        /// The hand.
+        hand_id: HandId,
     },
     /// A voided hand's transcript.
     Voided {
         /// The transcript.
         transcript: Transcript,
     },
+    /// A read, not a write: a finished hand's record (the `hand` query).
+    /// Completes with [`Archived::Hand`].
+    Fetch {
+        /// The hand.
+        hand_id: HandId,
+    },
+}
+
+/// What a completed [`ArchiveWrite`] produced.
+#[derive(Debug, Clone)]
+pub enum Archived {
+    /// The file written (`Hand`, `Voided`).
+    File(PathBuf),
+    /// The published `audit-reveal` (`Publish`).
+    Reveal(EventEnvelope),
+    /// The hand's whole record, if the archive has it (`Fetch`).
+    Hand(Option<Box<HandRecord>>),
 }
 
 /// Something a room reports to the node.
@@ -289,12 +313,12 @@ pub enum Input {
         /// Its outcome.
         outcome: ChipOutcome,
     },
-    /// An archive write completed (the file written, or why not).
+    /// An archive write completed (what it produced, or why it failed).
     Archived {
         /// The effect.
         id: EffectId,
-        /// The file written, when the write names one.
-        result: Result<Option<PathBuf>, String>,
+        /// What the write produced.
+        result: Result<Archived, String>,
     },
     /// Stop new hands, finish (or void after `grace`) the running one,
     /// publish deferred reveals, close every connection.
@@ -352,12 +376,17 @@ enum Waiting {
     Join(PlayerId, JoinRequest),
     /// A `my-balance` or `my-status` query.
     Query(PlayerId, Query),
+    /// A `hand` query's archive read.
+    Fetch(PlayerId, Query),
     /// A chip step of the table's hand (see `hand.rs`).
     Table,
     /// The settlement of a finished hand; then its archive write.
-    Settle(Box<(ArchiveWrite, RoomEvent)>),
-    /// The archive write of a settled hand; then its report.
-    ArchiveHand(Box<RoomEvent>),
+    Settle(Box<(ArchiveWrite, RoomEvent, Option<PendingReveal>)>),
+    /// The archive write of a settled hand; then its report, and its
+    /// reveal is owed.
+    ArchiveHand(Box<(RoomEvent, Option<PendingReveal>)>),
+    /// A reveal being published; then it is sent to these players.
+    Publish(Vec<PlayerId>),
     /// A refund; then its report.
     Void(Box<RoomEvent>),
     /// A write nothing waits for (logged).
@@ -398,7 +427,9 @@ pub struct RoomCore {
     /// Credit scores, kept across sessions (lowered by leaving mid-hand).
     credit: HashMap<PlayerId, i32>,
     next_hand_at: Option<Instant>,
-    deferred: Vec<DeferredHand>,
+    /// Reveals owed for archived hands (the reveals themselves are in the
+    /// archive's pending store, not here).
+    deferred: Vec<PendingReveal>,
     closing: Option<Closing>,
     next_effect: u64,
     waiting: HashMap<EffectId, Waiting>,
@@ -680,8 +711,9 @@ impl RoomCore {
             }
             Waiting::Table => self.table_chips_done(now, id, outcome),
             Waiting::Settle(next) => {
-                let (write, report) = *next;
+                let (write, report, owed) = *next;
                 if let ChipOutcome::Unbalanced(detail) = &outcome {
+                    // Refunded: the hand is archived as voided, its owed reveal dropped.
                     return self.unbalanced(now, write, report, detail);
                 }
                 if let ChipOutcome::Done(Err(e)) = &outcome {
@@ -689,7 +721,7 @@ impl RoomCore {
                     tracing::error!(room = %self.cfg.id, error = %e,
                         "settlement incomplete; the chip journal stays open and a restart completes it");
                 }
-                self.archive(write, Waiting::ArchiveHand(Box::new(report)));
+                self.archive(write, Waiting::ArchiveHand(Box::new((report, owed))));
             }
             Waiting::Void(report) => {
                 match &outcome {
@@ -704,7 +736,7 @@ impl RoomCore {
                     tracing::error!(room = %self.cfg.id, error = %e, "{what} failed");
                 }
             }
-            Waiting::ArchiveHand(_) => {}
+            Waiting::ArchiveHand(_) | Waiting::Publish(_) | Waiting::Fetch(..) => {}
         }
     }
 
@@ -734,18 +766,46 @@ impl RoomCore {
         }
     }
 
-    fn archived(&mut self, id: EffectId, result: Result<Option<PathBuf>, String>) {
+    fn archived(&mut self, id: EffectId, result: Result<Archived, String>) {
         let Some(w) = self.waiting.remove(&id) else { return };
         if let Err(e) = &result {
-            let what = if let Waiting::Log(what) = &w { what } else { "hand" };
+            let what = match &w {
+                Waiting::Log(what) => what,
+                Waiting::Publish(_) => "audit-reveal",
+                Waiting::Fetch(..) => "hand query",
+                _ => "hand",
+            };
             tracing::error!(room = %self.cfg.id, error = %e, "archive write ({what}) failed");
         }
-        if let Waiting::ArchiveHand(report) = w {
-            let mut report = *report;
-            if let RoomEvent::HandFinished { transcript, .. } = &mut report {
-                *transcript = result.ok().flatten();
+        match (w, result) {
+            (Waiting::ArchiveHand(next), result) => {
+                let (mut report, owed) = *next;
+                if let RoomEvent::HandFinished { transcript, .. } = &mut report {
+                    *transcript = match result {
+                        Ok(Archived::File(p)) => Some(p),
+                        _ => None,
+                    };
+                }
+                self.report(report);
+                self.deferred.extend(owed);
             }
-            self.report(report);
+            (Waiting::Fetch(player, q), result) => self.fetch_done(&player, q, result),
+            (Waiting::Publish(players), Ok(Archived::Reveal(env))) => {
+                if let Some(f) = encode(&ServerMessage::Event(env)) {
+                    self.send_frame(&players, f);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Publishes, at once, the reveals a previous run of this room left
+    /// pending (`(hand_number, hand_id)` from the archive's pending store):
+    /// the room that dealt those hands has closed, so they are due.
+    pub fn publish_left_pending(&mut self, hands: Vec<(u64, HandId)>) {
+        for (hand_number, hand_id) in hands {
+            tracing::info!(room = %self.cfg.id, hand = %hand_id, hand_number, "publishing a reveal left pending by the previous run");
+            self.archive(ArchiveWrite::Publish { hand_number, hand_id }, Waiting::Publish(Vec::new()));
         }
     }
 
@@ -1228,7 +1288,7 @@ impl Waiting {
     /// Whether the room may not close before this completes (chips moved,
     /// transcripts archived).
     fn must_finish(&self) -> bool {
-        !matches!(self, Waiting::Join(..) | Waiting::Query(..) | Waiting::FundHouse)
+        !matches!(self, Waiting::Join(..) | Waiting::Query(..) | Waiting::Fetch(..) | Waiting::FundHouse)
     }
 }
 

@@ -1,17 +1,18 @@
 //! Queries (seed 002's query protocol): answered to the asking connection
 //! only, matched by nonce, about the asker's own account or public room
 //! data. No answer carries a secret: no deck, no hidden card, no salt, no
-//! seed, no chip-service credential. A query that needs the chip service
-//! is an effect: the room answers everything else meanwhile.
+//! seed, no chip-service credential, no reveal before it is published. A
+//! query that needs the chip service or the archive is an effect: the room
+//! answers everything else meanwhile.
 
 use claw_protocol::messages::{
-    Query, QueryData, QueryError, QueryErrorCode, QueryResult, QueryType, ServerMessage,
+    HandAnswer, Query, QueryData, QueryError, QueryErrorCode, QueryResult, QueryType, ServerMessage,
 };
 use claw_protocol::{Chips, PlayerId};
 
 use std::time::Instant;
 
-use super::{ChipCall, ChipFailure, RoomCore, TokenBucket, Waiting};
+use super::{ArchiveWrite, Archived, ChipCall, ChipFailure, RoomCore, TokenBucket, Waiting};
 use crate::metrics::inc;
 
 impl RoomCore {
@@ -39,6 +40,14 @@ impl RoomCore {
                 public_state: self.table.hand().and_then(|h| h.public_state()),
             },
             QueryType::RoomConfig => QueryData::RoomConfig { config: self.cfg.public() },
+            QueryType::Hand => {
+                let Some(hand_id) = q.hand_id else {
+                    return self.send(id, &query_error(&q, QueryErrorCode::NotFound, "hand_id is required"));
+                };
+                let w = Waiting::Fetch(*id, q);
+                self.archive(ArchiveWrite::Fetch { hand_id }, w);
+                return;
+            }
             QueryType::Unknown => {
                 return self.send(id, &query_error(&q, QueryErrorCode::UnknownQuery, "unknown query type"))
             }
@@ -77,6 +86,23 @@ impl RoomCore {
             },
         };
         self.send(id, &ServerMessage::QueryResult(QueryResult { nonce: q.nonce, data }));
+    }
+}
+
+impl RoomCore {
+    /// The archive answered a `hand` query: one page of the record. The
+    /// archive's hand file never holds a pending reveal, so neither does
+    /// the answer.
+    pub(super) fn fetch_done(&mut self, id: &PlayerId, q: Query, result: Result<Archived, String>) {
+        let reply = match result {
+            Ok(Archived::Hand(Some(record))) => ServerMessage::HandRecord(HandAnswer {
+                record: record.page(q.from_seq.unwrap_or(0)),
+                nonce: q.nonce,
+            }),
+            Ok(_) => query_error(&q, QueryErrorCode::NotFound, "no finished hand of this room has that id"),
+            Err(_) => query_error(&q, QueryErrorCode::Unavailable, "the archive could not be read"),
+        };
+        self.send(id, &reply);
     }
 }
 

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
-use claw_player::audit::{AuditFileError, Auditor};
+use claw_player::audit::{
+    fetch_completion, split_hands, AuditFileError, Auditor, FetchError, HandVerdict, Verdict,
+};
 use claw_player::bots::strategy;
 use claw_player::cli::{
     exit, parse_input, verdict_json, verdict_line, AuditArgs, Cli, Command, InputLine, JoinArgs,
@@ -16,6 +18,7 @@ use claw_player::node::{NodeConfig, NodeEvent, PlayerNode};
 use claw_player::play::play_bot;
 use claw_player::transport::ClientTls;
 use claw_player::Invite;
+use claw_protocol::audit::{AuditCheck, AuditError};
 use claw_protocol::{Identity, PlayerId};
 use rand::rngs::OsRng;
 use rand_chacha::rand_core::SeedableRng;
@@ -68,28 +71,57 @@ fn audit(a: AuditArgs) -> i32 {
         }
     };
     let mut auditor = Auditor::new(dealer);
+    auditor.allow_pending_reveal = true;
     if let Some(me) = &me {
         auditor = auditor.with_viewer(me);
     }
+    let fetch = match &a.fetch {
+        Some(base) => match tokio::runtime::Runtime::new() {
+            Ok(rt) => Some((rt, reqwest::Client::new(), base.clone())),
+            Err(e) => {
+                eprintln!("claw-player: cannot start the runtime: {e}");
+                return exit::UNREADABLE;
+            }
+        },
+        None => None,
+    };
     let mut code = exit::OK;
-    let (mut ok, mut failed) = (0usize, 0usize);
+    let (mut ok, mut pending, mut failed) = (0usize, 0usize, 0usize);
     // A closed stdout (`| head`) ends the audit quietly: no panic, no more output.
     let mut out = std::io::stdout().lock();
     for f in &a.files {
         let name = f.display().to_string();
-        match auditor.audit_file(f) {
-            Ok(verdicts) => {
-                for v in &verdicts {
-                    let line =
-                        if a.json { verdict_json(&name, v).to_string() } else { verdict_line(&name, v) };
-                    if writeln!(out, "{line}").is_err() {
+        let hands = std::fs::read_to_string(f)
+            .map_err(|source| AuditFileError::Io { path: name.clone(), source })
+            .and_then(|text| split_hands(&text))
+            .and_then(|h| if h.is_empty() { Err(AuditFileError::Empty) } else { Ok(h) });
+        match hands {
+            Ok(hands) => {
+                for (line, t) in hands {
+                    let mut outcome = auditor.audit(&t, None);
+                    if let (Some((rt, client, base)), Verdict::Pending) = (&fetch, Verdict::of(&outcome)) {
+                        match rt.block_on(fetch_completion(client, base, &t)) {
+                            Ok(full) => outcome = auditor.audit(&full, None),
+                            Err(e @ FetchError::Diverged(_)) => {
+                                outcome =
+                                    Err(AuditError { check: AuditCheck::HashChain, detail: e.to_string() })
+                            }
+                            Err(e) => eprintln!("claw-player: {name}: hand {}: {e}", t.hand_id),
+                        }
+                    }
+                    let v = HandVerdict { hand_id: t.hand_id, line, outcome };
+                    let text =
+                        if a.json { verdict_json(&name, &v).to_string() } else { verdict_line(&name, &v) };
+                    if writeln!(out, "{text}").is_err() {
                         return code;
                     }
-                    if v.outcome.is_ok() {
-                        ok += 1;
-                    } else {
-                        failed += 1;
-                        code = code.max(exit::CHECK_FAILED);
+                    match v.verdict() {
+                        Verdict::Ok => ok += 1,
+                        Verdict::Pending => pending += 1,
+                        Verdict::Failed => {
+                            failed += 1;
+                            code = exit::CHECK_FAILED;
+                        }
                     }
                 }
             }
@@ -99,7 +131,8 @@ fn audit(a: AuditArgs) -> i32 {
                     _ => "structure",
                 };
                 let line = if a.json {
-                    json!({"file": name, "ok": false, "check": check, "detail": e.to_string()}).to_string()
+                    json!({"file": name, "ok": false, "verdict": Verdict::Failed, "check": check, "detail": e.to_string()})
+                        .to_string()
                 } else {
                     format!("FAIL {name}: check {check} failed: {e}")
                 };
@@ -107,14 +140,20 @@ fn audit(a: AuditArgs) -> i32 {
                     return exit::UNREADABLE;
                 }
                 failed += 1;
-                code = exit::UNREADABLE;
+                if code != exit::CHECK_FAILED {
+                    code = exit::UNREADABLE;
+                }
             }
         }
     }
     if !a.json {
-        eprintln!("{ok} hands audited OK, {failed} failed");
+        eprintln!("{ok} hands audited OK, {pending} pending (reveal not out yet), {failed} failed");
     }
-    code
+    if code == exit::OK && pending > 0 {
+        exit::PENDING
+    } else {
+        code
+    }
 }
 
 fn print_event(e: &NodeEvent) {
@@ -174,9 +213,10 @@ async fn join(j: JoinArgs) -> anyhow::Result<i32> {
         .await?;
         node.close().await;
         eprintln!(
-            "claw-player: {} hands, {} audited OK, {} failed checks, net {}",
+            "claw-player: {} hands, {} audited OK, {} pending (reveal not out yet), {} failed checks, net {}",
             report.hands,
             report.audited_ok,
+            report.pending,
             report.failures.len(),
             report.net
         );

@@ -214,6 +214,9 @@ pub enum QueryType {
     RoomConfig,
     /// The player's own seat, status, balance and credit score.
     MyStatus,
+    /// A finished hand of the room (`hand_id`): its signed events from
+    /// `from_seq` on, its `audit-reveal` only once published.
+    Hand,
     /// Any other name: the dealer answers `query-error` `unknown-query`.
     #[serde(other)]
     Unknown,
@@ -227,4 +230,22 @@ pub struct Query {
     pub query_type: QueryType,
     /// Chosen by the player (1..=64 bytes), echoed in the answer.
     pub nonce: String,
+    /// `hand`: the hand asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hand_id: Option<HandId>,
+    /// `hand`: the first event wanted (0 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_seq: Option<u64>,
+}
+
+impl Query {
+    /// A query without arguments.
+    pub fn new(query_type: QueryType, nonce: impl Into<String>) -> Query {
+        Query { query_type, nonce: nonce.into(), hand_id: None, from_seq: None }
+    }
+
+    /// A `hand` query for `hand_id`'s events from `from_seq` on.
+    pub fn hand(hand_id: HandId, from_seq: u64, nonce: impl Into<String>) -> Query {
+        Query { hand_id: Some(hand_id), from_seq: Some(from_seq), ..Query::new(QueryType::Hand, nonce) }
+    }
 }

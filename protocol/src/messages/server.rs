@@ -10,7 +10,7 @@ use super::{check_size, encode_frame, parse_as, peek_type, unknown, DecodeError,
 use crate::bytes::HandId;
 use crate::handshake::{Accepted, Challenge, Rejected};
 use crate::ids::{Chips, PlayerId, Seat};
-use crate::transcript::EventEnvelope;
+use crate::transcript::{EventEnvelope, Transcript, TranscriptHeader};
 
 /// Every message the dealer sends.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -36,6 +36,9 @@ pub enum ServerMessage {
     QueryResult(QueryResult),
     /// A `query` could not be answered.
     QueryError(QueryError),
+    /// Answer to a `hand` query (its own message: the signed events it
+    /// carries are kept as exact text, which a `query-result` cannot).
+    HandRecord(HandAnswer),
     /// A frame or request was refused (bad frame, rate limit, bad seed…).
     Error(ErrorMsg),
 }
@@ -54,6 +57,7 @@ impl ServerMessage {
             ServerMessage::Kicked(_) => "kicked",
             ServerMessage::QueryResult(_) => "query-result",
             ServerMessage::QueryError(_) => "query-error",
+            ServerMessage::HandRecord(_) => "hand-record",
             ServerMessage::Error(_) => "error",
         }
     }
@@ -73,6 +77,7 @@ impl ServerMessage {
             "kicked" => ServerMessage::Kicked(parse_as(frame)?),
             "query-result" => ServerMessage::QueryResult(parse_as(frame)?),
             "query-error" => ServerMessage::QueryError(parse_as(frame)?),
+            "hand-record" => ServerMessage::HandRecord(parse_as(frame)?),
             "error" => ServerMessage::Error(parse_as(frame)?),
             other => return Err(unknown(other)),
         })
@@ -360,6 +365,93 @@ pub enum QueryData {
     },
 }
 
+/// Whether a finished hand's secrets are all out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RevealState {
+    /// Every secret is published (policy `full`, or the `audit-reveal` is out).
+    Complete,
+    /// Policy `deferred` and the `audit-reveal` is not published yet: the
+    /// audit can only be *pending*.
+    Pending,
+}
+
+/// A finished hand as the dealer's archive holds it (the `hand` query's
+/// answer, one page at a time, and `GET /rooms/{room}/hands/{hand}`, whole).
+/// Never holds a secret before its time: a pending `audit-reveal` is not in
+/// the archive's hand file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandRecord {
+    /// The room.
+    pub room_id: String,
+    /// Hands dealt in the room before it (its archive file number).
+    pub hand_number: u64,
+    /// The hand.
+    pub hand_id: HandId,
+    /// Whether its reveal is out.
+    pub reveal: RevealState,
+    /// Signed events, in order, from the first one asked for.
+    pub events: Vec<EventEnvelope>,
+    /// When the events stop short of the hand's last one (a frame holds
+    /// 64 KiB): the `from_seq` to ask for next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_seq: Option<u64>,
+}
+
+/// `hand-record`: `{"type":"hand-record","nonce":…,"record":HandRecord}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandAnswer {
+    /// The query's nonce.
+    pub nonce: String,
+    /// One page of the hand.
+    pub record: HandRecord,
+}
+
+impl HandRecord {
+    /// The whole record of an archived hand.
+    pub fn new(room_id: impl Into<String>, hand_number: u64, t: &Transcript) -> HandRecord {
+        HandRecord {
+            room_id: room_id.into(),
+            hand_number,
+            hand_id: t.hand_id,
+            reveal: t.reveal_state(),
+            events: t.events.clone(),
+            next_seq: None,
+        }
+    }
+
+    /// The events from `from_seq` on that fit one `query-result` frame
+    /// (at least one, when any is left); `next_seq` says where the rest
+    /// starts.
+    pub fn page(&self, from_seq: u64) -> HandRecord {
+        // Room for the other fields and the nonce (≤ 64 bytes).
+        let budget = super::MAX_FRAME_BYTES.saturating_sub(1024 + self.room_id.len());
+        let rest = self.events.iter().filter(|e| e.seq >= from_seq);
+        let mut events = Vec::new();
+        let mut used = 0usize;
+        let mut next_seq = None;
+        for e in rest {
+            let len = serde_json::to_string(e).map_or(usize::MAX, |t| t.len() + 1);
+            if !events.is_empty() && used.saturating_add(len) > budget {
+                next_seq = Some(e.seq);
+                break;
+            }
+            used = used.saturating_add(len);
+            events.push(e.clone());
+        }
+        HandRecord { events, next_seq, room_id: self.room_id.clone(), ..*self }
+    }
+
+    /// The record as a transcript file holds it (header naming `dealer`).
+    pub fn transcript(&self, dealer: PlayerId) -> Transcript {
+        Transcript {
+            header: Some(TranscriptHeader::new(dealer, self.room_id.clone(), self.hand_id)),
+            hand_id: self.hand_id,
+            events: self.events.clone(),
+        }
+    }
+}
+
 /// `query-result`: `{"type":"query-result","nonce":…,"query_type":…, data…}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueryResult {
@@ -384,6 +476,8 @@ pub enum QueryErrorCode {
     Timeout,
     /// The data is not available now.
     Unavailable,
+    /// `hand`: no finished hand of the room has that id (or none was named).
+    NotFound,
 }
 
 /// `query-error`.
