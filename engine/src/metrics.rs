@@ -160,6 +160,7 @@ impl Metrics {
             "Connections closed for a missed pong.",
             g(&self.pongs_missed),
         );
+        one(
             "claw_chip_conservation_failures_total",
             "counter",
             "Hands whose chip moves did not add up (voided and refunded).",

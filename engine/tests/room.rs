@@ -650,7 +650,7 @@ fn an_away_players_turn_does_not_wait_the_full_timeout() {
         },
         _ => None,
     });
-    assert_eq!(auto.as_deref(), Some("disconnected"));
+    assert_eq!(auto, Some(claw_protocol::messages::TimeoutReason::Disconnected));
 }
 
 #[test]
@@ -697,6 +697,7 @@ fn a_query_flood_meets_the_room_budget_and_the_hand_runs_on_time() {
     h.advance(Duration::from_secs(2));
     h.settle_chips();
     assert!(h.log.iter().any(|l| l == "1 <- event timeout-action"), "{:#?}", &h.log[h.log.len() - 5..]);
+}
 
 /// Completes chip calls as [`Harness::complete`] does, except that a
 /// settlement is answered `Unbalanced` (the ledger found chips not adding up).

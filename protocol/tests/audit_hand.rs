@@ -90,7 +90,10 @@ fn honest_hand_passes_every_check() {
     assert_eq!(seats, [0, 1, 2, 0, 1]);
     assert_eq!(v.actions[1].action, json!({"type": "check"}));
     assert_eq!(v.actions[3].source, ActionSource::Player { seq: 1 });
-    assert_eq!(v.actions[4].source, ActionSource::Timeout { reason: claw_protocol::messages::TimeoutReason::Timeout });
+    assert_eq!(
+        v.actions[4].source,
+        ActionSource::Timeout { reason: claw_protocol::messages::TimeoutReason::Timeout }
+    );
     let before: Vec<usize> = v.actions.iter().map(|a| a.events_before).collect();
     // 3 antes + hole deal = 4; + flop = 5; + bet, hit, kitty, reveal = 9.
     assert_eq!(before, [4, 4, 5, 9, 9]);

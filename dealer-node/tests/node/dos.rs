@@ -166,7 +166,11 @@ async fn a_frozen_client_is_away_and_its_turn_is_short() {
             _ => {}
         }
     };
-    assert_eq!(reason, "disconnected", "the frozen player was away when its turn came");
+    assert_eq!(
+        reason,
+        claw_protocol::messages::TimeoutReason::Disconnected,
+        "the frozen player was away when its turn came"
+    );
     let ServerMessage::QueryResult(q) = b.query(QueryType::RoomState, "who").await else { panic!() };
     let QueryData::RoomState { players, .. } = q.data else { panic!() };
     let p = players.iter().find(|p| p.id == frozen_id).expect("the seat is held");

@@ -575,8 +575,7 @@ impl Hand {
         let action = run.runner.hand().auto_action(seat).ok_or(EngineError::NoAutoAction(seat))?;
         let events = run.runner.act(seat, &action)?;
         let moves = wire::moves(&events);
-        *pending =
-            Some(Pending { kind: PendingKind::Timeout { seat, action, reason }, events });
+        *pending = Some(Pending { kind: PendingKind::Timeout { seat, action, reason }, events });
         Ok(Step { moves })
     }
 
