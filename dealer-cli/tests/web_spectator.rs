@@ -113,6 +113,9 @@ async fn watch_game(game: &str, bots: u8, hands: u64) {
     room.between_hands = Duration::from_millis(20);
     room.max_hands = Some(hands);
     room.reveal = claw_dealer::config::RevealPolicy::Full;
+    if claw_dealer::config::has_house(game) {
+        room.house_bankroll = claw_protocol::Chips(1_000_000);
+    }
     let mut config = NodeConfig::local(data.path(), vec![room]);
     config.http_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
     config.spectator_delay = Some(DELAY);
@@ -167,7 +170,8 @@ async fn watch_game(game: &str, bots: u8, hands: u64) {
     let dir = data.path().join("rooms").join(game).join("transcripts");
     let mut secrets: Vec<(String, SystemTime)> = Vec::new();
     let mut n_hands = 0;
-    for e in std::fs::read_dir(&dir).expect("archive").flatten() {
+    // Settled hands only (a voided hand's file is kept apart, under voided/).
+    for e in std::fs::read_dir(&dir).expect("archive").flatten().filter(|e| e.path().is_file()) {
         let written = e.metadata().and_then(|m| m.modified()).expect("mtime");
         let text = std::fs::read_to_string(e.path()).expect("read");
         let mut s = Vec::new();

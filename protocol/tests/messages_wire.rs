@@ -397,6 +397,7 @@ fn every_event_body_round_trips_and_names_its_type() {
             "phase-deal",
             "new-card",
             "reveal",
+            "card-transfer",
             "chips",
             "action-result",
             "timeout-action",
