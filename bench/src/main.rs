@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
+use claw_engine::room::config::parse_duration;
 use claw_player::bots;
 use claw_player::node::{NodeConfig, NodeEvent, PlayerNode};
 use claw_player::play::play_bot;
@@ -43,10 +44,10 @@ struct Cli {
     #[arg(long, default_value_t = 6)]
     players: u8,
     /// Time measured, after the warm-up (e.g. 20s).
-    #[arg(long, value_parser = dur, default_value = "20s")]
+    #[arg(long, value_parser = parse_duration, default_value = "20s")]
     duration: Duration,
     /// Time played before measuring (connections, first hands).
-    #[arg(long, value_parser = dur, default_value = "3s")]
+    #[arg(long, value_parser = parse_duration, default_value = "3s")]
     warmup: Duration,
     /// Where chips live: the dealer's built-in durable points server, or in memory.
     #[arg(long, value_enum, default_value = "builtin")]
@@ -76,17 +77,6 @@ enum Chips {
 enum Entropy {
     Joint,
     Dealer,
-}
-
-fn dur(s: &str) -> Result<Duration, String> {
-    let (n, unit) = s.find(|c: char| !c.is_ascii_digit()).map(|i| s.split_at(i)).unwrap_or((s, "s"));
-    let n: u64 = n.parse().map_err(|_| format!("bad duration {s:?} (e.g. 20s, 500ms)"))?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(n)),
-        "s" => Ok(Duration::from_secs(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        _ => Err(format!("bad duration unit in {s:?} (ms, s or m)")),
-    }
 }
 
 /// What every bot records into.
@@ -130,7 +120,10 @@ async fn bot(invite: Invite, game: String, shared: Arc<Shared>, gate: Arc<tokio:
         Ok(s) => s,
         Err(e) => return shared.note_error(e.to_string()),
     };
-    let mut rng = StdRng::from_rng(OsRng).expect("the OS RNG");
+    let mut rng = match StdRng::from_rng(OsRng) {
+        Ok(r) => r,
+        Err(e) => return shared.note_error(format!("the OS RNG: {e}")),
+    };
     let mut my_seat: Option<Seat> = None;
     let s = Arc::clone(&shared);
     let on_event = move |ev: &NodeEvent| {
