@@ -1,6 +1,6 @@
 //! An in-memory chip ledger: for tests, demos and single-process setups.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use async_trait::async_trait;
 use claw_protocol::Chips;
@@ -8,22 +8,40 @@ use tokio::sync::Mutex;
 
 use crate::{AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, IdempotencyKey};
 
+/// Idempotency keys an in-memory ledger remembers by default: a retry must
+/// come within this many later operations (the dealer retries within
+/// seconds), and memory stays bounded however long the node runs.
+pub const DEFAULT_KEY_MEMORY: usize = 1 << 16;
+
 #[derive(Default)]
 struct Ledger {
     balances: HashMap<AccountId, Chips>,
     /// Key → (request fingerprint, answer).
     done: HashMap<IdempotencyKey, (String, Result<Chips, ChipError>)>,
+    /// The keys of `done`, oldest first.
+    order: VecDeque<IdempotencyKey>,
 }
 
 /// In-memory provider. Unknown accounts have a zero balance; `grant` funds them.
-#[derive(Default)]
 pub struct LocalChips {
     ledger: Mutex<Ledger>,
+    key_memory: usize,
+}
+
+impl Default for LocalChips {
+    fn default() -> LocalChips {
+        LocalChips::with_key_memory(DEFAULT_KEY_MEMORY)
+    }
 }
 
 impl LocalChips {
     pub fn new() -> LocalChips {
         LocalChips::default()
+    }
+
+    /// A ledger that remembers the last `keys` idempotency keys (at least 1).
+    pub fn with_key_memory(keys: usize) -> LocalChips {
+        LocalChips { ledger: Mutex::new(Ledger::default()), key_memory: keys.max(1) }
     }
 
     /// Operator grant: adds chips outside of any hand.
@@ -40,20 +58,18 @@ impl LocalChips {
     }
 }
 
-fn apply(balances: &mut HashMap<AccountId, Chips>, op: &ChipOp) -> Result<Chips, ChipError> {
-    let b = balances.get(&op.account).copied().unwrap_or_default();
-    let nb = match op.kind {
+/// The balance `b` after `op`.
+fn apply(b: Chips, op: &ChipOp) -> Result<Chips, ChipError> {
+    match op.kind {
         ChipOpKind::Debit => b.checked_sub(op.amount).ok_or_else(|| ChipError::Insufficient {
             account: op.account.to_string(),
             balance: b.0,
             needed: op.amount.0,
-        })?,
+        }),
         ChipOpKind::Credit => {
-            b.checked_add(op.amount).ok_or_else(|| ChipError::BadRequest("balance overflow".into()))?
+            b.checked_add(op.amount).ok_or_else(|| ChipError::BadRequest("balance overflow".into()))
         }
-    };
-    balances.insert(op.account.clone(), nb);
-    Ok(nb)
+    }
 }
 
 impl LocalChips {
@@ -73,6 +89,12 @@ impl LocalChips {
         }
         let answer = f(&mut l.balances);
         l.done.insert(key.clone(), (fingerprint, answer.clone()));
+        l.order.push_back(key.clone());
+        while l.order.len() > self.key_memory {
+            if let Some(old) = l.order.pop_front() {
+                l.done.remove(&old);
+            }
+        }
         answer
     }
 
@@ -81,7 +103,12 @@ impl LocalChips {
             return Err(ChipError::BadRequest("amount must be positive".into()));
         }
         let fp = format!("{op:?}");
-        self.once(key, fp, |b| apply(b, &op)).await
+        self.once(key, fp, |balances| {
+            let nb = apply(balances.get(&op.account).copied().unwrap_or_default(), &op)?;
+            balances.insert(op.account.clone(), nb);
+            Ok(nb)
+        })
+        .await
     }
 }
 
@@ -123,11 +150,19 @@ impl ChipProvider for LocalChips {
         }
         let fp = format!("{ops:?}");
         self.once(key, fp, |balances| {
-            let mut next = balances.clone();
+            // All or nothing: the touched accounts are computed apart, then
+            // written together.
+            let mut next: HashMap<&AccountId, Chips> = HashMap::new();
             for op in ops {
-                apply(&mut next, op)?;
+                let b = next
+                    .get(&op.account)
+                    .copied()
+                    .unwrap_or_else(|| balances.get(&op.account).copied().unwrap_or_default());
+                next.insert(&op.account, apply(b, op)?);
             }
-            *balances = next;
+            for (account, b) in next {
+                balances.insert(account.clone(), b);
+            }
             Ok(Chips::ZERO)
         })
         .await
@@ -177,5 +212,22 @@ mod tests {
         assert!(c.settle(&key("s"), &ops).await.is_err());
         assert_eq!(c.balance(&acct("b")).await.unwrap(), Chips(0));
         assert_eq!(c.total().await, 10);
+    }
+
+    #[tokio::test]
+    async fn key_memory_is_bounded_and_recent_retries_still_replay() {
+        let chips = LocalChips::with_key_memory(3);
+        chips.grant(&acct("a"), Chips(100)).await.unwrap();
+        for i in 0..10 {
+            chips.debit(&key(&format!("k{i}")), &acct("a"), Chips(1), "m").await.unwrap();
+        }
+        assert_eq!(chips.ledger.lock().await.done.len(), 3);
+        // The last three keys replay their answer and move nothing.
+        assert_eq!(chips.debit(&key("k9"), &acct("a"), Chips(1), "m").await.unwrap(), Chips(90));
+        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(90));
+        assert!(matches!(
+            chips.credit(&key("k8"), &acct("a"), Chips(1), "m").await,
+            Err(ChipError::KeyReused(_))
+        ));
     }
 }

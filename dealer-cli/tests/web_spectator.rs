@@ -216,7 +216,7 @@ async fn watch_game(game: &str, bots: u8, hands: u64) {
 }
 
 fn hands() -> u64 {
-    std::env::var("CLAW_WEB_HANDS").ok().and_then(|s| s.parse().ok()).unwrap_or(20)
+    std::env::var("CLAW_WEB_HANDS").ok().and_then(|s| s.parse().ok()).unwrap_or(50)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -237,4 +237,9 @@ async fn spectator_sees_no_secret_early_dou_di_zhu() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spectator_sees_no_secret_early_sam_gong() {
     watch_game("sam-gong", 4, hands()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spectator_sees_no_secret_early_guandan() {
+    watch_game("guandan", 4, hands()).await;
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 pub use claw_engine::room::config::{
     has_house, parse_duration, valid_room_id, ConfigError, EntropyMode, Limits, RevealPolicy, RoomConfig,
 };
+use claw_protocol::limits::{HANDSHAKE_DEADLINE_MS, MAX_PING_INTERVAL_MS};
 use serde::{Deserialize, Serialize};
 
 /// The rooms file: `[[room]]` tables.
@@ -111,11 +112,18 @@ impl NodeConfig {
             || l.max_handshakes == 0
             || l.idle_timeout.is_zero()
             || l.ping_interval.is_zero()
-            || l.ping_interval > Duration::from_secs(10)
+            || l.ping_interval > Duration::from_millis(MAX_PING_INTERVAL_MS)
         {
             return Err(ConfigError::Node(
                 "limits: connection budgets and idle_timeout must be positive, ping_interval 1 ms to 10 s"
                     .into(),
+            ));
+        }
+        if l.handshake_deadline.is_zero()
+            || l.handshake_deadline > Duration::from_millis(HANDSHAKE_DEADLINE_MS)
+        {
+            return Err(ConfigError::Node(
+                "limits: handshake_deadline must be positive and at most the protocol's 10 s".into(),
             ));
         }
         Ok(games)
@@ -171,5 +179,22 @@ mod tests {
         assert!("[[room]]\nid = \"a\"\ngame = \"x\"\ntoken = \"secret\"\n".parse::<RoomsFile>().is_err());
         assert!("".parse::<RoomsFile>().is_err());
         assert!("[[room]]\nid = \"a\"\n".parse::<RoomsFile>().is_err());
+    }
+
+    #[test]
+    fn limits_beyond_the_protocols_are_refused() {
+        let room = RoomConfig::new("t", "texas-holdem");
+        let mut c = NodeConfig::local("/nonexistent", vec![room.clone()]);
+        assert!(c.validate(&[]).is_ok());
+        for (deadline, ping) in [
+            (Duration::from_millis(HANDSHAKE_DEADLINE_MS + 1), Duration::from_secs(5)),
+            (Duration::ZERO, Duration::from_secs(5)),
+            (Duration::from_secs(5), Duration::from_millis(MAX_PING_INTERVAL_MS + 1)),
+        ] {
+            let mut c = NodeConfig::local("/nonexistent", vec![room.clone()]);
+            c.limits.handshake_deadline = deadline;
+            c.limits.ping_interval = ping;
+            assert!(matches!(c.validate(&[]), Err(ConfigError::Node(_))), "{deadline:?} {ping:?}");
+        }
     }
 }

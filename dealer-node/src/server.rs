@@ -36,6 +36,11 @@ use crate::room::{unix_ms, NodeContext, RoomCmd, RoomHandle};
 use crate::tls::{ServerStream, ServerTls};
 use claw_protocol::PlayerId;
 
+/// Bytes read from a socket at a time. tungstenite's default (128 KiB, held
+/// for the connection's life) made an idle seated connection cost ≈ 155 KiB;
+/// players send small frames, and a larger one is read in several steps.
+const READ_BUFFER_BYTES: usize = 4 * 1024;
+
 /// What every connection task shares.
 pub struct ServerState {
     /// Rooms by id (the URL path).
@@ -188,6 +193,8 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
         Ok(resp)
     };
     let config = WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .write_buffer_size(0)
         .max_message_size(Some(limits.max_frame_bytes))
         .max_frame_size(Some(limits.max_frame_bytes));
     let upgraded =

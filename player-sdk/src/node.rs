@@ -43,7 +43,7 @@ use crate::verify::{HandView, SeenCard, SessionVerifier, Update, VerifyError};
 pub const SDK_VERSION: &str = concat!("claw-player/", env!("CARGO_PKG_VERSION"));
 
 /// How long a query waits for its answer.
-pub const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
+pub const QUERY_TIMEOUT: Duration = Duration::from_millis(claw_protocol::limits::QUERY_ANSWER_MS);
 
 /// How the node retries after a dropped connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -657,7 +657,7 @@ impl Parsed {
 
     fn check_fields(&self) -> Result<(), AuditError> {
         let (p, g) = (&self.prepare, &self.start);
-        if g.players.is_empty() || g.players.len() > 255 {
+        if g.players.is_empty() || g.players.len() > crate::limits::MAX_PLAYERS_PER_HAND {
             return Err(structure(format!("{} players", g.players.len())));
         }
         let ids: Vec<PlayerId> = g.players.iter().map(|p| p.id).collect();
@@ -670,7 +670,10 @@ impl Parsed {
         if g.entropy != p.entropy {
             return Err(structure("entropy mode differs between hand-prepare and game-start"));
         }
-        if g.deck.is_empty() || g.deck.len() > usize::from(u16::MAX) + 1 || g.deck.len() != g.leaves.len() {
+        if g.deck.is_empty()
+            || g.deck.len() > crate::limits::MAX_DECK_POSITIONS
+            || g.deck.len() != g.leaves.len()
+        {
             return Err(structure(format!("deck of {} cards with {} leaves", g.deck.len(), g.leaves.len())));
         }
         if config_hash(&g.game, &g.game_version, &g.settings) != g.config_hash {

@@ -34,19 +34,10 @@ use crate::messages::{RawJson, PROTOCOL_VERSION};
 use crate::seal::SharedKey;
 use crate::sign::{verify, Purpose};
 
-/// Largest allowed difference between a peer's timestamp and our clock.
-pub const CLOCK_SKEW_MS: u64 = 15_000;
-/// Longest a handshake may take, from hello to response (server) or from
-/// hello to accepted (client).
-pub const HANDSHAKE_DEADLINE_MS: u64 = 10_000;
-/// Longest `sdk_version` string, in bytes.
-pub const MAX_SDK_VERSION_LEN: usize = 64;
-/// Longest room id, in bytes.
-pub const MAX_ROOM_ID_LEN: usize = 64;
-/// How long a used challenge is remembered by a [`ChallengeBook`].
-pub const USED_CHALLENGE_RETENTION_MS: u64 = HANDSHAKE_DEADLINE_MS + 2 * CLOCK_SKEW_MS;
-/// Most used challenges a [`ChallengeBook`] holds before refusing new ones.
-pub const MAX_USED_CHALLENGES: usize = 1 << 20;
+pub use crate::limits::{
+    CLOCK_SKEW_MS, HANDSHAKE_DEADLINE_MS, MAX_ROOM_ID_LEN, MAX_SDK_VERSION_LEN, MAX_USED_CHALLENGES,
+    USED_CHALLENGE_RETENTION_MS,
+};
 
 // ---------------------------------------------------------------------------
 // Messages

@@ -10,6 +10,7 @@ pub mod commit;
 pub mod handshake;
 pub mod identity;
 pub mod ids;
+pub mod limits;
 pub mod seal;
 pub mod shuffle;
 pub mod sign;

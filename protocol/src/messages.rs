@@ -46,18 +46,7 @@ pub use server::{
 /// headers. A peer speaking another version is refused.
 pub const PROTOCOL_VERSION: &str = "claw/1";
 
-/// The largest frame (in bytes of UTF-8 text) either side accepts. Decoding
-/// refuses anything longer before parsing; encoding refuses to produce it.
-/// 64 KiB holds a 108-card game-start (leaves, deck) and game-end (openings)
-/// with room to spare.
-pub const MAX_FRAME_BYTES: usize = 64 * 1024;
-
-/// The longest query nonce (characters) a dealer accepts.
-pub const MAX_NONCE_LEN: usize = 64;
-
-/// The longest free-text field (names, reasons, phases) a peer accepts, in
-/// bytes; longer text is malformed.
-pub const MAX_TEXT_LEN: usize = 256;
+pub use crate::limits::{MAX_FRAME_BYTES, MAX_NONCE_LEN, MAX_TEXT_LEN};
 
 /// Why a frame could not be decoded. The dealer answers a bad frame with an
 /// `error` message and keeps the connection (SPEC.md §9.1).

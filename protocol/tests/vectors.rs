@@ -235,3 +235,72 @@ fn vectors_are_self_consistent() {
         assert_eq!(body.to_raw().unwrap().as_str(), v[k], "{k} is the canonical text");
     }
 }
+
+/// SPEC §12's table, a row per limit: the row whose first cell starts with
+/// `label`, its value cell.
+fn spec_limit(section: &str, label: &str) -> String {
+    section
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells.len() > 3 && cells[1].starts_with(label)).then(|| cells[2].to_owned())
+        })
+        .next()
+        .unwrap_or_else(|| panic!("SPEC §12 has no row {label:?}"))
+}
+
+/// Digits grouped by threes with spaces, as SPEC writes numbers (`10 000`).
+fn grouped(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn spec_limits_match_the_code() {
+    use claw_protocol::limits::*;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../SPEC.md");
+    let text = std::fs::read_to_string(path).expect("SPEC.md at the repository root");
+    let start = text.find("\n## 12.").expect("SPEC.md has a §12");
+    let section = &text[start..text.find("\n## 13.").expect("SPEC.md has a §13")];
+    let n = |v: usize| grouped(v as u64);
+    let rows: [(&str, String); 11] = [
+        ("Clock skew", format!("±{} ms", grouped(CLOCK_SKEW_MS))),
+        ("Handshake deadline", format!("{} ms", grouped(HANDSHAKE_DEADLINE_MS))),
+        (
+            "Challenge book retention",
+            format!(
+                "{} ms / 2^{} challenges",
+                grouped(USED_CHALLENGE_RETENTION_MS),
+                MAX_USED_CHALLENGES.ilog2()
+            ),
+        ),
+        ("`sdk_version`, `room_id`", format!("≤ {} bytes", n(MAX_SDK_VERSION_LEN.max(MAX_ROOM_ID_LEN)))),
+        ("Deck size", format!("≤ {} positions", n(MAX_DECK_POSITIONS))),
+        ("Frame (WebSocket text message)", format!("≤ {} bytes (`MAX_FRAME_BYTES`)", n(MAX_FRAME_BYTES))),
+        ("Free text", format!("≤ {} bytes", n(MAX_TEXT_LEN))),
+        ("Query nonce", format!("1–{} bytes", n(MAX_NONCE_LEN))),
+        ("Query answer", format!("within {} ms", grouped(QUERY_ANSWER_MS))),
+        ("Players per hand", format!("1–{}", n(MAX_PLAYERS_PER_HAND))),
+        (
+            "Chips one player brings into a hand",
+            format!(
+                "≤ 2^{} (a base a game multiplies by up to 2^10 — Dou Di Zhu, Guandan — ≤ 2^{})",
+                MAX_STAKE.ilog2(),
+                MAX_MULTIPLIED_BASE.ilog2()
+            ),
+        ),
+    ];
+    assert_eq!(MAX_SDK_VERSION_LEN, MAX_ROOM_ID_LEN, "SPEC §12 gives both one row");
+    for (label, want) in rows {
+        assert_eq!(spec_limit(section, label), want, "SPEC §12 row {label:?}");
+    }
+    let ping = spec_limit(section, "Heartbeat");
+    assert!(ping.contains(&format!("at most {} ms", grouped(MAX_PING_INTERVAL_MS))), "{ping}");
+}

@@ -433,7 +433,7 @@ impl Hand {
         };
         let spec = Arc::clone(&self.spec);
         let declared = spec.game.create_deck(&spec.settings)?;
-        if declared.is_empty() || declared.len() > usize::from(u16::MAX) {
+        if declared.is_empty() || declared.len() > claw_protocol::limits::MAX_DECK_POSITIONS {
             return Err(EngineError::Deck(format!("deck of {} cards", declared.len())));
         }
         let (deck_mode, order) = match spec.game.scripted_deck(&spec.settings, self.hand_number)? {

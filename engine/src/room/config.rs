@@ -394,7 +394,7 @@ impl Default for Limits {
         Limits {
             max_connections: 10_000,
             max_frame_bytes: 256 * 1024,
-            handshake_deadline: Duration::from_secs(10),
+            handshake_deadline: Duration::from_millis(claw_protocol::limits::HANDSHAKE_DEADLINE_MS),
             rate_per_sec: 10,
             rate_burst: 10,
             flood_close_after: 50,

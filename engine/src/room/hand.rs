@@ -59,7 +59,7 @@ impl VoidCause {
 }
 
 /// The most chips a player brings into one hand, whatever the balance.
-pub const MAX_HAND_STAKE: u64 = 1 << 50;
+pub const MAX_HAND_STAKE: u64 = claw_protocol::limits::MAX_STAKE;
 
 /// The table: no hand, a hand being formed (chips collected), or a hand.
 pub(super) enum Table {

@@ -41,7 +41,7 @@ pub const MAX_PLAYERS: u8 = 7;
 pub const HOUSE_RESERVE: usize = 15;
 /// The largest `max_bet` a table may set (2^50 chips), so that no payout or
 /// sum of payouts can overflow a `u64`.
-pub const BET_LIMIT: u64 = 1 << 50;
+pub const BET_LIMIT: u64 = claw_protocol::limits::MAX_STAKE;
 
 /// The Blackjack plugin.
 #[derive(Debug, Clone, Copy, Default)]

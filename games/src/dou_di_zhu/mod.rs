@@ -41,7 +41,7 @@ pub const HAND_SIZE: usize = 17;
 pub const KITTY_SIZE: usize = 3;
 /// The largest base a table may set (2^40 chips), so that base × the largest
 /// possible multiplier fits comfortably in 64 bits.
-pub const BASE_LIMIT: u64 = 1 << 40;
+pub const BASE_LIMIT: u64 = claw_protocol::limits::MAX_MULTIPLIED_BASE;
 
 /// The Dou Di Zhu plugin.
 #[derive(Debug, Clone, Copy, Default)]

@@ -47,7 +47,7 @@ pub const HAND_SIZE: usize = 27;
 /// Players at a table.
 pub const PLAYERS: usize = 4;
 /// The largest stake per level a table may set (2^40 chips).
-pub const STAKE_LIMIT: u64 = 1 << 40;
+pub const STAKE_LIMIT: u64 = claw_protocol::limits::MAX_MULTIPLIED_BASE;
 
 /// The Guandan plugin.
 #[derive(Debug, Clone, Copy, Default)]

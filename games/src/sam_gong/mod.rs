@@ -45,7 +45,7 @@ pub const CARDS_PER_PLAYER: usize = 3;
 
 /// The largest `max_bet` a table may set (2^50, about 10^15 chips), so that
 /// every payout and net change fits in an `i64`.
-pub const MAX_BET: Chips = Chips(1 << 50);
+pub const MAX_BET: Chips = Chips(claw_protocol::limits::MAX_STAKE);
 
 /// The room tiers of EDD §3.3 (青銅廳 … 鑽石廳).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
