@@ -436,6 +436,9 @@ pub struct RoomCore {
     effects: VecDeque<Effect>,
     /// The room's query budget (`Limits::room_queries_per_sec`), from the first query on.
     query_budget: Option<TokenBucket>,
+    /// The game's entry threshold for these settings (Sam Gong's tier
+    /// entry chips): a join below it is refused `below-entry`.
+    entry: Chips,
 }
 
 /// Smallest pause before trying again after a hand could not start.
@@ -452,7 +455,12 @@ impl RoomCore {
         metrics: Arc<Metrics>,
         rng: Box<dyn CryptoRngCore + Send>,
     ) -> RoomCore {
+        let entry = spec.game.entry_chips(&spec.settings).unwrap_or_else(|e| {
+            tracing::warn!(room = %cfg.id, error = %e, "no entry threshold: the settings do not parse");
+            Chips::ZERO
+        });
         let mut core = RoomCore {
+            entry,
             seats: vec![None; usize::from(cfg.max_players)],
             cfg,
             spec,
@@ -1107,6 +1115,10 @@ impl RoomCore {
         if balance < need {
             let m = format!("balance {balance} is below the {need} this room needs");
             return self.send(id, &join_refused(JoinRejectReason::InsufficientBalance, &m));
+        }
+        if balance < self.entry {
+            let m = format!("balance {balance} is below this table's entry threshold of {}", self.entry);
+            return self.send(id, &join_refused(JoinRejectReason::BelowEntry, &m));
         }
         let seat = j.seat.map(|s| s.index()).filter(|s| free.contains(s)).unwrap_or(first);
         self.seats[seat] = Some(*id);

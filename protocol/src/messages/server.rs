@@ -129,6 +129,9 @@ pub enum JoinRejectReason {
     RoomFull,
     /// The player cannot cover the buy-in.
     InsufficientBalance,
+    /// The balance is below the table's entry threshold (Sam Gong's tier
+    /// entry chips), though it would cover a hand.
+    BelowEntry,
     /// This identity already holds a seat (another connection).
     AlreadySeated,
     /// The room is closed.

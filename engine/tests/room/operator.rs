@@ -1,0 +1,193 @@
+//! Operator-facing room rules (issue #18 "Seed 002 and Sam Gong details",
+//! "Chips an operator did not ask for"): leaving, presence, warnings,
+//! entry thresholds, dissolving under-filled tables.
+
+use super::*;
+
+/// The players of every `hand-prepare` seat `i` received, in order.
+fn prepared(h: &Harness, i: usize) -> Vec<Vec<PlayerId>> {
+    h.inbox[i]
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Event(e) => match e.decode_body().ok()? {
+                EventBody::HandPrepare(p) => Some(p.players),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// Completes the oldest chip call out.
+fn complete_one(h: &mut Harness) -> ChipCall {
+    let (id, call) = h.chips.pop_front().expect("a chip call");
+    h.complete(id, call.clone());
+    call
+}
+
+#[test]
+fn a_player_who_leaves_or_goes_away_while_the_next_hand_forms_is_not_dealt_and_keeps_its_commission() {
+    let mut h = Harness::new(4, |c| {
+        c.commission = Chips(5);
+        c.between_hands = Duration::ZERO;
+    });
+    h.seat_everyone();
+    play_hand(&mut h);
+    let after_first = h.balances.clone();
+    // The next hand forms at once: the journal, then seat 0's and seat 1's commission.
+    h.tick();
+    assert!(matches!(complete_one(&mut h), ChipCall::OpenHand { .. }));
+    assert!(matches!(complete_one(&mut h), ChipCall::Moves { .. }));
+    assert!(matches!(complete_one(&mut h), ChipCall::Moves { .. }));
+    assert_eq!(h.balances[0], after_first[0] - 5, "seat 0 paid its commission");
+    // Seat 0's client closes (a bot done with its hands); seat 1 says leave.
+    h.input(Input::Disconnected(Harness::conn(0)));
+    h.send(1, ClientMessage::Leave);
+    h.settle_chips();
+    let ids: Vec<PlayerId> = h.players.iter().map(Identity::id).collect();
+    let hands = prepared(&h, 2);
+    assert_eq!(hands.len(), 2, "{:#?}", h.log);
+    assert_eq!(hands[1], vec![ids[2], ids[3]], "neither the away nor the leaving player is dealt in");
+    assert_eq!(h.balances[0], after_first[0], "seat 0's commission is back");
+    assert_eq!(h.balances[1], after_first[1], "seat 1's commission is back");
+    assert_eq!(h.balances[2], after_first[2] - 5 - 1, "commission and ante");
+    // The hand's fee is the two commissions of the players dealt in.
+    let fees = play_hand_of(&mut h, &[2, 3]);
+    assert_eq!(fees, vec![Chips(10)]);
+}
+
+/// Plays one hand of high card with the given seats betting; returns the
+/// fees of the settlements asked for meanwhile.
+fn play_hand_of(h: &mut Harness, seats: &[usize]) -> Vec<Chips> {
+    let mut fees = Vec::new();
+    for i in seats {
+        h.act(*i, json!({"type": "bet"}));
+        while let Some((id, call)) = h.chips.pop_front() {
+            if let ChipCall::Settle { fee, .. } = &call {
+                fees.push(*fee);
+            }
+            h.complete(id, call);
+        }
+    }
+    fees
+}
+
+/// A harness whose room plays Sam Gong (bronze tier: entry 1 000, bets
+/// 100–500) with `cfg` edited by `edit`.
+fn sam_gong(n: u8, edit: impl FnOnce(&mut RoomConfig)) -> Harness {
+    let mut h = Harness::new(n, |_| {});
+    let mut cfg = RoomConfig::new("r", "sam-gong");
+    cfg.entropy = EntropyMode::Dealer;
+    cfg.between_hands = Duration::from_secs(1);
+    edit(&mut cfg);
+    let game = cfg.validate().unwrap();
+    let spec =
+        Arc::new(GameSpec::new("r", game, cfg.settings.clone(), cfg.entropy, cfg.reveal, 1000).unwrap());
+    h.core = RoomCore::new(
+        Arc::new(cfg),
+        spec,
+        Arc::clone(&h.dealer),
+        Limits::default(),
+        Arc::new(Metrics::default()),
+        Box::new(ChaCha20Rng::seed_from_u64(7)),
+    );
+    h.drain();
+    h
+}
+
+fn join(h: &mut Harness, i: usize) {
+    h.send(
+        i,
+        ClientMessage::JoinRequest(JoinRequest {
+            sdk_version: String::new(),
+            name: None,
+            seat: None,
+            buy_in: None,
+        }),
+    );
+}
+
+fn join_answer(h: &Harness, i: usize) -> Option<claw_protocol::messages::JoinResponse> {
+    h.inbox[i].iter().rev().find_map(|m| match m {
+        ServerMessage::JoinResponse(j) => Some(j.clone()),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_player_below_the_tiers_entry_chips_cannot_sit_down() {
+    use claw_protocol::messages::JoinRejectReason;
+    let mut h = sam_gong(2, |_| {});
+    h.balances = vec![500, 1000];
+    for i in 0..2 {
+        h.connect(i);
+        join(&mut h, i);
+    }
+    h.settle_chips();
+    let refused = join_answer(&h, 0).expect("an answer");
+    assert!(!refused.accepted, "500 chips at a bronze (1 000) table");
+    assert_eq!(refused.reason, Some(JoinRejectReason::BelowEntry));
+    assert!(refused.message.unwrap().contains("1000"));
+    assert!(join_answer(&h, 1).unwrap().accepted, "1 000 chips meet the threshold");
+    // A tutorial table has no threshold (practice, guests may have none).
+    let mut t = sam_gong(1, |c| c.settings = json!({"tutorial": true}));
+    t.balances = vec![0];
+    t.connect(0);
+    join(&mut t, 0);
+    t.settle_chips();
+    let j = join_answer(&t, 0).unwrap();
+    assert_ne!(j.reason, Some(JoinRejectReason::BelowEntry));
+}
+
+/// Whose `timeout-action`s seat `i` saw, with their reasons.
+fn timeouts(h: &Harness, i: usize) -> Vec<(claw_protocol::Seat, claw_protocol::messages::TimeoutReason)> {
+    h.inbox[i]
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Event(e) => match e.decode_body().ok()? {
+                EventBody::TimeoutAction(t) => Some((t.seat, t.reason)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_sam_gong_banker_leaving_before_the_bet_voids_the_hand_and_refunds_it() {
+    let mut h = sam_gong(3, |c| c.settings = json!({"banker_seat": 0}));
+    h.seat_everyone();
+    let turn = h.last_turn(0).expect("the banker is to bet").clone();
+    assert_eq!(turn.phase.as_deref(), Some("banker-bet"));
+    h.send(0, ClientMessage::Leave);
+    // No auto bet: the hand is voided and its (empty) journal refunded.
+    assert!(timeouts(&h, 1).is_empty(), "the banker was not auto-bet");
+    let (id, call) = h.chips.pop_front().expect("the refund");
+    assert!(matches!(call, ChipCall::Void(_)));
+    h.complete(id, call);
+    assert!(h.reports.iter().any(|r| matches!(r, RoomEvent::HandVoided { .. })));
+    for i in 1..3 {
+        let told = h.inbox[i]
+            .iter()
+            .any(|m| matches!(m, ServerMessage::Error(e) if e.message.contains("[player-left]")));
+        assert!(told, "seat {i} is told why");
+    }
+    assert_eq!(h.balances, vec![1000, 1000, 1000]);
+}
+
+#[test]
+fn a_sam_gong_player_who_leaves_is_folded_when_its_turn_comes_without_a_timer() {
+    use claw_protocol::messages::TimeoutReason;
+    let mut h = sam_gong(3, |c| c.settings = json!({"banker_seat": 0}));
+    h.seat_everyone();
+    h.act(0, json!({"type": "bet", "amount": 100}));
+    h.settle_chips();
+    // Seat 2 leaves while seat 1 is to act; seat 1 calls.
+    h.send(2, ClientMessage::Leave);
+    h.act(1, json!({"type": "call"}));
+    h.settle_chips();
+    // Seat 2 was folded at once (no clock moved) and the hand ended.
+    assert_eq!(timeouts(&h, 1), vec![(claw_protocol::Seat(2), TimeoutReason::Left)]);
+    assert!(h.reports.iter().any(|r| matches!(r, RoomEvent::HandFinished { .. })), "{:#?}", h.log);
+    assert_eq!(h.balances[2], 1000, "the leaver lost nothing");
+}
