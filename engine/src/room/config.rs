@@ -154,6 +154,15 @@ pub struct RoomConfig {
     /// supports operator grants (the local ledger); games with a house bank.
     #[serde(default)]
     pub house_bankroll: Chips,
+    /// The acting player gets `your-turn` again with `warning` ("10 s
+    /// left") this long before its deadline; 0 = never.
+    #[serde(default = "d_warn_time_left", with = "dur")]
+    pub warn_time_left: Duration,
+    /// `your-turn` carries a low-balance `warning` while the player's chips
+    /// for the hand are below this; 0 = ten times what a hand needs
+    /// (commission + max(min bet, 1)).
+    #[serde(default)]
+    pub low_balance_warning: Chips,
 }
 
 mod opt_dur {
@@ -193,6 +202,9 @@ fn d_away_timeout() -> Duration {
 fn d_sit_out_limit() -> Duration {
     Duration::from_secs(300)
 }
+fn d_warn_time_left() -> Duration {
+    Duration::from_secs(10)
+}
 
 impl RoomConfig {
     /// A room of `game` with every other field at its default.
@@ -219,6 +231,8 @@ impl RoomConfig {
             entropy: EntropyMode::Joint,
             max_hands: None,
             house_bankroll: Chips::ZERO,
+            warn_time_left: d_warn_time_left(),
+            low_balance_warning: Chips::ZERO,
         }
     }
 

@@ -10,7 +10,7 @@ use std::time::Instant;
 use claw_games::Party;
 use claw_protocol::messages::{
     ActionRejectCode, ActionRejected, ChipOp, ErrorCode, ErrorMsg, KickReason, Kicked, PlayerSeed, RoomPhase,
-    ServerMessage, SignedAction, TimeoutReason,
+    ServerMessage, SignedAction, TimeoutReason, YourTurn,
 };
 use claw_protocol::transcript::EventEnvelope;
 use claw_protocol::{Chips, HandId, PlayerId, Seat};
@@ -133,6 +133,26 @@ struct Turn {
     seat: Seat,
     deadline: Instant,
     deadline_ms: u64,
+    /// When the low-time warning is due (`warn_time_left` before the
+    /// deadline); none once sent, or when off.
+    warn_at: Option<Instant>,
+}
+
+impl Turn {
+    /// A turn of `seat` from `now` to `deadline`, warned `warn` before the
+    /// deadline (zero: never). A deadline already that close is warned in
+    /// its first `your-turn`.
+    fn new(seat: Seat, now: Now, deadline: Now, warn: std::time::Duration) -> Turn {
+        let warn_at =
+            (!warn.is_zero()).then(|| deadline.at.checked_sub(warn)).flatten().filter(|w| *w > now.at);
+        Turn { seat, deadline: deadline.at, deadline_ms: deadline.unix_ms, warn_at }
+    }
+
+    /// Whether the low-time warning is due or was sent (a `your-turn` sent
+    /// now carries it).
+    fn low_time(&self, warn: std::time::Duration) -> bool {
+        self.warn_at.is_none() && !warn.is_zero()
+    }
 }
 
 /// Who set off a step.
@@ -177,7 +197,7 @@ impl Table {
         match self {
             Table::Playing(h) => match &h.stage {
                 Stage::Seeds { deadline } => Some(*deadline),
-                Stage::Turn(t) => Some(t.deadline),
+                Stage::Turn(t) => Some(t.warn_at.map_or(t.deadline, |w| w.min(t.deadline))),
                 Stage::Chips { .. } => None,
             },
             _ => None,
@@ -493,6 +513,7 @@ impl RoomCore {
                 let seat = t.seat;
                 self.timeout_action(now, seat)
             }
+            Stage::Turn(t) if t.warn_at.is_some_and(|w| w <= now.at) => self.warn_turn(),
             _ => {}
         }
     }
@@ -694,12 +715,15 @@ impl RoomCore {
         };
         let seat = turn.seat;
         let Table::Playing(h) = &mut self.table else { return None };
-        h.stage = Stage::Turn(Turn { seat, deadline: later.at, deadline_ms: later.unix_ms });
+        let t = Turn::new(seat, now, later, self.cfg.warn_time_left);
+        let low_time = t.low_time(self.cfg.warn_time_left).then_some(timeout);
+        h.stage = Stage::Turn(t);
         let actor = *h.players.get(seat.index())?;
         if self.players.get(&actor).is_none_or(|p| p.left()) {
             return Some(seat);
         }
         self.hurry_away_turn(now);
+        let turn = self.with_warnings(turn, low_time);
         self.send(&actor, &ServerMessage::YourTurn(turn));
         None
     }
@@ -719,6 +743,7 @@ impl RoomCore {
         if away && soon.at < t.deadline {
             t.deadline = soon.at;
             t.deadline_ms = soon.unix_ms;
+            t.warn_at = None; // nobody reads it
         }
     }
 
@@ -727,12 +752,55 @@ impl RoomCore {
         let later = now.after(self.cfg.action_timeout);
         let Table::Playing(h) = &mut self.table else { return };
         let Some(seat) = h.hand.to_act() else { return };
-        h.stage = Stage::Turn(Turn { seat, deadline: later.at, deadline_ms: later.unix_ms });
+        let t = Turn::new(seat, now, later, self.cfg.warn_time_left);
+        let low_time = t.low_time(self.cfg.warn_time_left).then_some(self.cfg.action_timeout);
+        h.stage = Stage::Turn(t);
         let turn = h.hand.your_turn(seat, later.unix_ms);
         if let Some(id) = h.players.get(seat.index()).copied() {
+            let turn = self.with_warnings(turn, low_time);
             self.send(&id, &ServerMessage::YourTurn(turn));
         }
         self.hurry_away_turn(now);
+    }
+
+    /// `turn` with its `warning` (informational, unsigned): the time left
+    /// once within `warn_time_left` of the deadline, and a balance below the
+    /// room's low-balance level.
+    fn with_warnings(&self, mut turn: YourTurn, time_left: Option<std::time::Duration>) -> YourTurn {
+        let mut w = Vec::new();
+        if let Some(left) = time_left {
+            let left = left.min(self.cfg.warn_time_left);
+            w.push(format!("{} s left", left.as_millis().div_ceil(1000)));
+        }
+        let low = self.low_balance();
+        if turn.balance < low {
+            w.push(format!("low balance: {} chips left (below {low})", turn.balance));
+        }
+        turn.warning = (!w.is_empty()).then(|| w.join("; "));
+        turn
+    }
+
+    /// The balance under which `your-turn` warns: the room's
+    /// `low_balance_warning`, or (0) ten times what a hand needs.
+    fn low_balance(&self) -> Chips {
+        match self.cfg.low_balance_warning {
+            Chips(0) => Chips(self.min_balance().0.saturating_mul(10)),
+            set => set,
+        }
+    }
+
+    /// The acting player's low-time warning is due: `your-turn` again, same
+    /// deadline, with `warning`.
+    fn warn_turn(&mut self) {
+        let Table::Playing(h) = &mut self.table else { return };
+        let Stage::Turn(t) = &mut h.stage else { return };
+        t.warn_at = None;
+        let (seat, deadline_ms) = (t.seat, t.deadline_ms);
+        let turn = h.hand.your_turn(seat, deadline_ms);
+        if let Some(id) = h.players.get(seat.index()).copied() {
+            let turn = self.with_warnings(turn, Some(self.cfg.warn_time_left));
+            self.send(&id, &ServerMessage::YourTurn(turn));
+        }
     }
 
     /// Settles a finished hand: commission and rake to the dealer (with the
@@ -863,7 +931,8 @@ impl RoomCore {
             .collect();
         let turn = match &h.stage {
             Stage::Turn(t) if t.seat == seat => {
-                Some(ServerMessage::YourTurn(h.hand.your_turn(seat, t.deadline_ms)))
+                let low_time = t.low_time(self.cfg.warn_time_left).then_some(self.cfg.warn_time_left);
+                Some(self.with_warnings(h.hand.your_turn(seat, t.deadline_ms), low_time))
             }
             _ => None,
         };
@@ -871,7 +940,7 @@ impl RoomCore {
             self.send_frame(&[*id], f);
         }
         if let Some(t) = turn {
-            self.send(id, &t);
+            self.send(id, &ServerMessage::YourTurn(t));
         }
     }
 }

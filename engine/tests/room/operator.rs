@@ -191,3 +191,58 @@ fn a_sam_gong_player_who_leaves_is_folded_when_its_turn_comes_without_a_timer() 
     assert!(h.reports.iter().any(|r| matches!(r, RoomEvent::HandFinished { .. })), "{:#?}", h.log);
     assert_eq!(h.balances[2], 1000, "the leaver lost nothing");
 }
+
+fn turns(h: &Harness, i: usize) -> Vec<claw_protocol::messages::YourTurn> {
+    h.inbox[i]
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::YourTurn(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn your_turn_warns_when_time_runs_low_and_when_the_balance_is_low() {
+    let mut h = Harness::new(2, |c| {
+        c.action_timeout = Duration::from_secs(30);
+        c.warn_time_left = Duration::from_secs(10);
+    });
+    h.balances = vec![6, 1000];
+    h.seat_everyone();
+    let first = turns(&h, 0);
+    assert_eq!(first.len(), 1);
+    // 6 chips, 5 after the ante: below ten times the 1 chip a hand needs.
+    let w = first[0].warning.clone().expect("a low-balance warning");
+    assert!(w.contains("low balance") && !w.contains("10 s left"), "{w}");
+    h.advance(Duration::from_secs(19));
+    assert_eq!(turns(&h, 0).len(), 1, "no warning before 10 s are left");
+    h.advance(Duration::from_secs(2));
+    let again = turns(&h, 0);
+    assert_eq!(again.len(), 2, "your-turn again at 10 s left");
+    assert_eq!((again[1].seq, again[1].deadline_ms), (first[0].seq, first[0].deadline_ms), "the same turn");
+    let w = again[1].warning.clone().unwrap();
+    assert!(w.contains("10 s left") && w.contains("low balance"), "{w}");
+    // Seat 1 (1 000 chips) acts in time: no warning at all on its turn.
+    h.act(0, json!({"type": "bet"}));
+    h.settle_chips();
+    assert_eq!(turns(&h, 1).last().unwrap().warning, None);
+    // Off: no second your-turn.
+    let mut off = Harness::new(2, |c| c.warn_time_left = Duration::ZERO);
+    off.seat_everyone();
+    off.advance(Duration::from_secs(25));
+    assert_eq!(turns(&off, 0).len(), 1);
+}
+
+#[test]
+fn a_turn_shorter_than_the_warning_is_warned_in_its_first_your_turn_only() {
+    let mut h = Harness::new(2, |c| {
+        c.action_timeout = Duration::from_secs(5);
+        c.warn_time_left = Duration::from_secs(10);
+    });
+    h.seat_everyone();
+    h.tick();
+    let t = turns(&h, 0);
+    assert_eq!(t.len(), 1, "no repeat");
+    assert!(t[0].warning.as_deref().is_some_and(|w| w.contains("5 s left")), "{:?}", t[0].warning);
+}
