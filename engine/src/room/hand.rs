@@ -204,6 +204,18 @@ impl Table {
         }
     }
 
+    /// Who the hand waits for (`your-turn` sent), its hand seat and deadline
+    /// (unix ms).
+    pub fn acting(&self) -> Option<(PlayerId, Seat, u64)> {
+        match self {
+            Table::Playing(h) => match &h.stage {
+                Stage::Turn(t) => h.players.get(t.seat.index()).map(|p| (*p, t.seat, t.deadline_ms)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The seat whose action the hand waits for, when it is `id`'s.
     pub fn turn_of(&self, id: &PlayerId) -> Option<Seat> {
         match self {

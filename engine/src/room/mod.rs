@@ -366,6 +366,8 @@ pub struct RoomSnapshot {
     pub hands_voided: u64,
     /// Players and their statuses.
     pub players: Vec<TablePlayer>,
+    /// The player the running hand waits for.
+    pub acting: Option<claw_protocol::messages::Acting>,
 }
 
 /// What a pending effect's completion is for.
@@ -436,6 +438,9 @@ pub struct RoomCore {
     effects: VecDeque<Effect>,
     /// The room's query budget (`Limits::room_queries_per_sec`), from the first query on.
     query_budget: Option<TokenBucket>,
+    /// The latest time the driver told (converts timers to the unix
+    /// milliseconds players see).
+    clock: Now,
     /// The game's entry threshold for these settings (Sam Gong's tier
     /// entry chips): a join below it is refused `below-entry`.
     entry: Chips,
@@ -460,6 +465,7 @@ impl RoomCore {
             Chips::ZERO
         });
         let mut core = RoomCore {
+            clock: Now { at: Instant::now(), unix_ms: 0 },
             entry,
             seats: vec![None; usize::from(cfg.max_players)],
             cfg,
@@ -553,10 +559,11 @@ impl RoomCore {
     /// The room's public state.
     pub fn snapshot(&self) -> RoomSnapshot {
         RoomSnapshot {
-            phase: self.phase,
+            phase: self.public_phase(),
             hands_played: self.hands_played,
             hands_voided: self.hands_voided,
             players: self.table_players(),
+            acting: self.acting(),
         }
     }
 
@@ -590,6 +597,7 @@ impl RoomCore {
 
     /// Handles one input.
     pub fn handle(&mut self, now: Now, input: Input) {
+        self.clock = now;
         match input {
             Input::Ready(conn) => self.ready(conn),
             Input::Message { conn, msg, at } => self.message(now, conn, *msg, at),
@@ -609,6 +617,7 @@ impl RoomCore {
 
     /// Runs the timers that are due at `now`.
     pub fn handle_timeout(&mut self, now: Now) {
+        self.clock = now;
         let t = now.at;
         // Reconnect windows.
         let window = self.cfg.reconnect_window;
@@ -823,6 +832,7 @@ impl RoomCore {
     /// the resumption of the one whose reconnect token it presents) or
     /// refuses with a reason.
     pub fn connect(&mut self, now: Now, conn: ConnId, v: &VerifiedPlayer) -> Result<Admit, Refusal> {
+        self.clock = now;
         if self.closing.is_some() || self.phase == RoomPhase::Closed {
             return Err(Refusal::new(RejectReason::Refused, "the room is closing"));
         }
@@ -1238,21 +1248,53 @@ impl RoomCore {
         }
     }
 
+    /// Everyone in the room, seat order first: a player who left is shown
+    /// `left` until the hand it is still in ends; `until_ms` says when an
+    /// away or sitting-out seat is freed.
     fn table_players(&self) -> Vec<TablePlayer> {
         let mut v: Vec<_> = self
             .players
             .values()
-            .filter(|p| !p.left())
             .map(|p| TablePlayer {
                 id: p.id,
                 name: p.name.clone(),
                 seat: p.seat,
                 status: self.status_of(p),
                 chips: p.balance,
+                until_ms: match (p.presence, p.sit_out) {
+                    (Presence::Away { since }, _) => Some(self.unix_ms(since + self.cfg.reconnect_window)),
+                    (Presence::Online(_), Some(since)) => Some(self.unix_ms(since + self.cfg.sit_out_limit)),
+                    _ => None,
+                },
             })
             .collect();
         v.sort_by_key(|p| (p.seat.map_or(u16::MAX, |s| u16::from(s.0)), p.id));
         v
+    }
+
+    /// The room phase players see: `idle` while no seat is taken and no
+    /// hand runs, else the phase itself.
+    fn public_phase(&self) -> RoomPhase {
+        let empty = self.seats.iter().all(Option::is_none);
+        if self.phase == RoomPhase::Waiting && empty && !self.table.is_busy() {
+            RoomPhase::Idle
+        } else {
+            self.phase
+        }
+    }
+
+    /// Who the running hand waits for, as `room-state` shows it.
+    fn acting(&self) -> Option<claw_protocol::messages::Acting> {
+        let (player, seat, deadline_ms) = self.table.acting()?;
+        Some(claw_protocol::messages::Acting { player, seat, deadline_ms })
+    }
+
+    /// `t` in unix milliseconds, by the latest time the driver told.
+    fn unix_ms(&self, t: Instant) -> u64 {
+        match t.checked_duration_since(self.clock.at) {
+            Some(ahead) => self.clock.unix_ms.saturating_add(millis(ahead)),
+            None => self.clock.unix_ms.saturating_sub(millis(self.clock.at.saturating_duration_since(t))),
+        }
     }
 
     // ----- shutdown --------------------------------------------------------

@@ -31,9 +31,10 @@ impl RoomCore {
                 return;
             }
             QueryType::RoomState => QueryData::RoomState {
-                phase: self.phase,
+                phase: self.public_phase(),
                 hands_played: self.hands_played,
                 players: self.table_players(),
+                acting: self.acting(),
             },
             QueryType::TableState => QueryData::TableState {
                 hand_id: self.table.hand().map(|h| h.hand_id()),

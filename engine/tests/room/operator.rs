@@ -246,3 +246,68 @@ fn a_turn_shorter_than_the_warning_is_warned_in_its_first_your_turn_only() {
     assert_eq!(t.len(), 1, "no repeat");
     assert!(t[0].warning.as_deref().is_some_and(|w| w.contains("5 s left")), "{:?}", t[0].warning);
 }
+
+/// Seat `i`'s `room-state` answer (asked now).
+fn room_state(
+    h: &mut Harness,
+    i: usize,
+    nonce: &str,
+) -> (RoomPhase, Vec<claw_protocol::messages::TablePlayer>, Option<claw_protocol::messages::Acting>) {
+    h.query(i, QueryType::RoomState, nonce);
+    h.inbox[i]
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            ServerMessage::QueryResult(q) if q.nonce == nonce => match &q.data {
+                QueryData::RoomState { phase, players, acting, .. } => {
+                    Some((*phase, players.clone(), *acting))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .expect("a room-state answer")
+}
+
+#[test]
+fn room_state_shows_whose_timer_runs_who_is_away_and_who_left_and_the_idle_room() {
+    use claw_protocol::messages::PlayerStatus;
+    // A room nobody sits in is idle; one seat taken (of two needed) is waiting.
+    let mut e = Harness::new(2, |_| {});
+    e.connect(0);
+    assert_eq!(room_state(&mut e, 0, "e1").0, RoomPhase::Idle);
+    join(&mut e, 0);
+    e.settle_chips();
+    assert_eq!(room_state(&mut e, 0, "e2").0, RoomPhase::Waiting);
+
+    let mut h = Harness::new(3, |c| {
+        c.action_timeout = Duration::from_secs(30);
+        c.reconnect_window = Duration::from_secs(60);
+    });
+    h.seat_everyone();
+    let ids: Vec<PlayerId> = h.players.iter().map(Identity::id).collect();
+    let t0 = h.now.unix_ms;
+    h.input(Input::Disconnected(Harness::conn(2)));
+    let (phase, players, acting) = room_state(&mut h, 1, "s1");
+    assert_eq!(phase, RoomPhase::Playing);
+    let acting = acting.expect("seat 0's timer runs");
+    assert_eq!((acting.player, acting.deadline_ms), (ids[0], t0 + 30_000));
+    assert_eq!(Some(acting.deadline_ms), h.last_turn(0).map(|t| t.deadline_ms), "as its your-turn says");
+    let away = players.iter().find(|p| p.id == ids[2]).unwrap();
+    assert_eq!((away.status, away.until_ms), (PlayerStatus::Disconnected, Some(t0 + 60_000)));
+    assert_eq!(players.iter().find(|p| p.id == ids[1]).unwrap().until_ms, None);
+    // Seat 0 bets, then leaves: it shows as left while its hand runs.
+    h.act(0, json!({"type": "bet"}));
+    h.settle_chips();
+    h.send(0, ClientMessage::Leave);
+    let (_, players, acting) = room_state(&mut h, 1, "s2");
+    assert_eq!(players.iter().find(|p| p.id == ids[0]).map(|p| p.status), Some(PlayerStatus::Left));
+    assert_eq!(acting.map(|a| a.player), Some(ids[1]));
+    // The hand ends (seat 2 times out while away): the leaver is gone.
+    h.act(1, json!({"type": "bet"}));
+    h.settle_chips();
+    h.advance(Duration::from_secs(6));
+    h.settle_chips();
+    let (_, players, _) = room_state(&mut h, 1, "s3");
+    assert!(!players.iter().any(|p| p.id == ids[0]), "{players:?}");
+}

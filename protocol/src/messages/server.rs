@@ -175,6 +175,23 @@ pub struct TablePlayer {
     pub status: PlayerStatus,
     /// Chips at the table.
     pub chips: Chips,
+    /// Unix ms when the seat is freed unless the player acts on it:
+    /// `disconnected`, the end of the reconnect window; `sit-out`, the end
+    /// of the sit-out limit. Informational.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ms: Option<u64>,
+}
+
+/// The player the running hand waits for, as everyone at the table may see
+/// it (`room-state`): whose timer runs, and until when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Acting {
+    /// Who is to act.
+    pub player: PlayerId,
+    /// Its seat in the hand.
+    pub seat: Seat,
+    /// Unix ms when the timeout action is taken (as in its `your-turn`).
+    pub deadline_ms: u64,
 }
 
 /// `join-response`.
@@ -339,6 +356,9 @@ pub enum QueryData {
         hands_played: u64,
         /// Every player's status and chips.
         players: Vec<TablePlayer>,
+        /// The player the running hand waits for, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        acting: Option<Acting>,
     },
     /// `table-state`.
     TableState {
