@@ -163,6 +163,21 @@ pub struct RoomConfig {
     /// (commission + max(min bet, 1)).
     #[serde(default)]
     pub low_balance_warning: Chips,
+    /// A table with at least one but fewer than `min_players` seats taken,
+    /// and no hand, for this long is dissolved: its players get `kicked`
+    /// `dissolved` and leave. Unset = the game's default
+    /// ([`default_dissolve_after`]); `0s` = never.
+    #[serde(default, with = "opt_dur", skip_serializing_if = "Option::is_none")]
+    pub dissolve_after: Option<Duration>,
+}
+
+/// The game's default for [`RoomConfig::dissolve_after`]: 60 s for Sam
+/// Gong (PRD: "60 秒內無新玩家加入則自動解散房間"), never for the others.
+pub fn default_dissolve_after(game: &str) -> Duration {
+    match game {
+        "sam-gong" => Duration::from_secs(60),
+        _ => Duration::ZERO,
+    }
 }
 
 mod opt_dur {
@@ -233,6 +248,7 @@ impl RoomConfig {
             house_bankroll: Chips::ZERO,
             warn_time_left: d_warn_time_left(),
             low_balance_warning: Chips::ZERO,
+            dissolve_after: None,
         }
     }
 
@@ -281,6 +297,9 @@ impl RoomConfig {
         }
         if self.action_timeout < Duration::from_millis(10) {
             return Err(self.err("action_timeout must be at least 10ms"));
+        }
+        if self.dissolve_after.is_none() {
+            self.dissolve_after = Some(default_dissolve_after(&self.game));
         }
         if self.sit_out_seats == 0 {
             self.sit_out_seats = (self.max_players / 2).max(1);

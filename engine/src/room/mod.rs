@@ -438,6 +438,9 @@ pub struct RoomCore {
     effects: VecDeque<Effect>,
     /// The room's query budget (`Limits::room_queries_per_sec`), from the first query on.
     query_budget: Option<TokenBucket>,
+    /// Since when the table has been under-filled (seats taken, fewer than
+    /// `min_players`, no hand): it is dissolved `dissolve_after` later.
+    underfilled_since: Option<Instant>,
     /// The latest time the driver told (converts timers to the unix
     /// milliseconds players see).
     clock: Now,
@@ -466,6 +469,7 @@ impl RoomCore {
         });
         let mut core = RoomCore {
             clock: Now { at: Instant::now(), unix_ms: 0 },
+            underfilled_since: None,
             entry,
             seats: vec![None; usize::from(cfg.max_players)],
             cfg,
@@ -551,6 +555,7 @@ impl RoomCore {
         for d in &self.deferred {
             at(d.at);
         }
+        at(self.dissolve_at());
         // The shutdown grace matters only while a hand runs (it is voided then).
         at(self.closing.as_ref().filter(|_| self.table.is_playing()).map(|c| c.deadline));
         w
@@ -671,12 +676,57 @@ impl RoomCore {
             self.next_hand_at = None;
             self.maybe_start_hand(now);
         }
+        if self.dissolve_at().is_some_and(|d| d <= t) {
+            self.dissolve();
+        }
         self.after_input(now);
     }
 
-    /// Closes the room once shutdown has nothing left to wait for.
+    /// When the under-filled table is dissolved, if it is and the room
+    /// dissolves tables.
+    fn dissolve_at(&self) -> Option<Instant> {
+        let after = self.cfg.dissolve_after.filter(|d| !d.is_zero())?;
+        Some(self.underfilled_since? + after)
+    }
+
+    /// Starts, keeps or stops the under-filled timer.
+    fn track_underfilled(&mut self, now: Now) {
+        let seated = self.seats.iter().flatten().count();
+        let under = (1..usize::from(self.cfg.min_players)).contains(&seated)
+            && !self.table.is_busy()
+            && self.closing.is_none();
+        if !under {
+            self.underfilled_since = None;
+        } else if self.underfilled_since.is_none() {
+            self.underfilled_since = Some(now.at);
+        }
+    }
+
+    /// The table stayed under-filled for `dissolve_after`: every seated
+    /// player is told (`kicked` `dissolved`) and leaves; the room stays
+    /// open for new players.
+    fn dissolve(&mut self) {
+        self.underfilled_since = None;
+        let after = self.cfg.dissolve_after.unwrap_or_default().as_secs();
+        let why = format!(
+            "the room was dissolved: fewer than {} players for {after} s; join again to be matched",
+            self.cfg.min_players
+        );
+        let seated: Vec<PlayerId> = self.seats.iter().flatten().copied().collect();
+        tracing::info!(room = %self.cfg.id, players = seated.len(), "under-filled table dissolved");
+        for id in seated {
+            self.send(
+                &id,
+                &ServerMessage::Kicked(Kicked { code: KickReason::Dissolved, reason: why.clone() }),
+            );
+            self.remove_player(&id, true);
+        }
+    }
+
+    /// Tracks the under-filled table; closes the room once shutdown has
+    /// nothing left to wait for.
     fn after_input(&mut self, now: Now) {
-        let _ = now;
+        self.track_underfilled(now);
         if self.closing.is_some() && self.phase != RoomPhase::Closed {
             let must_wait = self.table.is_busy() || self.waiting.values().any(Waiting::must_finish);
             if must_wait {
@@ -1132,6 +1182,7 @@ impl RoomCore {
         }
         let seat = j.seat.map(|s| s.index()).filter(|s| free.contains(s)).unwrap_or(first);
         self.seats[seat] = Some(*id);
+        self.underfilled_since = None; // a newcomer: the wait starts again
         if let Some(p) = self.players.get_mut(id) {
             p.seat = Some(Seat(seat as u8));
             p.balance = balance;

@@ -311,3 +311,62 @@ fn room_state_shows_whose_timer_runs_who_is_away_and_who_left_and_the_idle_room(
     let (_, players, _) = room_state(&mut h, 1, "s3");
     assert!(!players.iter().any(|p| p.id == ids[0]), "{players:?}");
 }
+
+#[test]
+fn an_under_filled_sam_gong_table_is_dissolved_after_60_s_and_its_players_told() {
+    use claw_protocol::messages::KickReason;
+    let mut h = sam_gong(3, |c| c.min_players = 3);
+    h.connect(0);
+    join(&mut h, 0);
+    h.settle_chips();
+    h.advance(Duration::from_secs(40));
+    // A newcomer restarts the wait.
+    h.connect(1);
+    join(&mut h, 1);
+    h.settle_chips();
+    h.advance(Duration::from_secs(30));
+    assert_eq!(kicked(&h, 0), None, "70 s after the first, 30 s after the last join");
+    h.advance(Duration::from_secs(29));
+    assert_eq!(kicked(&h, 0), None);
+    h.advance(Duration::from_secs(2));
+    for i in 0..2 {
+        assert_eq!(kicked(&h, i), Some(KickReason::Dissolved));
+        let k = position(&h.log, &format!("{i} <- kicked"));
+        assert!(k < position(&h.log, &format!("{i} closed")), "told before the close");
+        assert_eq!(status(&h, i), None, "the seat is free");
+    }
+    let why = h.inbox[0].iter().find_map(|m| match m {
+        ServerMessage::Kicked(k) => Some(k.reason.clone()),
+        _ => None,
+    });
+    assert!(why.unwrap().contains("60 s"));
+    // The room stays open: a new player sits down.
+    h.connect(2);
+    join(&mut h, 2);
+    h.settle_chips();
+    assert!(join_answer(&h, 2).unwrap().accepted);
+}
+
+#[test]
+fn other_games_and_a_zero_setting_never_dissolve() {
+    use claw_protocol::messages::KickReason;
+    for (mut h, what) in [
+        (Harness::new(2, |_| {}), "high-card default"),
+        (sam_gong(2, |c| c.dissolve_after = Some(Duration::ZERO)), "sam-gong with 0s"),
+    ] {
+        h.connect(0);
+        join(&mut h, 0);
+        h.settle_chips();
+        h.advance(Duration::from_secs(200));
+        assert_ne!(kicked(&h, 0), Some(KickReason::Dissolved), "{what}");
+        assert!(status(&h, 0).is_some(), "{what}");
+    }
+}
+
+#[test]
+fn an_idle_watcher_is_told_kicked_before_its_connection_closes() {
+    let mut h = Harness::new(1, |_| {});
+    h.connect(0);
+    h.advance(Duration::from_secs(31));
+    assert!(position(&h.log, "0 <- kicked") < position(&h.log, "0 closed"));
+}

@@ -310,6 +310,9 @@ pub enum KickReason {
     Replaced,
     /// The room closed.
     RoomClosed,
+    /// The table was dissolved: too few players for the room's
+    /// `dissolve_after` (Sam Gong's 60 s rule); join again to be matched.
+    Dissolved,
 }
 
 /// `kicked`.
