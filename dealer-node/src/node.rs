@@ -232,6 +232,7 @@ impl DealerNode {
             welcomed: tokio::sync::Mutex::new(Default::default()),
             welcome_left: tokio::sync::Mutex::new(welcome_total),
             metrics: Arc::clone(&metrics),
+            held: Arc::default(),
             data_dir: config.data_dir.clone(),
             limits: config.limits.clone(),
             events: events.clone(),

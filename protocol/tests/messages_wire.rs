@@ -343,6 +343,7 @@ fn server_messages() -> Vec<ServerMessage> {
                 status: PlayerStatus::SitOut,
                 balance: Chips(1),
                 credit_score: -2,
+                held: Chips(3),
             },
         }),
         ServerMessage::QueryError(QueryError {

@@ -101,6 +101,9 @@ pub struct ChipMove {
 pub enum ChipCall {
     /// A balance (queries, hand start without commission).
     Balance(PlayerId),
+    /// A balance and the chips the node holds for the player in voided
+    /// hands awaiting their refund (`my-status`).
+    Status(PlayerId),
     /// A join: the welcome grant when the node grants one, then the balance.
     JoinBalance(PlayerId),
     /// Grant the house its bankroll (once, at room start).
@@ -154,6 +157,13 @@ pub enum ChipFailure {
 pub enum ChipOutcome {
     /// A balance (`Balance`, `JoinBalance`).
     Balance(Result<Chips, ChipFailure>),
+    /// `Status`: the balance, and the chips held for refunds.
+    Status {
+        /// The balance.
+        balance: Result<Chips, ChipFailure>,
+        /// Chips taken by voided hands and not refunded yet.
+        held: Chips,
+    },
     /// `Moves`: the balance after each move, or why they stopped (`undone`:
     /// the earlier moves of the call were given back).
     Moves(Result<Vec<Chips>, (ChipFailure, bool)>),
@@ -770,11 +780,12 @@ impl RoomCore {
                 self.join_done(now, &player, req, balance);
             }
             Waiting::Query(player, q) => {
-                let balance = match outcome {
-                    ChipOutcome::Balance(b) => b,
-                    _ => Err(ChipFailure::Unavailable("unexpected completion".into())),
+                let (balance, held) = match outcome {
+                    ChipOutcome::Balance(b) => (b, Chips::ZERO),
+                    ChipOutcome::Status { balance, held } => (balance, held),
+                    _ => (Err(ChipFailure::Unavailable("unexpected completion".into())), Chips::ZERO),
                 };
-                self.query_done(&player, q, balance);
+                self.query_done(&player, q, balance, held);
             }
             Waiting::Table => self.table_chips_done(now, id, outcome),
             Waiting::Settle(next) => {

@@ -370,3 +370,20 @@ fn an_idle_watcher_is_told_kicked_before_its_connection_closes() {
     h.advance(Duration::from_secs(31));
     assert!(position(&h.log, "0 <- kicked") < position(&h.log, "0 closed"));
 }
+
+#[test]
+fn my_status_shows_the_chips_the_node_holds_for_a_refund() {
+    let mut h = Harness::new(2, |_| {});
+    h.seat_everyone();
+    h.query(1, QueryType::MyStatus, "st");
+    let (id, call) = h.chips.pop_front().expect("a status lookup");
+    let ChipCall::Status(p) = call else { panic!("my-status asks for the held chips too: {call:?}") };
+    assert_eq!(p, h.players[1].id());
+    h.input(Input::Chips { id, outcome: ChipOutcome::Status { balance: Ok(Chips(960)), held: Chips(40) } });
+    let answer = h.inbox[1].iter().find_map(|m| match m {
+        ServerMessage::QueryResult(q) if q.nonce == "st" => Some(q.data.clone()),
+        _ => None,
+    });
+    let Some(QueryData::MyStatus { balance, held, .. }) = answer else { panic!("{answer:?}") };
+    assert_eq!((balance, held), (Chips(960), Chips(40)));
+}

@@ -388,6 +388,10 @@ pub enum QueryData {
         balance: Chips,
         /// Credit score (lowered by leaving mid-hand).
         credit_score: i32,
+        /// Chips the dealer holds for the player: taken by voided hands
+        /// whose refund the chip service has not answered yet (retried).
+        #[serde(default)]
+        held: Chips,
     },
 }
 
