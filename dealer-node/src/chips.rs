@@ -650,6 +650,36 @@ pub(crate) fn longer(pause: Duration) -> Duration {
     (pause * 2).min(Duration::from_secs(30))
 }
 
+/// A budget of chips per period: at most `limit` in each window of
+/// `period`; a window starts with the first take after the last one ended.
+#[derive(Debug)]
+pub struct PeriodBudget {
+    limit: u64,
+    period: Duration,
+    window: Option<(std::time::Instant, u64)>,
+}
+
+impl PeriodBudget {
+    /// `limit` chips per `period`.
+    pub fn new(limit: u64, period: Duration) -> PeriodBudget {
+        PeriodBudget { limit, period, window: None }
+    }
+
+    /// Takes `n` chips at `now` if this window has them left.
+    pub fn try_take(&mut self, now: std::time::Instant, n: u64) -> bool {
+        let (start, used) = match self.window {
+            Some((start, used)) if now.saturating_duration_since(start) < self.period => (start, used),
+            _ => (now, 0),
+        };
+        let Some(after) = used.checked_add(n).filter(|a| *a <= self.limit) else {
+            self.window = Some((start, used));
+            return false;
+        };
+        self.window = Some((start, after));
+        true
+    }
+}
+
 /// Chips the node holds per account: taken by voided hands whose refund
 /// the chip service has not answered yet (shown in `my-status` and, in
 /// total, as `claw_chips_held`).
@@ -903,6 +933,19 @@ mod tests {
         // begin + (intent, status) × 2, each followed by fsync.
         assert_eq!(on_disk, 5);
         assert_eq!(l.synced_lines(), on_disk);
+    }
+
+    #[test]
+    fn a_period_budget_refuses_beyond_its_limit_until_the_next_window() {
+        let t0 = std::time::Instant::now();
+        let day = Duration::from_secs(86_400);
+        let mut b = PeriodBudget::new(20_000, day);
+        assert!(b.try_take(t0, 10_000));
+        assert!(b.try_take(t0 + Duration::from_secs(60), 10_000));
+        assert!(!b.try_take(t0 + Duration::from_secs(120), 10_000), "the day's 20 000 are used");
+        assert!(!b.try_take(t0 + day - Duration::from_secs(1), 1));
+        assert!(b.try_take(t0 + day, 10_000), "a new window");
+        assert!(!PeriodBudget::new(5, day).try_take(t0, 6));
     }
 
     #[tokio::test]

@@ -53,6 +53,8 @@ pub struct NodeContext {
     pub welcomed: Mutex<HashSet<AccountId>>,
     /// Welcome chips this node may still grant in total (none = no cap).
     pub welcome_left: Mutex<Option<u64>>,
+    /// Welcome chips per period (none = no such cap).
+    pub welcome_window: Option<std::sync::Mutex<crate::chips::PeriodBudget>>,
     /// Counters for `/metrics`.
     pub metrics: Arc<Metrics>,
     /// Chips held per account by voided hands awaiting their refund.
@@ -460,14 +462,22 @@ async fn welcome(ctx: &NodeContext, account: &AccountId) {
         Ok(b) if b < amount => {
             {
                 let mut left = ctx.welcome_left.lock().await;
-                match left.as_mut() {
-                    Some(l) if *l < amount.0 => {
-                        inc(&ctx.metrics.welcome_refused);
-                        tracing::warn!(account = %account, "welcome chips: the node's total is used up");
-                        return;
-                    }
-                    Some(l) => *l -= amount.0,
-                    None => {}
+                if left.is_some_and(|l| l < amount.0) {
+                    inc(&ctx.metrics.welcome_refused);
+                    tracing::warn!(account = %account, "welcome chips: the node's total is used up");
+                    return;
+                }
+                let in_period = match &ctx.welcome_window {
+                    Some(w) => w.lock().is_ok_and(|mut w| w.try_take(std::time::Instant::now(), amount.0)),
+                    None => true,
+                };
+                if !in_period {
+                    inc(&ctx.metrics.welcome_refused);
+                    tracing::warn!(account = %account, "welcome chips: this period's limit is used up");
+                    return;
+                }
+                if let Some(l) = left.as_mut() {
+                    *l -= amount.0;
                 }
             }
             match g.grant(&key, account, amount, "welcome chips").await {
