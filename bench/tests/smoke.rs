@@ -39,3 +39,25 @@ fn two_rooms_play_and_report() {
     assert!(r["dealer_cpu_ms_per_hand"].as_f64().unwrap() > 0.0, "{r}");
     assert!(r["load_before"].as_str().unwrap().split(' ').count() == 3, "{r}");
 }
+
+#[test]
+fn a_query_flood_is_sent_answered_and_reported() {
+    let Some(dealer) = dealer() else {
+        eprintln!("SKIPPED: no claw-dealer binary next to claw-bench (run the workspace's tests)");
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_claw-bench"))
+        .arg("--dealer")
+        .arg(&dealer)
+        .args(["--rooms", "1", "--players", "3", "--warmup", "2s", "--duration", "3s", "--json"])
+        .args(["--flood", "4", "--flood-rate", "5", "--flood-query", "room-state"])
+        .output()
+        .expect("claw-bench runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "exit {:?}\n{stdout}", out.status);
+    let r: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON report");
+    assert_eq!(r["flood_identities_per_room"], 4, "{r}");
+    assert!(r["flood_queries_per_sec"].as_f64().unwrap() > 0.0, "the flood was answered: {r}");
+    assert_eq!(r["connected"], 3, "flood identities take no seat: {r}");
+    assert!(r["hands"].as_u64().unwrap() > 0, "{r}");
+}
