@@ -65,6 +65,24 @@ struct Cli {
     /// Keep the dealer's data directory here (default: a temporary one).
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// Query flood: K extra identities per room, each a watcher (handshake,
+    /// no seat) sending queries for the whole run (issue #17).
+    #[arg(long, default_value_t = 0)]
+    flood: usize,
+    /// Queries per second each flood identity sends (the dealer's per-player
+    /// limit is 10/s; 20 identities at 10/s meet the room's 200/s budget).
+    #[arg(long, default_value_t = 10.0)]
+    flood_rate: f64,
+    /// What the flood asks: `my-balance` (a chip-service lookup each) or
+    /// `room-state` (answered from the room's state).
+    #[arg(long, value_enum, default_value = "my-balance")]
+    flood_query: FloodQuery,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FloodQuery {
+    MyBalance,
+    RoomState,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -94,6 +112,9 @@ struct Shared {
     connect_failed: AtomicU64,
     closed: AtomicU64,
     first_error: Mutex<Option<String>>,
+    /// Flood queries answered / refused (`rate-limited`) while measuring.
+    flood_answered: AtomicU64,
+    flood_refused: AtomicU64,
 }
 
 impl Shared {
@@ -184,6 +205,103 @@ async fn bot(invite: Invite, game: String, shared: Arc<Shared>, gate: Arc<tokio:
     }
 }
 
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// One flood identity: the 4-step handshake, no join (a watcher), then a
+/// query every `1/rate` s for as long as the run lasts, reading every frame.
+async fn flooder(
+    invite: Invite,
+    query: FloodQuery,
+    rate: f64,
+    shared: Arc<Shared>,
+    gate: Arc<tokio::sync::Semaphore>,
+) {
+    use claw_protocol::handshake::ClientHandshake;
+    use claw_protocol::messages::{
+        decode_server, ClientMessage, Query, QueryErrorCode, QueryType, ServerMessage,
+    };
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let me = Arc::new(Identity::generate(&mut OsRng));
+    // Handshakes share the bots' gate (the dealer caps them per address).
+    let permit = gate.acquire_owned().await;
+    let Ok((mut ws, _)) = tokio_tungstenite::connect_async(invite.ws_url.as_str()).await else {
+        return shared.note_error("flood: connect failed".into());
+    };
+    let (mut hs, hello) = ClientHandshake::start(
+        me,
+        invite.dealer,
+        &invite.room,
+        "claw-bench-flood/0",
+        None,
+        now_ms(),
+        &mut OsRng,
+    );
+    let text = |m: &ClientMessage| m.encode().map(|t| Message::Text(t.into()));
+    let next = async |ws: &mut tokio_tungstenite::WebSocketStream<_>| loop {
+        match ws.next().await {
+            Some(Ok(Message::Text(t))) => return decode_server(&t).ok(),
+            Some(Ok(_)) => continue,
+            _ => return None,
+        }
+    };
+    let Ok(hello) = text(&ClientMessage::Hello(hello)) else { return };
+    if ws.send(hello).await.is_err() {
+        return;
+    }
+    let Some(ServerMessage::Challenge(c)) = next(&mut ws).await else {
+        return shared.note_error("flood: no challenge".into());
+    };
+    let Ok(resp) = hs.on_challenge(&c, now_ms()) else {
+        return shared.note_error("flood: bad challenge".into());
+    };
+    let Ok(resp) = text(&ClientMessage::Response(resp)) else { return };
+    if ws.send(resp).await.is_err() {
+        return;
+    }
+    let Some(ServerMessage::Accepted(a)) = next(&mut ws).await else {
+        return shared.note_error("flood: refused".into());
+    };
+    if hs.on_accepted(&a, now_ms()).is_err() {
+        return shared.note_error("flood: bad accepted".into());
+    }
+    drop(permit);
+    let kind = match query {
+        FloodQuery::MyBalance => QueryType::MyBalance,
+        FloodQuery::RoomState => QueryType::RoomState,
+    };
+    let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate.max(0.01)));
+    let mut n = 0u64;
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {
+                n += 1;
+                let Ok(q) = text(&ClientMessage::Query(Query::new(kind, format!("f{n}")))) else { return };
+                if ws.send(q).await.is_err() {
+                    return;
+                }
+            }
+            m = next(&mut ws) => {
+                let measuring = shared.measuring.load(Ordering::Relaxed);
+                match m {
+                    Some(ServerMessage::QueryResult(_)) if measuring => {
+                        shared.flood_answered.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Some(ServerMessage::QueryError(e)) if measuring && e.error == QueryErrorCode::RateLimited => {
+                        shared.flood_refused.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Some(_) => {}
+                    None => return,
+                }
+            }
+        }
+    }
+}
+
 /// CPU seconds (user + system) a process has used, from /proc.
 fn cpu_seconds(pid: &str) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -236,7 +354,7 @@ fn start_dealer(cli: &Cli, data: &Path, http_port: u16) -> anyhow::Result<(Child
     };
     let rooms = data.join("bench-rooms.toml");
     rooms_file(cli, &rooms)?;
-    let seats = cli.rooms * usize::from(cli.players);
+    let seats = cli.rooms * (usize::from(cli.players) + cli.flood);
     let chips = match cli.chips {
         Chips::Builtin => "auto",
         Chips::Local => "local",
@@ -322,6 +440,9 @@ struct Report {
     dropped: u64,
     audit_failures: u64,
     incomplete_hands: u64,
+    flood_identities_per_room: usize,
+    flood_queries_per_sec: f64,
+    flood_refused_per_sec: f64,
     load_before: String,
     load_after: String,
     first_error: Option<String>,
@@ -371,6 +492,10 @@ async fn run(
     for invite in &invites {
         for _ in 0..cli.players {
             tokio::spawn(bot(invite.clone(), cli.game.clone(), Arc::clone(&shared), Arc::clone(&gate)));
+        }
+        for _ in 0..cli.flood {
+            let (s, g) = (Arc::clone(&shared), Arc::clone(&gate));
+            tokio::spawn(flooder(invite.clone(), cli.flood_query, cli.flood_rate, s, g));
         }
     }
     tokio::time::sleep(cli.warmup).await;
@@ -426,6 +551,9 @@ async fn run(
         dropped: shared.closed.load(Ordering::Relaxed),
         audit_failures: shared.audit_failures.load(Ordering::Relaxed),
         incomplete_hands: shared.incomplete.load(Ordering::Relaxed),
+        flood_identities_per_room: cli.flood,
+        flood_queries_per_sec: shared.flood_answered.load(Ordering::Relaxed) as f64 / seconds,
+        flood_refused_per_sec: shared.flood_refused.load(Ordering::Relaxed) as f64 / seconds,
         load_before,
         load_after,
         first_error,
@@ -457,6 +585,12 @@ fn print_text(r: &Report) {
         "  connections  {} seated, {} refused, {} dropped; {} audit failures, {} incomplete hands",
         r.connected, r.connect_failed, r.dropped, r.audit_failures, r.incomplete_hands
     );
+    if r.flood_identities_per_room > 0 {
+        println!(
+            "  query flood  {} identities per room: {:.1} answers/s, {:.1} rate-limited/s",
+            r.flood_identities_per_room, r.flood_queries_per_sec, r.flood_refused_per_sec
+        );
+    }
     println!("  load average before {} / after {}", r.load_before, r.load_after);
     if let Some(e) = &r.first_error {
         println!("  first error: {e}");

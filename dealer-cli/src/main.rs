@@ -173,6 +173,10 @@ struct Cli {
     /// (default 100 × --welcome; the demo has no cap).
     #[arg(long)]
     welcome_total: Option<u64>,
+    /// With --welcome: the most welcome chips the node grants per day
+    /// (a 24 h window from the first grant in it); default: no daily cap.
+    #[arg(long)]
+    welcome_per_day: Option<u64>,
     /// Chips granted once to the house of a game with a house (blackjack),
     /// at room start; required for such a game outside the demo (1000000 there).
     #[arg(long)]
@@ -475,14 +479,18 @@ async fn main() -> anyhow::Result<()> {
             (true, None) => None,
             (false, None) => Some(chips.welcome.0.saturating_mul(100)),
         };
-        builder = builder.grants(g, chips.welcome).welcome_total(total);
+        let per_day = cli.welcome_per_day.map(|d| (d, Duration::from_secs(86_400)));
+        builder = builder.grants(g, chips.welcome).welcome_total(total).welcome_per_period(per_day);
         if !demo {
+            let daily = cli.welcome_per_day.map_or(String::new(), |d| format!(", at most {d} per day"));
             match (chips.welcome.0, total) {
                 (0, _) => eprintln!("claw-dealer: welcome chips: off"),
                 (w, Some(t)) => {
-                    eprintln!("claw-dealer: welcome chips: {w} once per new identity, {t} in total")
+                    eprintln!("claw-dealer: welcome chips: {w} once per new identity, {t} in total{daily}")
                 }
-                (w, None) => eprintln!("claw-dealer: welcome chips: {w} once per new identity, no total cap"),
+                (w, None) => {
+                    eprintln!("claw-dealer: welcome chips: {w} once per new identity, no total cap{daily}")
+                }
             }
         }
     }

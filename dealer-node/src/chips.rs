@@ -340,6 +340,22 @@ impl HandLedger {
         u64::try_from(t.debits.saturating_sub(t.credits)).unwrap_or(u64::MAX)
     }
 
+    /// [`HandLedger::held`] per account (accounts the hand owes chips).
+    pub fn held_by(&self) -> Vec<(AccountId, u64)> {
+        let mut net: BTreeMap<&AccountId, i128> = BTreeMap::new();
+        for o in self.ops.iter().filter(|o| o.status == Some(OpStatus::Done)) {
+            let e = net.entry(&o.account).or_default();
+            match o.kind {
+                ChipOpKind::Debit => *e += i128::from(o.amount.0),
+                ChipOpKind::Credit => *e -= i128::from(o.amount.0),
+            }
+        }
+        net.into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(a, n)| (a.clone(), u64::try_from(n).unwrap_or(u64::MAX)))
+            .collect()
+    }
+
     /// The operations so far.
     pub fn ops(&self) -> &[HandOp] {
         &self.ops
@@ -634,13 +650,76 @@ pub(crate) fn longer(pause: Duration) -> Duration {
     (pause * 2).min(Duration::from_secs(30))
 }
 
+/// A budget of chips per period: at most `limit` in each window of
+/// `period`; a window starts with the first take after the last one ended.
+#[derive(Debug)]
+pub struct PeriodBudget {
+    limit: u64,
+    period: Duration,
+    window: Option<(std::time::Instant, u64)>,
+}
+
+impl PeriodBudget {
+    /// `limit` chips per `period`.
+    pub fn new(limit: u64, period: Duration) -> PeriodBudget {
+        PeriodBudget { limit, period, window: None }
+    }
+
+    /// Takes `n` chips at `now` if this window has them left.
+    pub fn try_take(&mut self, now: std::time::Instant, n: u64) -> bool {
+        let (start, used) = match self.window {
+            Some((start, used)) if now.saturating_duration_since(start) < self.period => (start, used),
+            _ => (now, 0),
+        };
+        let Some(after) = used.checked_add(n).filter(|a| *a <= self.limit) else {
+            self.window = Some((start, used));
+            return false;
+        };
+        self.window = Some((start, after));
+        true
+    }
+}
+
+/// Chips the node holds per account: taken by voided hands whose refund
+/// the chip service has not answered yet (shown in `my-status` and, in
+/// total, as `claw_chips_held`).
+#[derive(Debug, Default)]
+pub struct HeldChips(std::sync::Mutex<BTreeMap<AccountId, u64>>);
+
+impl HeldChips {
+    /// Chips held for `account`.
+    pub fn of(&self, account: &AccountId) -> Chips {
+        Chips(self.0.lock().map(|m| m.get(account).copied().unwrap_or(0)).unwrap_or(0))
+    }
+
+    fn change(&self, held: &[(AccountId, u64)], add: bool) {
+        let Ok(mut m) = self.0.lock() else { return };
+        for (a, n) in held {
+            let e = m.entry(a.clone()).or_default();
+            *e = if add { e.saturating_add(*n) } else { e.saturating_sub(*n) };
+            if *e == 0 {
+                m.remove(a);
+            }
+        }
+    }
+}
+
 /// Finishes a voided hand whose refund the chip service did not answer:
 /// retries from its journal (same keys, so nothing moves twice) with a
-/// growing pause until the service answers, counting it in `refunds_pending`
-/// and `chips_held` meanwhile. A restart does the same from the journal.
-pub async fn refund_in_background(path: PathBuf, desk: ChipDesk, metrics: Arc<Metrics>, held: u64) {
+/// growing pause until the service answers, counting it in `refunds_pending`,
+/// `chips_held` and per account in `registry` meanwhile. A restart does the
+/// same from the journal.
+pub async fn refund_in_background(
+    path: PathBuf,
+    desk: ChipDesk,
+    metrics: Arc<Metrics>,
+    registry: Arc<HeldChips>,
+    held: Vec<(AccountId, u64)>,
+) {
+    let total = held.iter().fold(0u64, |t, (_, n)| t.saturating_add(*n));
     crate::metrics::inc(&metrics.refunds_pending);
-    metrics.chips_held.fetch_add(held, Relaxed);
+    metrics.chips_held.fetch_add(total, Relaxed);
+    registry.change(&held, true);
     let mut pause = FIRST_PAUSE;
     loop {
         tokio::time::sleep(pause).await;
@@ -657,7 +736,8 @@ pub async fn refund_in_background(path: PathBuf, desk: ChipDesk, metrics: Arc<Me
         }
     }
     crate::metrics::dec(&metrics.refunds_pending);
-    let _ = metrics.chips_held.fetch_update(Relaxed, Relaxed, |v| Some(v.saturating_sub(held)));
+    let _ = metrics.chips_held.fetch_update(Relaxed, Relaxed, |v| Some(v.saturating_sub(total)));
+    registry.change(&held, false);
 }
 
 async fn recover_one(path: &Path, desk: &ChipDesk) -> Result<Recovered, LedgerError> {
@@ -855,6 +935,19 @@ mod tests {
         assert_eq!(l.synced_lines(), on_disk);
     }
 
+    #[test]
+    fn a_period_budget_refuses_beyond_its_limit_until_the_next_window() {
+        let t0 = std::time::Instant::now();
+        let day = Duration::from_secs(86_400);
+        let mut b = PeriodBudget::new(20_000, day);
+        assert!(b.try_take(t0, 10_000));
+        assert!(b.try_take(t0 + Duration::from_secs(60), 10_000));
+        assert!(!b.try_take(t0 + Duration::from_secs(120), 10_000), "the day's 20 000 are used");
+        assert!(!b.try_take(t0 + day - Duration::from_secs(1), 1));
+        assert!(b.try_take(t0 + day, 10_000), "a new window");
+        assert!(!PeriodBudget::new(5, day).try_take(t0, 6));
+    }
+
     #[tokio::test]
     async fn a_refund_the_service_did_not_answer_is_retried_in_the_background() {
         let chips = Arc::new(Flaky { inner: LocalChips::new(), down: AtomicBool::new(false) });
@@ -866,13 +959,23 @@ mod tests {
         l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(40), "bet").await.unwrap();
         let (path, held) = (l.journal_path().unwrap().to_path_buf(), l.held());
         assert_eq!(held, 40);
+        let by = l.held_by();
+        assert_eq!(by, vec![(acct("a"), 40)]);
         chips.down.store(true, Ordering::SeqCst);
         assert!(matches!(l.void(&d).await, Err(LedgerError::Unsettled)));
         let metrics = Arc::new(Metrics::default());
-        let task = tokio::spawn(refund_in_background(path.clone(), d.clone(), Arc::clone(&metrics), held));
+        let registry = Arc::new(HeldChips::default());
+        let task = tokio::spawn(refund_in_background(
+            path.clone(),
+            d.clone(),
+            Arc::clone(&metrics),
+            Arc::clone(&registry),
+            by,
+        ));
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert_eq!(metrics.refunds_pending.load(Relaxed), 1);
         assert_eq!(metrics.chips_held.load(Relaxed), 40);
+        assert_eq!(registry.of(&acct("a")), Chips(40), "what my-status shows");
         assert!(metrics.render().contains("claw_chips_held 40"));
         // The service comes back: the refund goes through without a restart.
         chips.down.store(false, Ordering::SeqCst);
@@ -880,6 +983,7 @@ mod tests {
         assert_eq!(chips.inner.balance(&acct("a")).await.unwrap(), Chips(100));
         assert_eq!(metrics.refunds_pending.load(Relaxed), 0);
         assert_eq!(metrics.chips_held.load(Relaxed), 0);
+        assert_eq!(registry.of(&acct("a")), Chips(0));
         assert!(!path.exists(), "journal archived");
     }
 

@@ -80,6 +80,7 @@ pub struct DealerNode {
     grants: Option<Arc<dyn Grants>>,
     welcome_grant: Chips,
     welcome_total: Option<u64>,
+    welcome_window: Option<(u64, std::time::Duration)>,
     identity: Option<Identity>,
     games: Vec<Arc<dyn DynGame>>,
     tls: Option<ServerTls>,
@@ -97,6 +98,7 @@ impl DealerNode {
             grants: None,
             welcome_grant: Chips::ZERO,
             welcome_total: None,
+            welcome_window: None,
             identity: None,
             games: Vec::new(),
             tls: None,
@@ -136,6 +138,13 @@ impl DealerNode {
     /// Caps the welcome chips the node grants in total (none: no cap).
     pub fn welcome_total(mut self, total: Option<u64>) -> DealerNode {
         self.welcome_total = total;
+        self
+    }
+
+    /// Caps the welcome chips the node grants per period: at most `chips`
+    /// in each window of `period` (none: no such cap).
+    pub fn welcome_per_period(mut self, limit: Option<(u64, std::time::Duration)>) -> DealerNode {
+        self.welcome_window = limit;
         self
     }
 
@@ -180,6 +189,7 @@ impl DealerNode {
             grants,
             welcome_grant,
             welcome_total,
+            welcome_window,
             identity,
             games,
             tls,
@@ -231,7 +241,10 @@ impl DealerNode {
             welcome_grant,
             welcomed: tokio::sync::Mutex::new(Default::default()),
             welcome_left: tokio::sync::Mutex::new(welcome_total),
+            welcome_window: welcome_window
+                .map(|(chips, period)| std::sync::Mutex::new(crate::chips::PeriodBudget::new(chips, period))),
             metrics: Arc::clone(&metrics),
+            held: Arc::default(),
             data_dir: config.data_dir.clone(),
             limits: config.limits.clone(),
             events: events.clone(),

@@ -53,8 +53,12 @@ pub struct NodeContext {
     pub welcomed: Mutex<HashSet<AccountId>>,
     /// Welcome chips this node may still grant in total (none = no cap).
     pub welcome_left: Mutex<Option<u64>>,
+    /// Welcome chips per period (none = no such cap).
+    pub welcome_window: Option<std::sync::Mutex<crate::chips::PeriodBudget>>,
     /// Counters for `/metrics`.
     pub metrics: Arc<Metrics>,
+    /// Chips held per account by voided hands awaiting their refund.
+    pub held: Arc<crate::chips::HeldChips>,
     /// Transcripts and journals go here.
     pub data_dir: PathBuf,
     /// Connection, rate and chip-call limits.
@@ -370,7 +374,10 @@ impl Driver {
                     }
                 }
                 Effect::Chips { id, call } => match call {
-                    ChipCall::Balance(_) | ChipCall::JoinBalance(_) | ChipCall::FundHouse(_) => {
+                    ChipCall::Balance(_)
+                    | ChipCall::Status(_)
+                    | ChipCall::JoinBalance(_)
+                    | ChipCall::FundHouse(_) => {
                         let (ctx, done, accounts) =
                             (Arc::clone(&self.ctx), self.done_tx.clone(), self.accounts.clone());
                         let room = self.core.id().to_owned();
@@ -403,6 +410,14 @@ async fn lookup(ctx: &NodeContext, accounts: &Accounts, room: &str, call: ChipCa
                 Ok(r) => ChipOutcome::Balance(r.map_err(failure)),
                 Err(_) => ChipOutcome::Balance(Err(ChipFailure::Timeout)),
             }
+        }
+        ChipCall::Status(p) => {
+            let account = AccountId::from(p);
+            let balance = match tokio::time::timeout(QUERY_TIMEOUT, ctx.desk.balance(&account)).await {
+                Ok(r) => r.map_err(failure),
+                Err(_) => Err(ChipFailure::Timeout),
+            };
+            ChipOutcome::Status { balance, held: ctx.held.of(&account) }
         }
         ChipCall::JoinBalance(p) => {
             let account = AccountId::from(p);
@@ -447,14 +462,22 @@ async fn welcome(ctx: &NodeContext, account: &AccountId) {
         Ok(b) if b < amount => {
             {
                 let mut left = ctx.welcome_left.lock().await;
-                match left.as_mut() {
-                    Some(l) if *l < amount.0 => {
-                        inc(&ctx.metrics.welcome_refused);
-                        tracing::warn!(account = %account, "welcome chips: the node's total is used up");
-                        return;
-                    }
-                    Some(l) => *l -= amount.0,
-                    None => {}
+                if left.is_some_and(|l| l < amount.0) {
+                    inc(&ctx.metrics.welcome_refused);
+                    tracing::warn!(account = %account, "welcome chips: the node's total is used up");
+                    return;
+                }
+                let in_period = match &ctx.welcome_window {
+                    Some(w) => w.lock().is_ok_and(|mut w| w.try_take(std::time::Instant::now(), amount.0)),
+                    None => true,
+                };
+                if !in_period {
+                    inc(&ctx.metrics.welcome_refused);
+                    tracing::warn!(account = %account, "welcome chips: this period's limit is used up");
+                    return;
+                }
+                if let Some(l) = left.as_mut() {
+                    *l -= amount.0;
                 }
             }
             match g.grant(&key, account, amount, "welcome chips").await {
@@ -646,13 +669,14 @@ async fn settle(
 /// Refunds a voided hand. If the chip service does not answer, the refund
 /// goes on in the background (from the journal) until it does.
 async fn void(room: &str, l: HandLedger, ctx: &NodeContext, hand: HandId) -> Result<(), String> {
-    let (path, held) = (l.journal_path().map(std::path::Path::to_path_buf), l.held());
+    let (path, held) = (l.journal_path().map(std::path::Path::to_path_buf), l.held_by());
     match l.void(&ctx.desk).await {
         Ok(_) => close_on_provider(room, ctx, hand).await,
         Err(LedgerError::Unsettled) => {
             if let Some(path) = path {
-                let (desk, metrics) = (ctx.desk.clone(), Arc::clone(&ctx.metrics));
-                tokio::spawn(crate::chips::refund_in_background(path, desk, metrics, held));
+                let (desk, metrics, registry) =
+                    (ctx.desk.clone(), Arc::clone(&ctx.metrics), Arc::clone(&ctx.held));
+                tokio::spawn(crate::chips::refund_in_background(path, desk, metrics, registry, held));
             }
             Err("the chip service did not answer; the refund is retried in the background".into())
         }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use claw_protocol::{CardId, Seat};
+use claw_protocol::{CardId, Chips, Seat};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -21,6 +21,7 @@ pub trait DynGame: Send + Sync {
     fn normalize_settings(&self, settings: &Value) -> Result<Value, GameError>;
     fn create_deck(&self, settings: &Value) -> Result<Vec<CardId>, GameError>;
     fn scripted_deck(&self, settings: &Value, hand_number: u64) -> Result<Option<Vec<CardId>>, GameError>;
+    fn entry_chips(&self, settings: &Value) -> Result<Chips, GameError>;
     fn new_hand(
         &self,
         settings: &Value,
@@ -43,6 +44,7 @@ pub trait DynHand: Send + Sync {
     fn valid_actions(&self) -> Vec<ActionOption<Value>>;
     fn public_state(&self) -> Value;
     fn auto_action(&self, seat: Seat) -> Option<Value>;
+    fn leave_voids(&self, seat: Seat) -> bool;
     fn memory_after(&self) -> Value;
     /// The full private state, for the dealer's journal. Never sent to players.
     fn state_json(&self) -> Value;
@@ -91,6 +93,10 @@ impl<G: GamePlugin> DynGame for Erased<G> {
 
     fn scripted_deck(&self, settings: &Value, hand_number: u64) -> Result<Option<Vec<CardId>>, GameError> {
         Ok(self.0.scripted_deck(&self.settings(settings)?, hand_number))
+    }
+
+    fn entry_chips(&self, settings: &Value) -> Result<Chips, GameError> {
+        Ok(self.0.entry_chips(&self.settings(settings)?))
     }
 
     fn new_hand(
@@ -174,6 +180,10 @@ impl<G: GamePlugin> DynHand for ErasedHand<G> {
 
     fn auto_action(&self, seat: Seat) -> Option<Value> {
         self.game.auto_action(&self.state, seat).map(|a| to_json(&a))
+    }
+
+    fn leave_voids(&self, seat: Seat) -> bool {
+        self.game.leave_voids(&self.state, seat)
     }
 
     fn memory_after(&self) -> Value {

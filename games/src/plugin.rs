@@ -263,6 +263,21 @@ pub trait GamePlugin: Send + Sync + 'static {
     /// Table memory for the next hand.
     fn memory_after(&self, state: &Self::State) -> Self::Memory;
 
+    /// Whether the hand cannot go on once `seat`'s player has left the room
+    /// and `seat` is to act (Sam Gong: the banker before its bet): the
+    /// dealer then voids the hand and refunds it instead of taking the auto
+    /// action. Default: never (the auto action is taken).
+    fn leave_voids(&self, _state: &Self::State, _seat: Seat) -> bool {
+        false
+    }
+
+    /// The least chip balance a player needs to sit down at a table with
+    /// these settings (Sam Gong's tier entry chips); the dealer refuses a
+    /// join below it. Default: none.
+    fn entry_chips(&self, _settings: &Self::Settings) -> Chips {
+        Chips::ZERO
+    }
+
     /// The settlement as typed data, once `is_over` (None for games that do
     /// not provide it).
     fn details(&self, _state: &Self::State) -> Option<GameDetails> {

@@ -560,6 +560,7 @@ impl PlayerNode {
             open_hand: None,
             joined: Some(joined_tx),
             closing: false,
+            last_turn: None,
         };
         let task = tokio::spawn(actor.run(ws, cmd_rx));
         let handle = NodeHandle { id: me.id(), cmd: cmd_tx, state };
@@ -729,6 +730,9 @@ struct Actor {
     open_hand: Option<HandId>,
     joined: Option<oneshot::Sender<Result<(), NodeError>>>,
     closing: bool,
+    /// `(hand, seq, deadline_ms)` of the last `your-turn` on this connection:
+    /// the same again is the dealer's low-time warning, not a new turn.
+    last_turn: Option<(HandId, u32, u64)>,
 }
 
 enum Exit {
@@ -752,6 +756,7 @@ impl Actor {
     async fn run(mut self, ws: Ws, mut cmds: mpsc::Receiver<Command>) {
         let mut ws = Some(ws);
         let reason = loop {
+            self.last_turn = None; // a resumed session is sent its turn again
             let exit = match ws.take() {
                 Some(mut w) => {
                     if let Err(e) = self.join(&mut w).await {
@@ -995,6 +1000,18 @@ impl Actor {
                 Err(e) => self.on_failure(e),
             },
             ServerMessage::YourTurn(t) => {
+                let key = (t.hand_id, t.seq, t.deadline_ms);
+                if self.last_turn.replace(key) == Some(key) {
+                    // The same turn with a warning: shown in the state (if
+                    // the turn is still pending), not a second turn.
+                    self.update_state(|s| {
+                        if let Some(p) = s.turn.as_mut().filter(|p| (p.hand_id, p.seq) == (t.hand_id, t.seq))
+                        {
+                            p.warning = t.warning;
+                        }
+                    });
+                    return Ok(());
+                }
                 let (hand, public_state) = match self.verifier.view(&t.hand_id) {
                     Some(v) => (v.hand.clone(), v.public_state.clone()),
                     None => (Vec::new(), Value::Null),

@@ -37,7 +37,7 @@ pub use events::{
     HandPrepare, HandResult, Reveal, RevealPolicy, SeatSeed, TimeoutAction, TimeoutReason, CONFIG_TAG,
 };
 pub use server::{
-    ActionChoice, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, HandAnswer, HandRecord,
+    Acting, ActionChoice, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, HandAnswer, HandRecord,
     JoinRejectReason, JoinResponse, KickReason, Kicked, PlayerStatus, QueryData, QueryError, QueryErrorCode,
     QueryResult, RevealState, RoomConfig, RoomPhase, ServerMessage, TablePlayer, YourTurn,
 };

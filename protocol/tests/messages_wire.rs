@@ -112,6 +112,7 @@ fn table_player() -> TablePlayer {
         seat: Some(Seat(0)),
         status: PlayerStatus::Playing,
         chips: Chips(9),
+        until_ms: Some(1_700_000_060_000),
     }
 }
 
@@ -316,6 +317,11 @@ fn server_messages() -> Vec<ServerMessage> {
                 phase: RoomPhase::BetweenHands,
                 hands_played: 3,
                 players: vec![table_player()],
+                acting: Some(claw_protocol::messages::Acting {
+                    player: pid(2),
+                    seat: Seat(1),
+                    deadline_ms: 1_700_000_030_000,
+                }),
             },
         }),
         ServerMessage::QueryResult(QueryResult {
@@ -337,6 +343,7 @@ fn server_messages() -> Vec<ServerMessage> {
                 status: PlayerStatus::SitOut,
                 balance: Chips(1),
                 credit_score: -2,
+                held: Chips(3),
             },
         }),
         ServerMessage::QueryError(QueryError {

@@ -521,8 +521,15 @@ async fn throw_away_identities_cannot_drain_more_than_the_welcome_total() {
         |b| b.welcome_total(Some(20_000)),
     )
     .await;
+    assert_eq!(fresh_identities_join(&f, 4).await, 2, "two welcome grants of 10 000 fit the 20 000 total");
+    assert_welcome_counted(&f, 2, 2).await;
+}
+
+/// `n` fresh identities join room `a`; returns how many sat down (the
+/// others are refused for their balance: they were granted nothing).
+async fn fresh_identities_join(f: &Fixture, n: u8) -> usize {
     let mut accepted = 0;
-    for seed in 1..=4u8 {
+    for seed in 1..=n {
         let mut c = f.client("a", seed).await;
         let j = c.join().await;
         if j.accepted {
@@ -531,10 +538,34 @@ async fn throw_away_identities_cannot_drain_more_than_the_welcome_total() {
             assert_eq!(j.reason, Some(claw_protocol::messages::JoinRejectReason::InsufficientBalance));
         }
     }
-    assert_eq!(accepted, 2, "two welcome grants of 10 000 fit the 20 000 total");
-    assert_eq!(f.chips.total().await, 20_000, "no chips beyond the total were created");
+    accepted
+}
+
+/// `granted` welcome grants of 10 000 were made and `refused` refused,
+/// and no other chips exist.
+async fn assert_welcome_counted(f: &Fixture, granted: u64, refused: u64) {
+    assert_eq!(
+        f.chips.total().await,
+        u128::from(granted) * 10_000,
+        "no chips beyond the grants were created"
+    );
     let m = f.node.metrics().render();
-    assert!(m.contains("claw_welcome_grants_total 2"), "{m}");
-    assert!(m.contains("claw_welcome_chips_total 20000"), "{m}");
-    assert!(m.contains("claw_welcome_refused_total 2"), "{m}");
+    assert!(m.contains(&format!("claw_welcome_grants_total {granted}")), "{m}");
+    assert!(m.contains(&format!("claw_welcome_chips_total {}", granted * 10_000)), "{m}");
+    assert!(m.contains(&format!("claw_welcome_refused_total {refused}")), "{m}");
+}
+
+/// Issue #17: welcome grants are limited per period too (`--welcome-per-day`):
+/// beyond the period's chips, fresh identities get nothing, whatever the
+/// node total still allows.
+#[tokio::test]
+async fn throw_away_identities_cannot_drain_more_than_a_periods_welcome() {
+    let f = Fixture::start_with(
+        vec![RoomConfig::new("a", "high-card")],
+        |c| c,
+        |b| b.welcome_total(Some(1_000_000)).welcome_per_period(Some((20_000, Duration::from_secs(86_400)))),
+    )
+    .await;
+    assert_eq!(fresh_identities_join(&f, 4).await, 2, "two grants of 10 000 fit the day's 20 000");
+    assert_welcome_counted(&f, 2, 2).await;
 }

@@ -499,6 +499,12 @@ impl Hand {
         }
     }
 
+    /// Whether the game cannot go on once `seat`'s player has left and
+    /// `seat` is to act (see `GamePlugin::leave_voids`).
+    pub fn leave_voids(&self, seat: Seat) -> bool {
+        self.to_act() == Some(seat) && self.running().is_some_and(|r| r.runner.hand().leave_voids(seat))
+    }
+
     /// Whether the hand is over.
     pub fn is_over(&self) -> bool {
         self.phase() == HandPhase::Over

@@ -154,6 +154,30 @@ pub struct RoomConfig {
     /// supports operator grants (the local ledger); games with a house bank.
     #[serde(default)]
     pub house_bankroll: Chips,
+    /// The acting player gets `your-turn` again with `warning` ("10 s
+    /// left") this long before its deadline; 0 = never.
+    #[serde(default = "d_warn_time_left", with = "dur")]
+    pub warn_time_left: Duration,
+    /// `your-turn` carries a low-balance `warning` while the player's chips
+    /// for the hand are below this; 0 = ten times what a hand needs
+    /// (commission + max(min bet, 1)).
+    #[serde(default)]
+    pub low_balance_warning: Chips,
+    /// A table with at least one but fewer than `min_players` seats taken,
+    /// and no hand, for this long is dissolved: its players get `kicked`
+    /// `dissolved` and leave. Unset = the game's default
+    /// ([`default_dissolve_after`]); `0s` = never.
+    #[serde(default, with = "opt_dur", skip_serializing_if = "Option::is_none")]
+    pub dissolve_after: Option<Duration>,
+}
+
+/// The game's default for [`RoomConfig::dissolve_after`]: 60 s for Sam
+/// Gong (PRD: "60 秒內無新玩家加入則自動解散房間"), never for the others.
+pub fn default_dissolve_after(game: &str) -> Duration {
+    match game {
+        "sam-gong" => Duration::from_secs(60),
+        _ => Duration::ZERO,
+    }
 }
 
 mod opt_dur {
@@ -193,6 +217,9 @@ fn d_away_timeout() -> Duration {
 fn d_sit_out_limit() -> Duration {
     Duration::from_secs(300)
 }
+fn d_warn_time_left() -> Duration {
+    Duration::from_secs(10)
+}
 
 impl RoomConfig {
     /// A room of `game` with every other field at its default.
@@ -219,6 +246,9 @@ impl RoomConfig {
             entropy: EntropyMode::Joint,
             max_hands: None,
             house_bankroll: Chips::ZERO,
+            warn_time_left: d_warn_time_left(),
+            low_balance_warning: Chips::ZERO,
+            dissolve_after: None,
         }
     }
 
@@ -267,6 +297,9 @@ impl RoomConfig {
         }
         if self.action_timeout < Duration::from_millis(10) {
             return Err(self.err("action_timeout must be at least 10ms"));
+        }
+        if self.dissolve_after.is_none() {
+            self.dissolve_after = Some(default_dissolve_after(&self.game));
         }
         if self.sit_out_seats == 0 {
             self.sit_out_seats = (self.max_players / 2).max(1);

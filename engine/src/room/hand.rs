@@ -10,7 +10,7 @@ use std::time::Instant;
 use claw_games::Party;
 use claw_protocol::messages::{
     ActionRejectCode, ActionRejected, ChipOp, ErrorCode, ErrorMsg, KickReason, Kicked, PlayerSeed, RoomPhase,
-    ServerMessage, SignedAction, TimeoutReason,
+    ServerMessage, SignedAction, TimeoutReason, YourTurn,
 };
 use claw_protocol::transcript::EventEnvelope;
 use claw_protocol::{Chips, HandId, PlayerId, Seat};
@@ -34,6 +34,9 @@ pub enum VoidCause {
     Shutdown,
     /// The hand's chip moves did not add up (conservation check).
     Conservation,
+    /// A player the hand cannot go on without left before acting (Sam
+    /// Gong's banker before its bet).
+    Left,
 }
 
 impl VoidCause {
@@ -44,6 +47,7 @@ impl VoidCause {
             VoidCause::Game => "game-error",
             VoidCause::Shutdown => "shutdown",
             VoidCause::Conservation => "chip-conservation",
+            VoidCause::Left => "player-left",
         }
     }
 
@@ -54,8 +58,20 @@ impl VoidCause {
             VoidCause::Game => "the game could not continue",
             VoidCause::Shutdown => "the dealer is shutting down",
             VoidCause::Conservation => "the hand's chip movements did not add up",
+            VoidCause::Left => "a player the hand cannot go on without left before acting",
         }
     }
+}
+
+/// The chip call that gives `p` its commission back (in the hand's journal).
+fn commission_back(hand: HandId, p: PlayerId, commission: Chips) -> ChipCall {
+    let mv = ChipMove {
+        account: Account::Player(p),
+        kind: ChipOp::Credit,
+        amount: commission,
+        memo: "commission returned".into(),
+    };
+    ChipCall::Moves { hand, moves: vec![mv], undo_on_refusal: false }
 }
 
 /// The most chips a player brings into one hand, whatever the balance.
@@ -87,6 +103,9 @@ enum FormStep {
     Commission(PlayerId),
     ReturnCommission(PlayerId, Chips),
     Balance(PlayerId),
+    /// A charged player left, went away or sat out before the deal: its
+    /// commission goes back and it is not dealt in.
+    Refund(PlayerId),
 }
 
 /// The hand being played.
@@ -114,6 +133,26 @@ struct Turn {
     seat: Seat,
     deadline: Instant,
     deadline_ms: u64,
+    /// When the low-time warning is due (`warn_time_left` before the
+    /// deadline); none once sent, or when off.
+    warn_at: Option<Instant>,
+}
+
+impl Turn {
+    /// A turn of `seat` from `now` to `deadline`, warned `warn` before the
+    /// deadline (zero: never). A deadline already that close is warned in
+    /// its first `your-turn`.
+    fn new(seat: Seat, now: Now, deadline: Now, warn: std::time::Duration) -> Turn {
+        let warn_at =
+            (!warn.is_zero()).then(|| deadline.at.checked_sub(warn)).flatten().filter(|w| *w > now.at);
+        Turn { seat, deadline: deadline.at, deadline_ms: deadline.unix_ms, warn_at }
+    }
+
+    /// Whether the low-time warning is due or was sent (a `your-turn` sent
+    /// now carries it).
+    fn low_time(&self, warn: std::time::Duration) -> bool {
+        self.warn_at.is_none() && !warn.is_zero()
+    }
 }
 
 /// Who set off a step.
@@ -158,8 +197,20 @@ impl Table {
         match self {
             Table::Playing(h) => match &h.stage {
                 Stage::Seeds { deadline } => Some(*deadline),
-                Stage::Turn(t) => Some(t.deadline),
+                Stage::Turn(t) => Some(t.warn_at.map_or(t.deadline, |w| w.min(t.deadline))),
                 Stage::Chips { .. } => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Who the hand waits for (`your-turn` sent), its hand seat and deadline
+    /// (unix ms).
+    pub fn acting(&self) -> Option<(PlayerId, Seat, u64)> {
+        match self {
+            Table::Playing(h) => match &h.stage {
+                Stage::Turn(t) => h.players.get(t.seat.index()).map(|p| (*p, t.seat, t.deadline_ms)),
+                _ => None,
             },
             _ => None,
         }
@@ -216,17 +267,8 @@ impl RoomCore {
             self.begin_close(now, std::time::Duration::ZERO);
             return;
         }
-        let ready: VecDeque<PlayerId> = self
-            .seats
-            .iter()
-            .flatten()
-            .filter(|id| {
-                self.players
-                    .get(id)
-                    .is_some_and(|p| matches!(p.presence, Presence::Online(_)) && p.sit_out.is_none())
-            })
-            .copied()
-            .collect();
+        let ready: VecDeque<PlayerId> =
+            self.seats.iter().flatten().filter(|id| self.dealable(id)).copied().collect();
         if ready.len() < usize::from(self.cfg.min_players) {
             self.phase = RoomPhase::Waiting;
             return;
@@ -277,14 +319,7 @@ impl RoomCore {
                 let balance = b.first().copied().unwrap_or_default();
                 if balance < min_stake {
                     // Cannot play after paying: give it back, kick.
-                    let mv = ChipMove {
-                        account: Account::Player(p),
-                        kind: ChipOp::Credit,
-                        amount: commission,
-                        memo: "commission returned".into(),
-                    };
-                    let hand = f.hand_id;
-                    let call = ChipCall::Moves { hand, moves: vec![mv], undo_on_refusal: false };
+                    let call = commission_back(f.hand_id, p, commission);
                     let id = self.call(call, Waiting::Table);
                     if let Table::Forming(f) = &mut self.table {
                         f.step = FormStep::ReturnCommission(p, balance);
@@ -314,6 +349,14 @@ impl RoomCore {
                 inc(&self.metrics.chip_errors);
                 tracing::warn!(room = %self.cfg.id, outcome = ?other, "balance check failed; player skips this hand");
             }
+            (FormStep::Refund(_), ChipOutcome::Moves(Ok(_))) => {
+                f.commission_total = Chips(f.commission_total.0 - commission.0)
+            }
+            (FormStep::Refund(p), other) => {
+                inc(&self.metrics.chip_errors);
+                tracing::error!(room = %self.cfg.id, player = %p.short(), outcome = ?other,
+                    "returning the commission of a player who left before the deal failed");
+            }
         }
         if let Some((p, b)) = kick {
             self.kick_broke(&p, b);
@@ -324,16 +367,26 @@ impl RoomCore {
         self.next_form(now);
     }
 
-    /// Charges the next ready player, or prepares the hand.
+    /// Whether `id` is to be dealt into the next hand: seated, online and
+    /// not sitting out. A player who said leave, went away or sat out while
+    /// the hand was forming is not.
+    pub(super) fn dealable(&self, id: &PlayerId) -> bool {
+        self.players.get(id).is_some_and(|p| {
+            p.seat.is_some() && matches!(p.presence, Presence::Online(_)) && p.sit_out.is_none()
+        })
+    }
+
+    /// Charges the next ready player, gives back the commission of a charged
+    /// player who is no longer dealable, or prepares the hand.
     fn next_form(&mut self, now: Now) {
         let commission = self.cfg.commission;
         loop {
             let Table::Forming(f) = &mut self.table else { return };
             let Some(p) = f.queue.pop_front() else { break };
-            if !self.players.get(&p).is_some_and(|x| x.seat.is_some() && !x.left()) {
+            let hand = f.hand_id;
+            if !self.dealable(&p) {
                 continue;
             }
-            let hand = f.hand_id;
             let (step, call) = if commission.0 > 0 {
                 let mv = ChipMove {
                     account: Account::Player(p),
@@ -352,6 +405,22 @@ impl RoomCore {
             }
             return;
         }
+        let Table::Forming(f) = &self.table else { return };
+        if let Some(i) = f.seated.iter().position(|(p, _)| !self.dealable(p)) {
+            let Table::Forming(f) = &mut self.table else { return };
+            let (p, _) = f.seated.remove(i);
+            let hand = f.hand_id;
+            if commission.0 > 0 {
+                tracing::info!(room = %self.cfg.id, player = %p.short(), "not dealt in: commission returned");
+                let id = self.call(commission_back(hand, p, commission), Waiting::Table);
+                if let Table::Forming(f) = &mut self.table {
+                    f.step = FormStep::Refund(p);
+                    f.awaiting = id;
+                }
+                return;
+            }
+            return self.next_form(now);
+        }
         self.prepare(now);
     }
 
@@ -369,7 +438,7 @@ impl RoomCore {
         let seats: Vec<HandSeat> = seated
             .iter()
             .filter_map(|(id, b)| {
-                self.players.get(id).filter(|p| !p.left()).map(|p| HandSeat {
+                self.players.get(id).map(|p| HandSeat {
                     id: *id,
                     encryption_key: p.encryption_key,
                     balance: Chips(b.0.min(MAX_HAND_STAKE)),
@@ -456,6 +525,7 @@ impl RoomCore {
                 let seat = t.seat;
                 self.timeout_action(now, seat)
             }
+            Stage::Turn(t) if t.warn_at.is_some_and(|w| w <= now.at) => self.warn_turn(),
             _ => {}
         }
     }
@@ -503,7 +573,7 @@ impl RoomCore {
         {
             Some(Presence::Online(_)) => TimeoutReason::Timeout,
             Some(Presence::Away { .. }) => TimeoutReason::Disconnected,
-            Some(Presence::Left) | None => TimeoutReason::Left,
+            Some(Presence::Left) | None => return self.left_to_act(now, Some(seat)),
         };
         inc(&self.metrics.timeouts);
         match h.hand.auto_act(seat, reason) {
@@ -512,17 +582,26 @@ impl RoomCore {
         }
     }
 
-    /// Runs a step and what follows it: while the next player to act has
-    /// left the room, acts for it at once.
+    /// Runs a step and what follows it (see [`RoomCore::left_to_act`]).
     fn drive(&mut self, now: Now, step: Step, origin: Origin) {
-        let mut next = self.run_step(now, step, origin);
-        while let Some(seat) = next {
-            next = None;
+        let next = self.run_step(now, step, origin);
+        self.left_to_act(now, next);
+    }
+
+    /// While the seat to act (`next`) is a player who left the room: the
+    /// game's auto action at once, or, when the game cannot go on without
+    /// that player (Sam Gong's banker before its bet), the hand is voided
+    /// and refunded.
+    fn left_to_act(&mut self, now: Now, mut next: Option<Seat>) {
+        while let Some(seat) = next.take() {
             let Table::Playing(h) = &mut self.table else { return };
+            if h.hand.leave_voids(seat) {
+                return self.void_hand(now, VoidCause::Left, &format!("the player of {seat} left"));
+            }
             inc(&self.metrics.timeouts);
             match h.hand.auto_act(seat, TimeoutReason::Left) {
                 Ok(step) => next = self.run_step(now, step, Origin::Auto),
-                Err(e) => self.void_hand(now, VoidCause::Game, &format!("auto action failed: {e}")),
+                Err(e) => return self.void_hand(now, VoidCause::Game, &format!("auto action failed: {e}")),
             }
         }
     }
@@ -582,17 +661,8 @@ impl RoomCore {
                         p.balance = b;
                     }
                 }
-                if let Some(seat) = self.commit_step(now, origin) {
-                    if let Table::Playing(h) = &mut self.table {
-                        inc(&self.metrics.timeouts);
-                        match h.hand.auto_act(seat, TimeoutReason::Left) {
-                            Ok(step) => self.drive(now, step, Origin::Auto),
-                            Err(e) => {
-                                self.void_hand(now, VoidCause::Game, &format!("auto action failed: {e}"))
-                            }
-                        }
-                    }
-                }
+                let next = self.commit_step(now, origin);
+                self.left_to_act(now, next);
             }
             Err((ChipFailure::Refused(reason), undone)) => {
                 inc(&self.metrics.chip_errors);
@@ -657,12 +727,15 @@ impl RoomCore {
         };
         let seat = turn.seat;
         let Table::Playing(h) = &mut self.table else { return None };
-        h.stage = Stage::Turn(Turn { seat, deadline: later.at, deadline_ms: later.unix_ms });
+        let t = Turn::new(seat, now, later, self.cfg.warn_time_left);
+        let low_time = t.low_time(self.cfg.warn_time_left).then_some(timeout);
+        h.stage = Stage::Turn(t);
         let actor = *h.players.get(seat.index())?;
         if self.players.get(&actor).is_none_or(|p| p.left()) {
             return Some(seat);
         }
         self.hurry_away_turn(now);
+        let turn = self.with_warnings(turn, low_time);
         self.send(&actor, &ServerMessage::YourTurn(turn));
         None
     }
@@ -682,6 +755,7 @@ impl RoomCore {
         if away && soon.at < t.deadline {
             t.deadline = soon.at;
             t.deadline_ms = soon.unix_ms;
+            t.warn_at = None; // nobody reads it
         }
     }
 
@@ -690,12 +764,55 @@ impl RoomCore {
         let later = now.after(self.cfg.action_timeout);
         let Table::Playing(h) = &mut self.table else { return };
         let Some(seat) = h.hand.to_act() else { return };
-        h.stage = Stage::Turn(Turn { seat, deadline: later.at, deadline_ms: later.unix_ms });
+        let t = Turn::new(seat, now, later, self.cfg.warn_time_left);
+        let low_time = t.low_time(self.cfg.warn_time_left).then_some(self.cfg.action_timeout);
+        h.stage = Stage::Turn(t);
         let turn = h.hand.your_turn(seat, later.unix_ms);
         if let Some(id) = h.players.get(seat.index()).copied() {
+            let turn = self.with_warnings(turn, low_time);
             self.send(&id, &ServerMessage::YourTurn(turn));
         }
         self.hurry_away_turn(now);
+    }
+
+    /// `turn` with its `warning` (informational, unsigned): the time left
+    /// once within `warn_time_left` of the deadline, and a balance below the
+    /// room's low-balance level.
+    fn with_warnings(&self, mut turn: YourTurn, time_left: Option<std::time::Duration>) -> YourTurn {
+        let mut w = Vec::new();
+        if let Some(left) = time_left {
+            let left = left.min(self.cfg.warn_time_left);
+            w.push(format!("{} s left", left.as_millis().div_ceil(1000)));
+        }
+        let low = self.low_balance();
+        if turn.balance < low {
+            w.push(format!("low balance: {} chips left (below {low})", turn.balance));
+        }
+        turn.warning = (!w.is_empty()).then(|| w.join("; "));
+        turn
+    }
+
+    /// The balance under which `your-turn` warns: the room's
+    /// `low_balance_warning`, or (0) ten times what a hand needs.
+    fn low_balance(&self) -> Chips {
+        match self.cfg.low_balance_warning {
+            Chips(0) => Chips(self.min_balance().0.saturating_mul(10)),
+            set => set,
+        }
+    }
+
+    /// The acting player's low-time warning is due: `your-turn` again, same
+    /// deadline, with `warning`.
+    fn warn_turn(&mut self) {
+        let Table::Playing(h) = &mut self.table else { return };
+        let Stage::Turn(t) = &mut h.stage else { return };
+        t.warn_at = None;
+        let (seat, deadline_ms) = (t.seat, t.deadline_ms);
+        let turn = h.hand.your_turn(seat, deadline_ms);
+        if let Some(id) = h.players.get(seat.index()).copied() {
+            let turn = self.with_warnings(turn, Some(self.cfg.warn_time_left));
+            self.send(&id, &ServerMessage::YourTurn(turn));
+        }
     }
 
     /// Settles a finished hand: commission and rake to the dealer (with the
@@ -826,7 +943,8 @@ impl RoomCore {
             .collect();
         let turn = match &h.stage {
             Stage::Turn(t) if t.seat == seat => {
-                Some(ServerMessage::YourTurn(h.hand.your_turn(seat, t.deadline_ms)))
+                let low_time = t.low_time(self.cfg.warn_time_left).then_some(self.cfg.warn_time_left);
+                Some(self.with_warnings(h.hand.your_turn(seat, t.deadline_ms), low_time))
             }
             _ => None,
         };
@@ -834,7 +952,7 @@ impl RoomCore {
             self.send_frame(&[*id], f);
         }
         if let Some(t) = turn {
-            self.send(id, &t);
+            self.send(id, &ServerMessage::YourTurn(t));
         }
     }
 }

@@ -101,6 +101,9 @@ pub struct ChipMove {
 pub enum ChipCall {
     /// A balance (queries, hand start without commission).
     Balance(PlayerId),
+    /// A balance and the chips the node holds for the player in voided
+    /// hands awaiting their refund (`my-status`).
+    Status(PlayerId),
     /// A join: the welcome grant when the node grants one, then the balance.
     JoinBalance(PlayerId),
     /// Grant the house its bankroll (once, at room start).
@@ -154,6 +157,13 @@ pub enum ChipFailure {
 pub enum ChipOutcome {
     /// A balance (`Balance`, `JoinBalance`).
     Balance(Result<Chips, ChipFailure>),
+    /// `Status`: the balance, and the chips held for refunds.
+    Status {
+        /// The balance.
+        balance: Result<Chips, ChipFailure>,
+        /// Chips taken by voided hands and not refunded yet.
+        held: Chips,
+    },
     /// `Moves`: the balance after each move, or why they stopped (`undone`:
     /// the earlier moves of the call were given back).
     Moves(Result<Vec<Chips>, (ChipFailure, bool)>),
@@ -366,6 +376,8 @@ pub struct RoomSnapshot {
     pub hands_voided: u64,
     /// Players and their statuses.
     pub players: Vec<TablePlayer>,
+    /// The player the running hand waits for.
+    pub acting: Option<claw_protocol::messages::Acting>,
 }
 
 /// What a pending effect's completion is for.
@@ -436,6 +448,15 @@ pub struct RoomCore {
     effects: VecDeque<Effect>,
     /// The room's query budget (`Limits::room_queries_per_sec`), from the first query on.
     query_budget: Option<TokenBucket>,
+    /// Since when the table has been under-filled (seats taken, fewer than
+    /// `min_players`, no hand): it is dissolved `dissolve_after` later.
+    underfilled_since: Option<Instant>,
+    /// The latest time the driver told (converts timers to the unix
+    /// milliseconds players see).
+    clock: Now,
+    /// The game's entry threshold for these settings (Sam Gong's tier
+    /// entry chips): a join below it is refused `below-entry`.
+    entry: Chips,
 }
 
 /// Smallest pause before trying again after a hand could not start.
@@ -452,7 +473,14 @@ impl RoomCore {
         metrics: Arc<Metrics>,
         rng: Box<dyn CryptoRngCore + Send>,
     ) -> RoomCore {
+        let entry = spec.game.entry_chips(&spec.settings).unwrap_or_else(|e| {
+            tracing::warn!(room = %cfg.id, error = %e, "no entry threshold: the settings do not parse");
+            Chips::ZERO
+        });
         let mut core = RoomCore {
+            clock: Now { at: Instant::now(), unix_ms: 0 },
+            underfilled_since: None,
+            entry,
             seats: vec![None; usize::from(cfg.max_players)],
             cfg,
             spec,
@@ -537,6 +565,7 @@ impl RoomCore {
         for d in &self.deferred {
             at(d.at);
         }
+        at(self.dissolve_at());
         // The shutdown grace matters only while a hand runs (it is voided then).
         at(self.closing.as_ref().filter(|_| self.table.is_playing()).map(|c| c.deadline));
         w
@@ -545,10 +574,11 @@ impl RoomCore {
     /// The room's public state.
     pub fn snapshot(&self) -> RoomSnapshot {
         RoomSnapshot {
-            phase: self.phase,
+            phase: self.public_phase(),
             hands_played: self.hands_played,
             hands_voided: self.hands_voided,
             players: self.table_players(),
+            acting: self.acting(),
         }
     }
 
@@ -582,6 +612,7 @@ impl RoomCore {
 
     /// Handles one input.
     pub fn handle(&mut self, now: Now, input: Input) {
+        self.clock = now;
         match input {
             Input::Ready(conn) => self.ready(conn),
             Input::Message { conn, msg, at } => self.message(now, conn, *msg, at),
@@ -601,6 +632,7 @@ impl RoomCore {
 
     /// Runs the timers that are due at `now`.
     pub fn handle_timeout(&mut self, now: Now) {
+        self.clock = now;
         let t = now.at;
         // Reconnect windows.
         let window = self.cfg.reconnect_window;
@@ -654,12 +686,57 @@ impl RoomCore {
             self.next_hand_at = None;
             self.maybe_start_hand(now);
         }
+        if self.dissolve_at().is_some_and(|d| d <= t) {
+            self.dissolve();
+        }
         self.after_input(now);
     }
 
-    /// Closes the room once shutdown has nothing left to wait for.
+    /// When the under-filled table is dissolved, if it is and the room
+    /// dissolves tables.
+    fn dissolve_at(&self) -> Option<Instant> {
+        let after = self.cfg.dissolve_after.filter(|d| !d.is_zero())?;
+        Some(self.underfilled_since? + after)
+    }
+
+    /// Starts, keeps or stops the under-filled timer.
+    fn track_underfilled(&mut self, now: Now) {
+        let seated = self.seats.iter().flatten().count();
+        let under = (1..usize::from(self.cfg.min_players)).contains(&seated)
+            && !self.table.is_busy()
+            && self.closing.is_none();
+        if !under {
+            self.underfilled_since = None;
+        } else if self.underfilled_since.is_none() {
+            self.underfilled_since = Some(now.at);
+        }
+    }
+
+    /// The table stayed under-filled for `dissolve_after`: every seated
+    /// player is told (`kicked` `dissolved`) and leaves; the room stays
+    /// open for new players.
+    fn dissolve(&mut self) {
+        self.underfilled_since = None;
+        let after = self.cfg.dissolve_after.unwrap_or_default().as_secs();
+        let why = format!(
+            "the room was dissolved: fewer than {} players for {after} s; join again to be matched",
+            self.cfg.min_players
+        );
+        let seated: Vec<PlayerId> = self.seats.iter().flatten().copied().collect();
+        tracing::info!(room = %self.cfg.id, players = seated.len(), "under-filled table dissolved");
+        for id in seated {
+            self.send(
+                &id,
+                &ServerMessage::Kicked(Kicked { code: KickReason::Dissolved, reason: why.clone() }),
+            );
+            self.remove_player(&id, true);
+        }
+    }
+
+    /// Tracks the under-filled table; closes the room once shutdown has
+    /// nothing left to wait for.
     fn after_input(&mut self, now: Now) {
-        let _ = now;
+        self.track_underfilled(now);
         if self.closing.is_some() && self.phase != RoomPhase::Closed {
             let must_wait = self.table.is_busy() || self.waiting.values().any(Waiting::must_finish);
             if must_wait {
@@ -703,11 +780,12 @@ impl RoomCore {
                 self.join_done(now, &player, req, balance);
             }
             Waiting::Query(player, q) => {
-                let balance = match outcome {
-                    ChipOutcome::Balance(b) => b,
-                    _ => Err(ChipFailure::Unavailable("unexpected completion".into())),
+                let (balance, held) = match outcome {
+                    ChipOutcome::Balance(b) => (b, Chips::ZERO),
+                    ChipOutcome::Status { balance, held } => (balance, held),
+                    _ => (Err(ChipFailure::Unavailable("unexpected completion".into())), Chips::ZERO),
                 };
-                self.query_done(&player, q, balance);
+                self.query_done(&player, q, balance, held);
             }
             Waiting::Table => self.table_chips_done(now, id, outcome),
             Waiting::Settle(next) => {
@@ -815,6 +893,7 @@ impl RoomCore {
     /// the resumption of the one whose reconnect token it presents) or
     /// refuses with a reason.
     pub fn connect(&mut self, now: Now, conn: ConnId, v: &VerifiedPlayer) -> Result<Admit, Refusal> {
+        self.clock = now;
         if self.closing.is_some() || self.phase == RoomPhase::Closed {
             return Err(Refusal::new(RejectReason::Refused, "the room is closing"));
         }
@@ -1108,8 +1187,13 @@ impl RoomCore {
             let m = format!("balance {balance} is below the {need} this room needs");
             return self.send(id, &join_refused(JoinRejectReason::InsufficientBalance, &m));
         }
+        if balance < self.entry {
+            let m = format!("balance {balance} is below this table's entry threshold of {}", self.entry);
+            return self.send(id, &join_refused(JoinRejectReason::BelowEntry, &m));
+        }
         let seat = j.seat.map(|s| s.index()).filter(|s| free.contains(s)).unwrap_or(first);
         self.seats[seat] = Some(*id);
+        self.underfilled_since = None; // a newcomer: the wait starts again
         if let Some(p) = self.players.get_mut(id) {
             p.seat = Some(Seat(seat as u8));
             p.balance = balance;
@@ -1226,21 +1310,53 @@ impl RoomCore {
         }
     }
 
+    /// Everyone in the room, seat order first: a player who left is shown
+    /// `left` until the hand it is still in ends; `until_ms` says when an
+    /// away or sitting-out seat is freed.
     fn table_players(&self) -> Vec<TablePlayer> {
         let mut v: Vec<_> = self
             .players
             .values()
-            .filter(|p| !p.left())
             .map(|p| TablePlayer {
                 id: p.id,
                 name: p.name.clone(),
                 seat: p.seat,
                 status: self.status_of(p),
                 chips: p.balance,
+                until_ms: match (p.presence, p.sit_out) {
+                    (Presence::Away { since }, _) => Some(self.unix_ms(since + self.cfg.reconnect_window)),
+                    (Presence::Online(_), Some(since)) => Some(self.unix_ms(since + self.cfg.sit_out_limit)),
+                    _ => None,
+                },
             })
             .collect();
         v.sort_by_key(|p| (p.seat.map_or(u16::MAX, |s| u16::from(s.0)), p.id));
         v
+    }
+
+    /// The room phase players see: `idle` while no seat is taken and no
+    /// hand runs, else the phase itself.
+    fn public_phase(&self) -> RoomPhase {
+        let empty = self.seats.iter().all(Option::is_none);
+        if self.phase == RoomPhase::Waiting && empty && !self.table.is_busy() {
+            RoomPhase::Idle
+        } else {
+            self.phase
+        }
+    }
+
+    /// Who the running hand waits for, as `room-state` shows it.
+    fn acting(&self) -> Option<claw_protocol::messages::Acting> {
+        let (player, seat, deadline_ms) = self.table.acting()?;
+        Some(claw_protocol::messages::Acting { player, seat, deadline_ms })
+    }
+
+    /// `t` in unix milliseconds, by the latest time the driver told.
+    fn unix_ms(&self, t: Instant) -> u64 {
+        match t.checked_duration_since(self.clock.at) {
+            Some(ahead) => self.clock.unix_ms.saturating_add(millis(ahead)),
+            None => self.clock.unix_ms.saturating_sub(millis(self.clock.at.saturating_duration_since(t))),
+        }
     }
 
     // ----- shutdown --------------------------------------------------------

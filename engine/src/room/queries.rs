@@ -26,14 +26,19 @@ impl RoomCore {
         }
         inc(&self.metrics.queries);
         let data = match q.query_type {
-            QueryType::MyBalance | QueryType::MyStatus => {
+            QueryType::MyBalance => {
                 self.call(ChipCall::Balance(*id), Waiting::Query(*id, q));
                 return;
             }
+            QueryType::MyStatus => {
+                self.call(ChipCall::Status(*id), Waiting::Query(*id, q));
+                return;
+            }
             QueryType::RoomState => QueryData::RoomState {
-                phase: self.phase,
+                phase: self.public_phase(),
                 hands_played: self.hands_played,
                 players: self.table_players(),
+                acting: self.acting(),
             },
             QueryType::TableState => QueryData::TableState {
                 hand_id: self.table.hand().map(|h| h.hand_id()),
@@ -55,8 +60,15 @@ impl RoomCore {
         self.send(id, &ServerMessage::QueryResult(QueryResult { nonce: q.nonce, data }));
     }
 
-    /// The chip service answered a `my-balance` or `my-status` query.
-    pub(super) fn query_done(&mut self, id: &PlayerId, q: Query, balance: Result<Chips, ChipFailure>) {
+    /// The chip service answered a `my-balance` or `my-status` query
+    /// (`held`: chips the node holds for refunds, `my-status` only).
+    pub(super) fn query_done(
+        &mut self,
+        id: &PlayerId,
+        q: Query,
+        balance: Result<Chips, ChipFailure>,
+        held: Chips,
+    ) {
         let balance = match balance {
             Ok(b) => {
                 if let Some(p) = self.players.get_mut(id) {
@@ -78,6 +90,7 @@ impl RoomCore {
                     status: self.status_of(p),
                     balance: balance.unwrap_or(p.balance),
                     credit_score: p.credit_score,
+                    held,
                 }
             }
             _ => match balance {

@@ -746,6 +746,22 @@ impl GamePlugin for SamGong {
         }
     }
 
+    /// EDD: a banker who leaves before its bet voids the hand (refund); any
+    /// other leaver is folded when its turn comes, without a timer.
+    fn leave_voids(&self, state: &SamGongState, seat: Seat) -> bool {
+        seat == state.banker && matches!(state.phase, Phase::Dealing | Phase::BankerBet)
+    }
+
+    /// The tier's entry chips (EDD §3.3); none at a tutorial table (practice,
+    /// REQ-012: guests may have no chips).
+    fn entry_chips(&self, settings: &SamGongSettings) -> Chips {
+        if settings.tutorial {
+            Chips::ZERO
+        } else {
+            settings.limits().entry_chips
+        }
+    }
+
     fn details(&self, state: &SamGongState) -> Option<GameDetails> {
         let settlement = state.settlement.clone()?;
         Some(GameDetails::SamGong(SamGongDetails {

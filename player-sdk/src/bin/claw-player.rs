@@ -211,7 +211,11 @@ async fn join(j: JoinArgs) -> anyhow::Result<i32> {
             }
         })
         .await?;
-        node.close().await;
+        // Say leave (not just close): the seat is freed at once instead of
+        // being held for the reconnect window.
+        if let Err(e) = node.leave().await {
+            tracing::debug!(error = %e, "leave");
+        }
         eprintln!(
             "claw-player: {} hands, {} audited OK, {} pending (reveal not out yet), {} failed checks, net {}",
             report.hands,

@@ -129,6 +129,9 @@ pub enum JoinRejectReason {
     RoomFull,
     /// The player cannot cover the buy-in.
     InsufficientBalance,
+    /// The balance is below the table's entry threshold (Sam Gong's tier
+    /// entry chips), though it would cover a hand.
+    BelowEntry,
     /// This identity already holds a seat (another connection).
     AlreadySeated,
     /// The room is closed.
@@ -172,6 +175,23 @@ pub struct TablePlayer {
     pub status: PlayerStatus,
     /// Chips at the table.
     pub chips: Chips,
+    /// Unix ms when the seat is freed unless the player acts on it:
+    /// `disconnected`, the end of the reconnect window; `sit-out`, the end
+    /// of the sit-out limit. Informational.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ms: Option<u64>,
+}
+
+/// The player the running hand waits for, as everyone at the table may see
+/// it (`room-state`): whose timer runs, and until when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Acting {
+    /// Who is to act.
+    pub player: PlayerId,
+    /// Its seat in the hand.
+    pub seat: Seat,
+    /// Unix ms when the timeout action is taken (as in its `your-turn`).
+    pub deadline_ms: u64,
 }
 
 /// `join-response`.
@@ -290,6 +310,9 @@ pub enum KickReason {
     Replaced,
     /// The room closed.
     RoomClosed,
+    /// The table was dissolved: too few players for the room's
+    /// `dissolve_after` (Sam Gong's 60 s rule); join again to be matched.
+    Dissolved,
 }
 
 /// `kicked`.
@@ -336,6 +359,9 @@ pub enum QueryData {
         hands_played: u64,
         /// Every player's status and chips.
         players: Vec<TablePlayer>,
+        /// The player the running hand waits for, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        acting: Option<Acting>,
     },
     /// `table-state`.
     TableState {
@@ -362,6 +388,10 @@ pub enum QueryData {
         balance: Chips,
         /// Credit score (lowered by leaving mid-hand).
         credit_score: i32,
+        /// Chips the dealer holds for the player: taken by voided hands
+        /// whose refund the chip service has not answered yet (retried).
+        #[serde(default)]
+        held: Chips,
     },
 }
 
