@@ -70,6 +70,14 @@ pub struct Table {
     pub reveal: RevealPolicy,
     /// Every `n`-th turn is taken by the dealer as a timeout (auto action).
     pub timeout_every: Option<usize>,
+    /// The room's commission, taken from each player before every hand.
+    pub commission: Chips,
+    /// Each player's account carries over from hand to hand (start balance
+    /// = previous start + net − commission, as a room does); otherwise every
+    /// hand starts from `balance − commission`.
+    pub carry_balances: bool,
+    /// Each player's chip account between hands (with `carry_balances`).
+    accounts: Vec<Chips>,
     game: Arc<dyn claw_games::DynGame>,
     settings: Value,
     memory: Value,
@@ -128,6 +136,9 @@ impl Table {
             game_name: game.to_owned(),
             reveal: RevealPolicy::Full,
             timeout_every: None,
+            commission: Chips::ZERO,
+            carry_balances: false,
+            accounts: Vec::new(),
             game: g,
             settings,
             memory: Value::Null,
@@ -164,17 +175,22 @@ impl Table {
             self.reveal,
             1_000,
         )?);
+        if !self.carry_balances || self.accounts.len() != self.players.len() {
+            self.accounts = vec![self.balance; self.players.len()];
+        }
         let mut seats = Vec::with_capacity(self.players.len());
-        for p in &self.players {
+        for (p, account) in self.players.iter().zip(&self.accounts) {
             let key =
                 self.dealer.shared_key(&p.encryption_key()).map_err(|e| TableError::Other(e.to_string()))?;
             seats.push(HandSeat {
                 id: p.id(),
                 encryption_key: p.encryption_key(),
-                balance: self.balance,
+                balance: account.saturating_sub(self.commission),
+                commission: self.commission,
                 key,
             });
         }
+        let starts: Vec<Chips> = seats.iter().map(|s| s.balance).collect();
         let hand_id = HandId::random(&mut self.rng);
         let (mut hand, _) = Hand::prepare(
             spec,
@@ -239,6 +255,9 @@ impl Table {
         };
         self.memory = end.memory_after.clone();
         self.hand_number += 1;
+        for ((account, start), net) in self.accounts.iter_mut().zip(&starts).zip(&end.result.net) {
+            *account = Chips(start.0.saturating_add_signed(*net));
+        }
         let transcript = hand.transcript().clone();
         let bodies = transcript
             .events

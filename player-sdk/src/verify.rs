@@ -16,15 +16,19 @@
 //! [`SessionVerifier`] follows the hands of one connection; it also
 //! recognises events the dealer re-sends after a reconnect (identical
 //! events are skipped, a different event under a seen sequence number is a
-//! hash-chain failure: the dealer equivocated).
+//! hash-chain failure: the dealer equivocated). It also binds this
+//! player's hands to each other (SPEC.md §11.4): its `game-start`
+//! commission must be the one of the room configuration the dealer signed
+//! in the handshake (check `commission`), and its start balance the end of
+//! its previous hand in this session less that commission (check `balances`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use claw_protocol::audit::{AuditCheck, AuditError, AuditReport};
 use claw_protocol::messages::{
-    config_hash, CardFace, ChipMove, ChipOp, ChipParty, DealTo, EventBody, GameStart, HandPlayer,
-    HandPrepare, HandResult, RevealPolicy,
+    config_hash, expected_start_balance, CardFace, ChipMove, ChipOp, ChipParty, DealTo, EventBody, GameStart,
+    HandPlayer, HandPrepare, HandResult, RevealPolicy,
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader, TranscriptVerifier};
 use claw_protocol::{
@@ -221,6 +225,16 @@ pub struct SessionVerifier {
     shared: SharedKey,
     dealer_encryption: claw_protocol::EncryptionKey,
     hands: VecDeque<(HandId, HandTracker)>,
+    binding: Binding,
+}
+
+/// What binds this player's hands in the room to each other.
+#[derive(Debug, Clone, Copy, Default)]
+struct Binding {
+    /// The room's commission, from the signed room configuration.
+    commission: Option<Chips>,
+    /// Start balance and net of this player's last finished hand.
+    last: Option<(Chips, i64)>,
 }
 
 /// How many finished hands stay in memory (re-sent events). A hand whose
@@ -242,7 +256,23 @@ impl SessionVerifier {
         dealer_encryption: claw_protocol::EncryptionKey,
         shared: SharedKey,
     ) -> SessionVerifier {
-        SessionVerifier { dealer, room: room.into(), me, shared, dealer_encryption, hands: VecDeque::new() }
+        SessionVerifier {
+            dealer,
+            room: room.into(),
+            me,
+            shared,
+            dealer_encryption,
+            hands: VecDeque::new(),
+            binding: Binding::default(),
+        }
+    }
+
+    /// The room's commission per player per hand, as the room configuration
+    /// the dealer signed in the handshake states it: every hand's
+    /// `game-start` must announce exactly it (check `commission`).
+    pub fn with_room_commission(mut self, commission: Chips) -> SessionVerifier {
+        self.binding.commission = Some(commission);
+        self
     }
 
     /// The dealer key events are checked against.
@@ -361,16 +391,29 @@ impl SessionVerifier {
         let me = Arc::clone(&self.me);
         let (dealer, room, dealer_encryption) = (self.dealer, self.room.clone(), self.dealer_encryption);
         let shared = self.shared.clone();
+        let mut binding = self.binding;
         let Some(t) = self.tracker(&hand_id) else { return Ok(None) };
         if t.failed {
             return Ok(None);
         }
-        let res = t.accept(env, &me, dealer, &room, dealer_encryption, &shared);
+        let ctx = Ctx { me: &me, dealer, room: &room, dealer_encryption, shared: &shared };
+        let res = t.accept(env, ctx, &mut binding);
         if res.is_err() {
             t.failed = true;
         }
+        self.binding = binding;
         res
     }
+}
+
+/// The session's keys and names an event is checked with.
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    me: &'a Identity,
+    dealer: PlayerId,
+    room: &'a str,
+    dealer_encryption: claw_protocol::EncryptionKey,
+    shared: &'a SharedKey,
 }
 
 /// A card of this player's, dealt or transferred to it.
@@ -396,12 +439,10 @@ impl HandTracker {
     fn accept(
         &mut self,
         env: &EventEnvelope,
-        me: &Identity,
-        dealer: PlayerId,
-        room: &str,
-        dealer_encryption: claw_protocol::EncryptionKey,
-        shared: &SharedKey,
+        ctx: Ctx<'_>,
+        binding: &mut Binding,
     ) -> Result<Option<Update>, VerifyError> {
+        let Ctx { me, dealer, room, dealer_encryption, shared } = ctx;
         let (hand_id, seq) = (env.hand_id, env.seq);
         if let Some(seen) = usize::try_from(seq).ok().and_then(|i| self.hashes.get(i)) {
             return if *seen == env.hash() {
@@ -476,6 +517,26 @@ impl HandTracker {
                             AuditCheck::Structure,
                             "dealer encryption key differs from the handshake's".into(),
                         );
+                    }
+                    let mine = &g.players[seat.index()];
+                    if let Some(c) = binding.commission.filter(|c| *c != mine.commission) {
+                        return fail(
+                            AuditCheck::Commission,
+                            format!("my commission is {}, the room's is {c}", mine.commission),
+                        );
+                    }
+                    if let Some((balance, net)) = binding.last {
+                        if let Some(expected) = expected_start_balance(balance, net, mine.commission) {
+                            if mine.balance != expected {
+                                return fail(
+                                    AuditCheck::Balances,
+                                    format!(
+                                        "my balance is {}: my last hand left me {balance} {net:+}, less commission {}, = {expected}",
+                                        mine.balance, mine.commission
+                                    ),
+                                );
+                            }
+                        }
                     }
                 }
                 if merkle_root(&g.leaves) != g.root {
@@ -766,15 +827,19 @@ impl HandTracker {
                 let start = self.start.as_ref().ok_or_else(|| structure("game-end before game-start"))?;
                 self.ended = true;
                 self.view.result = Some(g.result.clone());
+                if let Some(seat) = self.view.seat {
+                    let net = g.result.net.get(seat.index()).copied().unwrap_or(0);
+                    binding.last = Some((start.players[seat.index()].balance, net));
+                }
                 let deferred = start.reveal == RevealPolicy::Deferred;
-                let audit = self.audit(dealer, room, deferred);
+                let audit = self.audit(dealer, room, deferred, binding.commission);
                 Ok(Some(Update::Ended { hand_id, result: g.result, audit: Box::new(audit) }))
             }
             EventBody::AuditReveal(_) => {
                 if !self.ended {
                     return fail(AuditCheck::Structure, "audit-reveal before game-end".into());
                 }
-                let audit = self.audit(dealer, room, false);
+                let audit = self.audit(dealer, room, false, binding.commission);
                 Ok(Some(Update::AuditCompleted { hand_id, audit: Box::new(audit) }))
             }
         }
@@ -797,7 +862,13 @@ impl HandTracker {
     /// The full audit of the hand. This player's sealed cards and seed were
     /// already checked live (as each arrived), so the audit runs as a third
     /// party would: no second X25519 or box opening per hand.
-    fn audit(&self, dealer: PlayerId, room: &str, pending_ok: bool) -> Result<AuditReport, AuditError> {
+    fn audit(
+        &self,
+        dealer: PlayerId,
+        room: &str,
+        pending_ok: bool,
+        commission: Option<Chips>,
+    ) -> Result<AuditReport, AuditError> {
         let t = Transcript {
             header: Some(TranscriptHeader::new(dealer, room.to_owned(), self.view.hand_id)),
             hand_id: self.view.hand_id,
@@ -805,6 +876,7 @@ impl HandTracker {
         };
         let mut a = Auditor::new(Some(dealer));
         a.allow_pending_reveal = pending_ok;
+        a.commission = commission;
         a.audit(&t, None)
     }
 }

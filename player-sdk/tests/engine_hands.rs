@@ -19,6 +19,8 @@ use serde_json::{json, Value};
 fn every_seat_verifies_honest_hands_of_every_game_live() {
     for (game, n) in [("texas-holdem", 6), ("blackjack", 5), ("dou-di-zhu", 3), ("sam-gong", 6)] {
         let mut sim = Table::new(game, &Value::Null, n, 21).unwrap();
+        // One verifier follows the session: balances carry over as in a room.
+        sim.carry_balances = true;
         let bot = strategy(game, "simple").unwrap();
         let hands: Vec<_> = (0..6).map(|_| support::play(&mut sim, bot.as_ref())).collect();
         for seat in 0..n {
@@ -171,6 +173,7 @@ fn a_wrong_dealer_key_fails_the_signature_check() {
 #[test]
 fn jsonl_files_with_several_hands_are_split_and_audited() {
     let mut sim = Table::new("blackjack", &Value::Null, 2, 14).unwrap();
+    sim.carry_balances = true;
     let bot = strategy("blackjack", "simple").unwrap();
     let mut text = String::new();
     for i in 0..3 {

@@ -58,8 +58,7 @@ impl VoidCause {
     }
 }
 
-/// The most chips a player brings into one hand, whatever the balance.
-pub const MAX_HAND_STAKE: u64 = 1 << 50;
+pub use claw_protocol::messages::MAX_HAND_STAKE;
 
 /// The table: no hand, a hand being formed (chips collected), or a hand.
 pub(super) enum Table {
@@ -373,6 +372,7 @@ impl RoomCore {
                     id: *id,
                     encryption_key: p.encryption_key,
                     balance: Chips(b.0.min(MAX_HAND_STAKE)),
+                    commission: self.cfg.commission,
                     key: p.key.clone(),
                 })
             })
