@@ -782,3 +782,6 @@ fn a_game_without_a_house_is_granted_no_bankroll() {
     assert!(!claw_engine::room::config::has_house("high-card"));
     assert!(claw_engine::room::config::has_house("blackjack"));
 }
+
+#[path = "room/rules.rs"]
+mod rules;
