@@ -268,4 +268,12 @@ pub trait GamePlugin: Send + Sync + 'static {
     fn details(&self, _state: &Self::State) -> Option<GameDetails> {
         None
     }
+
+    /// Face-up cards that belong to `seat`'s hand though they were never
+    /// dealt or transferred to it, read from a public state this game
+    /// produced (Dou Di Zhu: the revealed kitty joins the landlord's hand).
+    /// A client adds them to the cards it holds. Default: none.
+    fn public_cards_held(&self, _public_state: &serde_json::Value, _seat: Seat) -> Vec<CardId> {
+        Vec::new()
+    }
 }

@@ -181,8 +181,10 @@ pub struct HandView {
     /// Every card dealt or transferred to this player, opened and checked,
     /// in the order received.
     pub my_cards: Vec<CardId>,
-    /// The cards this player holds: `my_cards` minus the cards it played
-    /// (`"cards"` of its actions) and the cards transferred away from it.
+    /// The cards this player holds: `my_cards`, plus the face-up cards the
+    /// game gave it (a Dou Di Zhu landlord's kitty, once its public state
+    /// names the landlord), minus the cards it played (`"cards"` of its
+    /// actions) and the cards transferred away from it.
     pub hand: Vec<CardId>,
     /// Every card everyone can see: face-up deals and reveals, in order.
     pub table: Vec<SeenCard>,
@@ -213,6 +215,10 @@ struct HandTracker {
     mine: Vec<(u16, CardId)>,
     view: HandView,
     played: Vec<CardId>,
+    /// The game's rules (after `game-start`; none for a game not known here).
+    game: Option<Arc<dyn claw_games::DynGame>>,
+    /// Face-up cards the game gave this player (a landlord's kitty).
+    joined: Vec<CardId>,
     ended: bool,
     failed: bool,
 }
@@ -372,6 +378,8 @@ impl SessionVerifier {
                     result: None,
                 },
                 played: Vec::new(),
+                game: None,
+                joined: Vec::new(),
                 ended: false,
                 failed: false,
             };
@@ -553,6 +561,7 @@ impl HandTracker {
                 }
                 let settings = g.settings.to_value().map_err(|e| structure(&format!("settings: {e}")))?;
                 self.view.game = g.game.clone();
+                self.game = claw_games::registry::get(&g.game).ok();
                 self.view.players = g.players.clone();
                 self.view.settings = settings.clone();
                 self.view.memory = g.memory.clone();
@@ -797,6 +806,7 @@ impl HandTracker {
                     self.note_played(&action);
                 }
                 self.view.public_state = a.public_state.clone();
+                self.join_public_cards();
                 Ok(Some(Update::Action {
                     hand_id,
                     seat: a.seat,
@@ -813,6 +823,7 @@ impl HandTracker {
                     self.note_played(&a.action);
                 }
                 self.view.public_state = a.public_state.clone();
+                self.join_public_cards();
                 Ok(Some(Update::Action {
                     hand_id,
                     seat: a.seat,
@@ -841,6 +852,18 @@ impl HandTracker {
                 }
                 let audit = self.audit(dealer, room, false, binding.commission);
                 Ok(Some(Update::AuditCompleted { hand_id, audit: Box::new(audit) }))
+            }
+        }
+    }
+
+    /// Adds to this player's hand, once, the face-up cards the game now
+    /// gives it (a Dou Di Zhu landlord's kitty), as its public state says.
+    fn join_public_cards(&mut self) {
+        let (Some(game), Some(seat)) = (&self.game, self.view.seat) else { return };
+        for c in game.public_cards_held(&self.view.public_state, seat) {
+            if !self.joined.contains(&c) {
+                self.joined.push(c);
+                self.view.hand.push(c);
             }
         }
     }

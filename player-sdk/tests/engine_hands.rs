@@ -202,3 +202,54 @@ fn a_replay_refuses_an_unknown_game_version() {
     assert!(e.contains("version"), "{e}");
     assert!(GamesReplayer::default().canonical_deck("no-such-game", "1", &Value::Null).is_err());
 }
+
+#[test]
+fn the_landlords_view_holds_the_kitty() {
+    let mut sim = Table::new("dou-di-zhu", &Value::Null, 3, 31).unwrap();
+    let bot = strategy("dou-di-zhu", "simple").unwrap();
+    let mut landlords = 0;
+    for _ in 0..4 {
+        let h = support::play(&mut sim, bot.as_ref());
+        let t = h.sign(&sim.dealer, "room").unwrap();
+        for seat in 0..3 {
+            let me = Arc::clone(&sim.players[seat]);
+            let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
+            let mut v =
+                SessionVerifier::new(sim.dealer.id(), "room", me, sim.dealer.encryption_key(), shared);
+            let mut at_first_play = None;
+            for e in &t.events {
+                let u = v.on_event(e).unwrap_or_else(|e| panic!("seat {seat}: {e}"));
+                if let Some(Update::Prepared { hand_id, .. }) = u {
+                    v.set_my_seed(&hand_id, h.player_seeds[seat].unwrap());
+                    for b in &h.bodies {
+                        if let EventBody::ActionResult(a) = b {
+                            if a.seat.index() == seat {
+                                v.record_my_action(&hand_id, a.seq, a.action.as_str(), a.sig);
+                            }
+                        }
+                    }
+                }
+                let view = v.view(&h.hand_id).unwrap();
+                if at_first_play.is_none() && view.public_state["phase"] == "playing" {
+                    at_first_play = Some((view.hand.len(), view.public_state.clone()));
+                }
+            }
+            let view = v.view(&h.hand_id).unwrap();
+            // What the player holds is what the table says it holds, kitty included.
+            let left = view.public_state["cards_left"][seat].as_u64().unwrap() as usize;
+            assert_eq!(view.hand.len(), left, "seat {seat}: {:?}", view.public_state);
+            // (A hand where every seat passed the bidding is never played.)
+            let Some((held, state)) = at_first_play else { continue };
+            let landlord = state["landlord"].as_u64() == Some(seat as u64);
+            assert_eq!(held, if landlord { 20 } else { 17 }, "seat {seat} when play starts");
+            if landlord {
+                landlords += 1;
+                // The kitty was dealt to the table, not sealed to the landlord.
+                let kitty: Vec<CardId> = serde_json::from_value(state["kitty"].clone()).unwrap();
+                assert_eq!(kitty.len(), 3);
+                assert!(kitty.iter().all(|c| !view.my_cards.contains(c)));
+            }
+        }
+    }
+    assert!(landlords > 0, "some hand had a landlord");
+}
