@@ -140,6 +140,8 @@ pub enum GameDetails {
     TexasHoldem(crate::texas_holdem::HoldemDetails),
     /// Dou Di Zhu: bid, bombs, spring, multiplier.
     DouDiZhu(crate::dou_di_zhu::DdzDetails),
+    /// Guandan: level played, tribute, finishing order, levels won, match end.
+    Guandan(crate::guandan::GdDetails),
 }
 
 /// An action the player to act may take, for `your-turn`.
