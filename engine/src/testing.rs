@@ -226,7 +226,14 @@ impl Table {
             turns.push((hand.transcript().events.len(), seat, turn.actions.clone()));
             if self.timeout_every.is_some_and(|n| n > 0 && turn_no.is_multiple_of(n)) {
                 hand.auto_act(seat, claw_protocol::messages::TimeoutReason::Timeout)?;
+                let before = hand.transcript().events.len();
                 c = hand.commit(&mut self.rng, 0)?;
+                // The cards the dealer played for the seat leave its hand.
+                for e in &hand.transcript().events[before..] {
+                    if let Ok(EventBody::TimeoutAction(t)) = e.decode_body() {
+                        played[seat.index()].extend(played_cards(&t.action));
+                    }
+                }
                 continue;
             }
             let (own, table) = cards_of(hand.game_events(), seat, &played[seat.index()]);
@@ -242,11 +249,7 @@ impl Table {
                 memory: &self.memory,
             };
             let action = choose(&info, &mut self.rng).map_err(TableError::Other)?;
-            if let Some(cards) =
-                action.get("cards").and_then(|c| serde_json::from_value::<Vec<CardId>>(c.clone()).ok())
-            {
-                played[seat.index()].extend(cards);
-            }
+            played[seat.index()].extend(played_cards(&action));
             let raw = RawJson::from_value(&action).map_err(|e| TableError::Other(e.to_string()))?;
             let player = &self.players[seat.index()];
             let signed = SignedAction::sign(player, hand_id, turn.seq, raw);
@@ -266,6 +269,11 @@ impl Table {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(PlayedHand { hand_id, transcript, bodies, player_seeds, result: end.result, turns })
     }
+}
+
+/// The cards an action plays (its `"cards"` member), if any.
+fn played_cards(action: &Value) -> Vec<CardId> {
+    action.get("cards").and_then(|c| serde_json::from_value(c.clone()).ok()).unwrap_or_default()
 }
 
 /// A seat's own cards (dealt or transferred to it, minus those played and

@@ -146,7 +146,8 @@ fn honest_hands_of_every_game_pass_every_check() {
 
 #[test]
 fn timeout_actions_are_replayed_as_auto_actions() {
-    for (game, n) in games() {
+    // Guandan's auto action is the dealer's L2 takeover (games/src/guandan/ai).
+    for (game, n) in games().into_iter().chain([("guandan", 4)]) {
         let mut sim = Table::new(game, &json!({}), n, 12).unwrap();
         sim.timeout_every = Some(3);
         let bot = strategy(game, "simple").unwrap();

@@ -1175,13 +1175,7 @@ impl GamePlugin for Guandan {
         if self.to_act(st) != Some(seat) {
             return None;
         }
-        // L1; in play without building a view (this runs at every timeout check).
-        if st.phase == GdPhase::Playing {
-            return Some(
-                ai::smallest(st.legal_plays(seat.0), st.level).map(ai::play).unwrap_or(GdAction::Pass {}),
-            );
-        }
-        Some(ai::decide(ai::AiLevel::L1, &ai::View::of(st, seat.0), &mut ai::Ties::new(0)))
+        Some(ai::takeover(&ai::View::of(st, seat.0), ai::TAKEOVER_NODES))
     }
 
     fn details(&self, st: &GdState) -> Option<GameDetails> {
