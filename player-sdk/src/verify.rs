@@ -215,6 +215,8 @@ struct HandTracker {
     mine: Vec<(u16, CardId)>,
     view: HandView,
     played: Vec<CardId>,
+    /// Where this player's previous hand left it (taken at `hand-prepare`).
+    previous: Option<(Chips, i64)>,
     /// The game's rules (after `game-start`; none for a game not known here).
     game: Option<Arc<dyn claw_games::DynGame>>,
     /// Face-up cards the game gave this player (a landlord's kitty).
@@ -239,7 +241,10 @@ pub struct SessionVerifier {
 struct Binding {
     /// The room's commission, from the signed room configuration.
     commission: Option<Chips>,
-    /// Start balance and net of this player's last finished hand.
+    /// Start balance and net of this player's last finished hand, until
+    /// the next hand it is dealt into takes it (a hand whose end it does not
+    /// see, or a reconnection, leaves the next hand unbound: chips may have
+    /// moved meanwhile).
     last: Option<(Chips, i64)>,
 }
 
@@ -290,6 +295,8 @@ impl SessionVerifier {
     pub fn rekey(&mut self, dealer_encryption: claw_protocol::EncryptionKey, shared: SharedKey) {
         self.dealer_encryption = dealer_encryption;
         self.shared = shared;
+        // Whole hands may have been played for this seat while it was away.
+        self.binding.last = None;
     }
 
     fn tracker(&mut self, hand: &HandId) -> Option<&mut HandTracker> {
@@ -378,6 +385,7 @@ impl SessionVerifier {
                     result: None,
                 },
                 played: Vec::new(),
+                previous: None,
                 game: None,
                 joined: Vec::new(),
                 ended: false,
@@ -479,6 +487,9 @@ impl HandTracker {
                 }
                 let seat = p.players.iter().position(|id| *id == me.id()).map(|i| Seat(i as u8));
                 self.view.seat = seat;
+                if seat.is_some() {
+                    self.previous = binding.last.take();
+                }
                 self.view.hand_number = p.hand_number;
                 let update = Update::Prepared {
                     hand_id,
@@ -533,7 +544,7 @@ impl HandTracker {
                             format!("my commission is {}, the room's is {c}", mine.commission),
                         );
                     }
-                    if let Some((balance, net)) = binding.last {
+                    if let Some((balance, net)) = self.previous {
                         if let Some(expected) = expected_start_balance(balance, net, mine.commission) {
                             if mine.balance != expected {
                                 return fail(
