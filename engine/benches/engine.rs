@@ -35,6 +35,7 @@ fn table(game: &str, n: u8) -> Table {
             id: p.id(),
             encryption_key: p.encryption_key(),
             balance: Chips(10_000),
+            commission: Chips::ZERO,
             key: dealer.shared_key(&p.encryption_key()).unwrap(),
         })
         .collect();

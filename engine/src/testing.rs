@@ -70,6 +70,14 @@ pub struct Table {
     pub reveal: RevealPolicy,
     /// Every `n`-th turn is taken by the dealer as a timeout (auto action).
     pub timeout_every: Option<usize>,
+    /// The room's commission, taken from each player before every hand.
+    pub commission: Chips,
+    /// Each player's account carries over from hand to hand (start balance
+    /// = previous start + net − commission, as a room does); otherwise every
+    /// hand starts from `balance − commission`.
+    pub carry_balances: bool,
+    /// Each player's chip account between hands (with `carry_balances`).
+    accounts: Vec<Chips>,
     game: Arc<dyn claw_games::DynGame>,
     settings: Value,
     memory: Value,
@@ -128,6 +136,9 @@ impl Table {
             game_name: game.to_owned(),
             reveal: RevealPolicy::Full,
             timeout_every: None,
+            commission: Chips::ZERO,
+            carry_balances: false,
+            accounts: Vec::new(),
             game: g,
             settings,
             memory: Value::Null,
@@ -164,17 +175,22 @@ impl Table {
             self.reveal,
             1_000,
         )?);
+        if !self.carry_balances || self.accounts.len() != self.players.len() {
+            self.accounts = vec![self.balance; self.players.len()];
+        }
         let mut seats = Vec::with_capacity(self.players.len());
-        for p in &self.players {
+        for (p, account) in self.players.iter().zip(&self.accounts) {
             let key =
                 self.dealer.shared_key(&p.encryption_key()).map_err(|e| TableError::Other(e.to_string()))?;
             seats.push(HandSeat {
                 id: p.id(),
                 encryption_key: p.encryption_key(),
-                balance: self.balance,
+                balance: account.saturating_sub(self.commission),
+                commission: self.commission,
                 key,
             });
         }
+        let starts: Vec<Chips> = seats.iter().map(|s| s.balance).collect();
         let hand_id = HandId::random(&mut self.rng);
         let (mut hand, _) = Hand::prepare(
             spec,
@@ -210,7 +226,14 @@ impl Table {
             turns.push((hand.transcript().events.len(), seat, turn.actions.clone()));
             if self.timeout_every.is_some_and(|n| n > 0 && turn_no.is_multiple_of(n)) {
                 hand.auto_act(seat, claw_protocol::messages::TimeoutReason::Timeout)?;
+                let before = hand.transcript().events.len();
                 c = hand.commit(&mut self.rng, 0)?;
+                // The cards the dealer played for the seat leave its hand.
+                for e in &hand.transcript().events[before..] {
+                    if let Ok(EventBody::TimeoutAction(t)) = e.decode_body() {
+                        played[seat.index()].extend(played_cards(&t.action));
+                    }
+                }
                 continue;
             }
             let (own, table) = cards_of(hand.game_events(), seat, &played[seat.index()]);
@@ -226,11 +249,7 @@ impl Table {
                 memory: &self.memory,
             };
             let action = choose(&info, &mut self.rng).map_err(TableError::Other)?;
-            if let Some(cards) =
-                action.get("cards").and_then(|c| serde_json::from_value::<Vec<CardId>>(c.clone()).ok())
-            {
-                played[seat.index()].extend(cards);
-            }
+            played[seat.index()].extend(played_cards(&action));
             let raw = RawJson::from_value(&action).map_err(|e| TableError::Other(e.to_string()))?;
             let player = &self.players[seat.index()];
             let signed = SignedAction::sign(player, hand_id, turn.seq, raw);
@@ -239,6 +258,9 @@ impl Table {
         };
         self.memory = end.memory_after.clone();
         self.hand_number += 1;
+        for ((account, start), net) in self.accounts.iter_mut().zip(&starts).zip(&end.result.net) {
+            *account = Chips(start.0.saturating_add_signed(*net));
+        }
         let transcript = hand.transcript().clone();
         let bodies = transcript
             .events
@@ -247,6 +269,11 @@ impl Table {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(PlayedHand { hand_id, transcript, bodies, player_seeds, result: end.result, turns })
     }
+}
+
+/// The cards an action plays (its `"cards"` member), if any.
+fn played_cards(action: &Value) -> Vec<CardId> {
+    action.get("cards").and_then(|c| serde_json::from_value(c.clone()).ok()).unwrap_or_default()
 }
 
 /// A seat's own cards (dealt or transferred to it, minus those played and

@@ -785,3 +785,6 @@ fn a_game_without_a_house_is_granted_no_bankroll() {
 
 #[path = "room/operator.rs"]
 mod operator;
+
+#[path = "room/rules.rs"]
+mod rules;

@@ -264,6 +264,7 @@ pub fn transcript(data: &[u8]) {
             my_seed: hand.player_seeds.first().copied(),
             allow_pending_reveal: mode & 2 != 0,
             replayer: None,
+            commission: None,
         };
         let _ = audit(&resigned, &opts);
     }

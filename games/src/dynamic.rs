@@ -28,6 +28,8 @@ pub trait DynGame: Send + Sync {
         players: &[PlayerInfo],
         memory: &Value,
     ) -> Result<Box<dyn DynHand>, GameError>;
+    /// [`GamePlugin::public_cards_held`].
+    fn public_cards_held(&self, public_state: &Value, seat: Seat) -> Vec<CardId>;
 }
 
 /// One hand in progress of some game.
@@ -118,6 +120,10 @@ impl<G: GamePlugin> DynGame for Erased<G> {
             if memory.is_null() { G::Memory::default() } else { from_json(memory, "table memory")? };
         let state = self.0.create_game(&settings, players, &memory)?;
         Ok(Box::new(ErasedHand { game: Arc::clone(&self.0), state }))
+    }
+
+    fn public_cards_held(&self, public_state: &Value, seat: Seat) -> Vec<CardId> {
+        self.0.public_cards_held(public_state, seat)
     }
 }
 

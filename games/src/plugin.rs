@@ -140,6 +140,8 @@ pub enum GameDetails {
     TexasHoldem(crate::texas_holdem::HoldemDetails),
     /// Dou Di Zhu: bid, bombs, spring, multiplier.
     DouDiZhu(crate::dou_di_zhu::DdzDetails),
+    /// Guandan: level played, tribute, finishing order, levels won, match end.
+    Guandan(crate::guandan::GdDetails),
 }
 
 /// An action the player to act may take, for `your-turn`.
@@ -282,5 +284,13 @@ pub trait GamePlugin: Send + Sync + 'static {
     /// not provide it).
     fn details(&self, _state: &Self::State) -> Option<GameDetails> {
         None
+    }
+
+    /// Face-up cards that belong to `seat`'s hand though they were never
+    /// dealt or transferred to it, read from a public state this game
+    /// produced (Dou Di Zhu: the revealed kitty joins the landlord's hand).
+    /// A client adds them to the cards it holds. Default: none.
+    fn public_cards_held(&self, _public_state: &serde_json::Value, _seat: Seat) -> Vec<CardId> {
+        Vec::new()
     }
 }

@@ -518,3 +518,30 @@ fn the_runner_refuses_a_transfer_from_a_seat_that_does_not_hold_the_card() {
     assert!(matches!(ok[0], HandEvent::Transfer { .. }));
     assert!(r.act(Seat(0), &pass).is_err(), "seat 0 no longer holds position 0");
 }
+
+#[test]
+fn the_takeover_plays_l2_within_its_node_budget_and_l1_beyond() {
+    use claw_games::guandan::ai::{decide, takeover, AiLevel, Ties, View, TAKEOVER_NODES};
+    // A whole deal played by the timeout action alone: every step is the
+    // takeover's L2 choice (the replay recomputes the same, it is a pure
+    // function of the state), legal, and the deal ends.
+    let mut st = fresh();
+    let mut steps = 0;
+    let mut differs_from_l1 = false;
+    while let Some(seat) = to_act(&st) {
+        let v = View::of(&st, seat);
+        let auto = Guandan.auto_action(&st, Seat(seat)).unwrap();
+        assert_eq!(auto, takeover(&v, TAKEOVER_NODES));
+        assert_eq!(auto, Guandan.auto_action(&st, Seat(seat)).unwrap(), "deterministic");
+        let l1 = decide(AiLevel::L1, &v, &mut Ties::new(0));
+        // With no budget the takeover is L1.
+        assert_eq!(takeover(&v, 0), l1, "step {steps}");
+        differs_from_l1 |= v.plays().len() <= TAKEOVER_NODES && auto != l1;
+        Guandan.validate(&st, Seat(seat), &auto).unwrap_or_else(|e| panic!("step {steps}: {e}"));
+        act(&mut st, seat, auto);
+        steps += 1;
+        assert!(steps < 500, "the deal ends");
+    }
+    assert!(st.outcome.is_some());
+    assert!(differs_from_l1, "the takeover is not L1 within its budget");
+}

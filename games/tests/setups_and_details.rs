@@ -125,3 +125,40 @@ fn blackjack_details_give_each_hand_outcome_and_payout() {
     // The same figures as the result.
     assert_eq!(r.hand().result().unwrap().net, vec![40, 30]);
 }
+
+#[test]
+fn guandan_details_name_the_level_tribute_and_match_end() {
+    // The double tribute of SPEC §13.1 (`guandan.double-tribute-sealed`):
+    // team 0 went 1st and 2nd at level 5; seats 1 and 3 pay, 0 and 2 receive,
+    // then team 1 surrenders and the match ends.
+    use claw_games::guandan::{settle::MatchEnd, GdDetails, GdTributeDetails};
+    let g = registry::get("guandan").unwrap();
+    let memory = json!({"deal": 1, "last_order": [0, 2, 1, 3], "level_team": 0, "levels": [5, 2]});
+    let settings = json!({});
+    let d = g.create_deck(&settings).unwrap();
+    let (mut r, _) =
+        HandRunner::start(g.as_ref(), &settings, &players(&[100, 100, 100, 100]), &memory, d).unwrap();
+    for (s, a) in [
+        (1, json!({"type": "tribute", "card": "RJ"})),
+        (3, json!({"type": "tribute", "card": "RJ#1"})),
+        (0, json!({"type": "return", "card": "2c"})),
+        (2, json!({"type": "return", "card": "2h"})),
+        (1, json!({"type": "surrender"})),
+        (3, json!({"type": "vote", "accept": true})),
+        (2, json!({"type": "vote", "accept": true})),
+    ] {
+        r.act(Seat(s), &a).unwrap_or_else(|e| panic!("seat {s} {a}: {e}"));
+    }
+    let Some(GameDetails::Guandan(d)) = r.hand().details() else { panic!("guandan details") };
+    let GdDetails { level, level_team, stake_per_level, tribute, order, winner_team, match_end, net, .. } = d;
+    assert_eq!((u8::from(level), level_team, stake_per_level), (5, 0, Chips(1)));
+    assert_eq!(
+        tribute,
+        Some(GdTributeDetails { payers: vec![1, 3], receivers: vec![0, 2], resisted: false })
+    );
+    assert!(order.is_empty(), "the deal ended without play");
+    assert_eq!(winner_team, Some(0));
+    assert_eq!(match_end, Some(MatchEnd::Surrender { winner: 0 }));
+    assert_eq!(net, vec![3, -3, 3, -3]);
+    assert_eq!(net, r.hand().result().unwrap().net, "details and result agree");
+}

@@ -17,10 +17,10 @@
 use std::path::Path;
 
 pub use claw_games::audit::GamesReplayer;
-use claw_protocol::audit::{audit, AuditCheck, AuditError, AuditOptions, AuditReport};
+use claw_protocol::audit::{audit, check_balances, AuditCheck, AuditError, AuditOptions, AuditReport};
 use claw_protocol::messages::HandRecord;
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader};
-use claw_protocol::{HandId, Identity, PlayerId, Seed};
+use claw_protocol::{Chips, HandId, Identity, PlayerId, Seed};
 
 /// Audits hands: the protocol checks plus the game replay, with the
 /// dealer key the auditor trusts and, for a player auditing its own hands,
@@ -35,6 +35,9 @@ pub struct Auditor<'a> {
     /// Accept a deferred-reveal hand whose secrets are not out yet (the
     /// checks that need them are reported as skipped).
     pub allow_pending_reveal: bool,
+    /// The room's commission (from the room configuration the dealer
+    /// signed): every seat's `game-start` commission must equal it.
+    pub commission: Option<Chips>,
 }
 
 impl std::fmt::Debug for Auditor<'_> {
@@ -43,6 +46,7 @@ impl std::fmt::Debug for Auditor<'_> {
             .field("dealer", &self.dealer)
             .field("viewer", &self.viewer.map(|v| v.id()))
             .field("allow_pending_reveal", &self.allow_pending_reveal)
+            .field("commission", &self.commission)
             .finish()
     }
 }
@@ -77,6 +81,8 @@ impl Verdict {
 pub struct HandVerdict {
     /// The hand (from its header or first event).
     pub hand_id: HandId,
+    /// Its room, from the transcript header (the cross-hand check groups by it).
+    pub room: Option<String>,
     /// Where it starts in the file (1-based line number).
     pub line: usize,
     /// The report, or the first failed check.
@@ -120,7 +126,7 @@ pub enum AuditFileError {
 impl<'a> Auditor<'a> {
     /// An auditor trusting `dealer` (no viewer).
     pub fn new(dealer: Option<PlayerId>) -> Auditor<'a> {
-        Auditor { dealer, viewer: None, allow_pending_reveal: false }
+        Auditor { dealer, viewer: None, allow_pending_reveal: false, commission: None }
     }
 
     /// The same auditor, auditing as `viewer` (opens its sealed cards).
@@ -138,6 +144,7 @@ impl<'a> Auditor<'a> {
             my_seed,
             allow_pending_reveal: self.allow_pending_reveal,
             replayer: Some(&replayer),
+            commission: self.commission,
         };
         audit(t, &opts)
     }
@@ -151,10 +158,17 @@ impl<'a> Auditor<'a> {
         if hands.is_empty() {
             return Err(AuditFileError::Empty);
         }
-        Ok(hands
+        let mut verdicts: Vec<HandVerdict> = hands
             .into_iter()
-            .map(|(line, t)| HandVerdict { hand_id: t.hand_id, line, outcome: self.audit(&t, None) })
-            .collect())
+            .map(|(line, t)| HandVerdict {
+                hand_id: t.hand_id,
+                room: t.header.as_ref().map(|h| h.room_id.clone()),
+                line,
+                outcome: self.audit(&t, None),
+            })
+            .collect();
+        bind_balances(&mut verdicts);
+        Ok(verdicts)
     }
 
     /// Reads and audits a JSON-lines transcript file.
@@ -163,6 +177,62 @@ impl<'a> Auditor<'a> {
             .map_err(|source| AuditFileError::Io { path: path.display().to_string(), source })?;
         self.audit_jsonl(&text)
     }
+}
+
+/// The cross-hand check `balances` (SPEC.md §11.4) over a set of audited
+/// hands: the hands that passed (or are pending) are grouped by dealer and
+/// room and ordered by hand number; of two hands numbered `k` and `k + 1`,
+/// the later must start each player of both where the earlier left it, less
+/// its commission ([`check_balances`]). A failure becomes the later hand's
+/// verdict. The same hand given twice counts once; two different hands with
+/// one number in one room fail. Hands with a gap between them are not
+/// compared (a hand not given may have moved the chips). Returns how many
+/// pairs were compared.
+pub fn bind_balances(verdicts: &mut [HandVerdict]) -> usize {
+    use std::collections::BTreeMap;
+    let mut rooms: BTreeMap<(PlayerId, Option<&str>), BTreeMap<u64, usize>> = BTreeMap::new();
+    let mut failures: Vec<(usize, AuditError)> = Vec::new();
+    for (i, v) in verdicts.iter().enumerate() {
+        let Ok(r) = &v.outcome else { continue };
+        let by_number = rooms.entry((r.hand.dealer, v.room.as_deref())).or_default();
+        match by_number.get(&r.hand.hand_number) {
+            Some(&j) if verdicts[j].hand_id == v.hand_id => {}
+            Some(&j) => failures.push((
+                i,
+                AuditError {
+                    check: AuditCheck::Balances,
+                    detail: format!(
+                        "hands {} and {} both carry hand number {}",
+                        verdicts[j].hand_id, v.hand_id, r.hand.hand_number
+                    ),
+                },
+            )),
+            None => {
+                by_number.insert(r.hand.hand_number, i);
+            }
+        }
+    }
+    let mut pairs = 0;
+    for by_number in rooms.values() {
+        let ordered: Vec<(u64, usize)> = by_number.iter().map(|(n, i)| (*n, *i)).collect();
+        for w in ordered.windows(2) {
+            let ((a, i), (b, j)) = (w[0], w[1]);
+            if a.checked_add(1) != Some(b) {
+                continue;
+            }
+            let (Ok(prev), Ok(next)) = (&verdicts[i].outcome, &verdicts[j].outcome) else { continue };
+            pairs += 1;
+            if let Err(e) = check_balances(&prev.hand, &next.hand) {
+                failures.push((j, e));
+            }
+        }
+    }
+    for (i, e) in failures {
+        if verdicts[i].outcome.is_ok() {
+            verdicts[i].outcome = Err(e);
+        }
+    }
+    pairs
 }
 
 /// Why a pending hand could not be completed from the dealer's archive.

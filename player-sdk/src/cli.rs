@@ -100,6 +100,11 @@ pub struct AuditArgs {
     /// out, audited complete. The fetched events must extend the saved ones.
     #[arg(long, value_name = "URL")]
     pub fetch: Option<String>,
+    /// The room's commission per player per hand (`commission` of the room
+    /// configuration the dealer signed; `claw-player join` prints it in its
+    /// `joined` line): every seat's `game-start` commission must equal it.
+    #[arg(long, value_name = "CHIPS")]
+    pub commission: Option<u64>,
 }
 
 /// One line read on stdin by `claw-player join`.

@@ -543,6 +543,12 @@ impl PlayerNode {
             session.dealer.encryption,
             session.shared_key.clone(),
         );
+        // The room configuration the dealer signed in the challenge binds
+        // every hand's commission (SPEC.md §11.4).
+        let verifier = match session.room_config.parse::<RoomConfig>() {
+            Ok(room) => verifier.with_room_commission(room.commission),
+            Err(_) => verifier,
+        };
         let (cmd_tx, cmd_rx) = mpsc::channel(64);
         let (ev_tx, events) = mpsc::unbounded_channel();
         let state = Arc::new(Mutex::new(NodeState { connected: true, ..NodeState::default() }));

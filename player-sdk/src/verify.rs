@@ -16,15 +16,19 @@
 //! [`SessionVerifier`] follows the hands of one connection; it also
 //! recognises events the dealer re-sends after a reconnect (identical
 //! events are skipped, a different event under a seen sequence number is a
-//! hash-chain failure: the dealer equivocated).
+//! hash-chain failure: the dealer equivocated). It also binds this
+//! player's hands to each other (SPEC.md §11.4): its `game-start`
+//! commission must be the one of the room configuration the dealer signed
+//! in the handshake (check `commission`), and its start balance the end of
+//! its previous hand in this session less that commission (check `balances`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use claw_protocol::audit::{AuditCheck, AuditError, AuditReport};
 use claw_protocol::messages::{
-    config_hash, CardFace, ChipMove, ChipOp, ChipParty, DealTo, EventBody, GameStart, HandPlayer,
-    HandPrepare, HandResult, RevealPolicy,
+    config_hash, expected_start_balance, CardFace, ChipMove, ChipOp, ChipParty, DealTo, EventBody, GameStart,
+    HandPlayer, HandPrepare, HandResult, RevealPolicy,
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader, TranscriptVerifier};
 use claw_protocol::{
@@ -177,8 +181,10 @@ pub struct HandView {
     /// Every card dealt or transferred to this player, opened and checked,
     /// in the order received.
     pub my_cards: Vec<CardId>,
-    /// The cards this player holds: `my_cards` minus the cards it played
-    /// (`"cards"` of its actions) and the cards transferred away from it.
+    /// The cards this player holds: `my_cards`, plus the face-up cards the
+    /// game gave it (a Dou Di Zhu landlord's kitty, once its public state
+    /// names the landlord), minus the cards it played (`"cards"` of its
+    /// actions) and the cards transferred away from it.
     pub hand: Vec<CardId>,
     /// Every card everyone can see: face-up deals and reveals, in order.
     pub table: Vec<SeenCard>,
@@ -209,6 +215,12 @@ struct HandTracker {
     mine: Vec<(u16, CardId)>,
     view: HandView,
     played: Vec<CardId>,
+    /// Where this player's previous hand left it (taken at `hand-prepare`).
+    previous: Option<(Chips, i64)>,
+    /// The game's rules (after `game-start`; none for a game not known here).
+    game: Option<Arc<dyn claw_games::DynGame>>,
+    /// Face-up cards the game gave this player (a landlord's kitty).
+    joined: Vec<CardId>,
     ended: bool,
     failed: bool,
 }
@@ -221,6 +233,19 @@ pub struct SessionVerifier {
     shared: SharedKey,
     dealer_encryption: claw_protocol::EncryptionKey,
     hands: VecDeque<(HandId, HandTracker)>,
+    binding: Binding,
+}
+
+/// What binds this player's hands in the room to each other.
+#[derive(Debug, Clone, Copy, Default)]
+struct Binding {
+    /// The room's commission, from the signed room configuration.
+    commission: Option<Chips>,
+    /// Start balance and net of this player's last finished hand, until
+    /// the next hand it is dealt into takes it (a hand whose end it does not
+    /// see, or a reconnection, leaves the next hand unbound: chips may have
+    /// moved meanwhile).
+    last: Option<(Chips, i64)>,
 }
 
 /// How many finished hands stay in memory (re-sent events). A hand whose
@@ -242,7 +267,23 @@ impl SessionVerifier {
         dealer_encryption: claw_protocol::EncryptionKey,
         shared: SharedKey,
     ) -> SessionVerifier {
-        SessionVerifier { dealer, room: room.into(), me, shared, dealer_encryption, hands: VecDeque::new() }
+        SessionVerifier {
+            dealer,
+            room: room.into(),
+            me,
+            shared,
+            dealer_encryption,
+            hands: VecDeque::new(),
+            binding: Binding::default(),
+        }
+    }
+
+    /// The room's commission per player per hand, as the room configuration
+    /// the dealer signed in the handshake states it: every hand's
+    /// `game-start` must announce exactly it (check `commission`).
+    pub fn with_room_commission(mut self, commission: Chips) -> SessionVerifier {
+        self.binding.commission = Some(commission);
+        self
     }
 
     /// The dealer key events are checked against.
@@ -254,6 +295,8 @@ impl SessionVerifier {
     pub fn rekey(&mut self, dealer_encryption: claw_protocol::EncryptionKey, shared: SharedKey) {
         self.dealer_encryption = dealer_encryption;
         self.shared = shared;
+        // Whole hands may have been played for this seat while it was away.
+        self.binding.last = None;
     }
 
     fn tracker(&mut self, hand: &HandId) -> Option<&mut HandTracker> {
@@ -342,6 +385,9 @@ impl SessionVerifier {
                     result: None,
                 },
                 played: Vec::new(),
+                previous: None,
+                game: None,
+                joined: Vec::new(),
                 ended: false,
                 failed: false,
             };
@@ -361,16 +407,29 @@ impl SessionVerifier {
         let me = Arc::clone(&self.me);
         let (dealer, room, dealer_encryption) = (self.dealer, self.room.clone(), self.dealer_encryption);
         let shared = self.shared.clone();
+        let mut binding = self.binding;
         let Some(t) = self.tracker(&hand_id) else { return Ok(None) };
         if t.failed {
             return Ok(None);
         }
-        let res = t.accept(env, &me, dealer, &room, dealer_encryption, &shared);
+        let ctx = Ctx { me: &me, dealer, room: &room, dealer_encryption, shared: &shared };
+        let res = t.accept(env, ctx, &mut binding);
         if res.is_err() {
             t.failed = true;
         }
+        self.binding = binding;
         res
     }
+}
+
+/// The session's keys and names an event is checked with.
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    me: &'a Identity,
+    dealer: PlayerId,
+    room: &'a str,
+    dealer_encryption: claw_protocol::EncryptionKey,
+    shared: &'a SharedKey,
 }
 
 /// A card of this player's, dealt or transferred to it.
@@ -396,12 +455,10 @@ impl HandTracker {
     fn accept(
         &mut self,
         env: &EventEnvelope,
-        me: &Identity,
-        dealer: PlayerId,
-        room: &str,
-        dealer_encryption: claw_protocol::EncryptionKey,
-        shared: &SharedKey,
+        ctx: Ctx<'_>,
+        binding: &mut Binding,
     ) -> Result<Option<Update>, VerifyError> {
+        let Ctx { me, dealer, room, dealer_encryption, shared } = ctx;
         let (hand_id, seq) = (env.hand_id, env.seq);
         if let Some(seen) = usize::try_from(seq).ok().and_then(|i| self.hashes.get(i)) {
             return if *seen == env.hash() {
@@ -430,6 +487,9 @@ impl HandTracker {
                 }
                 let seat = p.players.iter().position(|id| *id == me.id()).map(|i| Seat(i as u8));
                 self.view.seat = seat;
+                if seat.is_some() {
+                    self.previous = binding.last.take();
+                }
                 self.view.hand_number = p.hand_number;
                 let update = Update::Prepared {
                     hand_id,
@@ -477,6 +537,26 @@ impl HandTracker {
                             "dealer encryption key differs from the handshake's".into(),
                         );
                     }
+                    let mine = &g.players[seat.index()];
+                    if let Some(c) = binding.commission.filter(|c| *c != mine.commission) {
+                        return fail(
+                            AuditCheck::Commission,
+                            format!("my commission is {}, the room's is {c}", mine.commission),
+                        );
+                    }
+                    if let Some((balance, net)) = self.previous {
+                        if let Some(expected) = expected_start_balance(balance, net, mine.commission) {
+                            if mine.balance != expected {
+                                return fail(
+                                    AuditCheck::Balances,
+                                    format!(
+                                        "my balance is {}: my last hand left me {balance} {net:+}, less commission {}, = {expected}",
+                                        mine.balance, mine.commission
+                                    ),
+                                );
+                            }
+                        }
+                    }
                 }
                 if merkle_root(&g.leaves) != g.root {
                     return fail(AuditCheck::MerkleRoot, "root is not the Merkle root of the leaves".into());
@@ -492,6 +572,7 @@ impl HandTracker {
                 }
                 let settings = g.settings.to_value().map_err(|e| structure(&format!("settings: {e}")))?;
                 self.view.game = g.game.clone();
+                self.game = claw_games::registry::get(&g.game).ok();
                 self.view.players = g.players.clone();
                 self.view.settings = settings.clone();
                 self.view.memory = g.memory.clone();
@@ -736,6 +817,7 @@ impl HandTracker {
                     self.note_played(&action);
                 }
                 self.view.public_state = a.public_state.clone();
+                self.join_public_cards();
                 Ok(Some(Update::Action {
                     hand_id,
                     seat: a.seat,
@@ -752,6 +834,7 @@ impl HandTracker {
                     self.note_played(&a.action);
                 }
                 self.view.public_state = a.public_state.clone();
+                self.join_public_cards();
                 Ok(Some(Update::Action {
                     hand_id,
                     seat: a.seat,
@@ -766,16 +849,32 @@ impl HandTracker {
                 let start = self.start.as_ref().ok_or_else(|| structure("game-end before game-start"))?;
                 self.ended = true;
                 self.view.result = Some(g.result.clone());
+                if let Some(seat) = self.view.seat {
+                    let net = g.result.net.get(seat.index()).copied().unwrap_or(0);
+                    binding.last = Some((start.players[seat.index()].balance, net));
+                }
                 let deferred = start.reveal == RevealPolicy::Deferred;
-                let audit = self.audit(dealer, room, deferred);
+                let audit = self.audit(dealer, room, deferred, binding.commission);
                 Ok(Some(Update::Ended { hand_id, result: g.result, audit: Box::new(audit) }))
             }
             EventBody::AuditReveal(_) => {
                 if !self.ended {
                     return fail(AuditCheck::Structure, "audit-reveal before game-end".into());
                 }
-                let audit = self.audit(dealer, room, false);
+                let audit = self.audit(dealer, room, false, binding.commission);
                 Ok(Some(Update::AuditCompleted { hand_id, audit: Box::new(audit) }))
+            }
+        }
+    }
+
+    /// Adds to this player's hand, once, the face-up cards the game now
+    /// gives it (a Dou Di Zhu landlord's kitty), as its public state says.
+    fn join_public_cards(&mut self) {
+        let (Some(game), Some(seat)) = (&self.game, self.view.seat) else { return };
+        for c in game.public_cards_held(&self.view.public_state, seat) {
+            if !self.joined.contains(&c) {
+                self.joined.push(c);
+                self.view.hand.push(c);
             }
         }
     }
@@ -797,7 +896,13 @@ impl HandTracker {
     /// The full audit of the hand. This player's sealed cards and seed were
     /// already checked live (as each arrived), so the audit runs as a third
     /// party would: no second X25519 or box opening per hand.
-    fn audit(&self, dealer: PlayerId, room: &str, pending_ok: bool) -> Result<AuditReport, AuditError> {
+    fn audit(
+        &self,
+        dealer: PlayerId,
+        room: &str,
+        pending_ok: bool,
+        commission: Option<Chips>,
+    ) -> Result<AuditReport, AuditError> {
         let t = Transcript {
             header: Some(TranscriptHeader::new(dealer, room.to_owned(), self.view.hand_id)),
             hand_id: self.view.hand_id,
@@ -805,6 +910,7 @@ impl HandTracker {
         };
         let mut a = Auditor::new(Some(dealer));
         a.allow_pending_reveal = pending_ok;
+        a.commission = commission;
         a.audit(&t, None)
     }
 }

@@ -19,6 +19,8 @@ fn claw_player() -> Command {
 
 fn write_hands(dir: &Path, game: &str, n: usize, tamper: Option<usize>) -> (std::path::PathBuf, Vec<String>) {
     let mut sim = Table::new(game, &Value::Null, 3, 77).unwrap();
+    // Consecutive hands of one room: audited together, balances carry over.
+    sim.carry_balances = true;
     let bot = strategy(game, "simple").unwrap();
     let mut text = String::new();
     let mut ids = Vec::new();
@@ -51,7 +53,7 @@ fn a_good_transcript_passes() {
     for id in &ids {
         assert!(stdout.contains(&format!("OK   {}: hand {id}", path.display())), "{stdout}");
     }
-    assert!(stdout.contains("13 checks passed"), "{stdout}");
+    assert!(stdout.contains("14 checks passed"), "{stdout}");
 }
 
 #[test]
@@ -72,6 +74,19 @@ fn a_tampered_transcript_fails_naming_the_check_and_the_hand() {
     assert_eq!(lines[1]["ok"], false);
     assert_eq!(lines[1]["check"], "replay");
     assert_eq!(lines[1]["hand_id"], ids[1].as_str());
+}
+
+#[test]
+fn a_commission_other_than_the_rooms_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = write_hands(dir.path(), "sam-gong", 2, None);
+    // The hands announce commission 0; told the room charges 3, the audit refuses them.
+    let out = claw_player().args(["audit", "--commission", "3"]).arg(&path).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("check commission failed"), "{stdout}");
+    let out = claw_player().args(["audit", "--commission", "0"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
 }
 
 #[test]

@@ -19,6 +19,8 @@ use serde_json::{json, Value};
 fn every_seat_verifies_honest_hands_of_every_game_live() {
     for (game, n) in [("texas-holdem", 6), ("blackjack", 5), ("dou-di-zhu", 3), ("sam-gong", 6)] {
         let mut sim = Table::new(game, &Value::Null, n, 21).unwrap();
+        // One verifier follows the session: balances carry over as in a room.
+        sim.carry_balances = true;
         let bot = strategy(game, "simple").unwrap();
         let hands: Vec<_> = (0..6).map(|_| support::play(&mut sim, bot.as_ref())).collect();
         for seat in 0..n {
@@ -144,7 +146,8 @@ fn honest_hands_of_every_game_pass_every_check() {
 
 #[test]
 fn timeout_actions_are_replayed_as_auto_actions() {
-    for (game, n) in games() {
+    // Guandan's auto action is the dealer's L2 takeover (games/src/guandan/ai).
+    for (game, n) in games().into_iter().chain([("guandan", 4)]) {
         let mut sim = Table::new(game, &json!({}), n, 12).unwrap();
         sim.timeout_every = Some(3);
         let bot = strategy(game, "simple").unwrap();
@@ -171,6 +174,7 @@ fn a_wrong_dealer_key_fails_the_signature_check() {
 #[test]
 fn jsonl_files_with_several_hands_are_split_and_audited() {
     let mut sim = Table::new("blackjack", &Value::Null, 2, 14).unwrap();
+    sim.carry_balances = true;
     let bot = strategy("blackjack", "simple").unwrap();
     let mut text = String::new();
     for i in 0..3 {
@@ -198,4 +202,55 @@ fn a_replay_refuses_an_unknown_game_version() {
     let e = GamesReplayer::default().canonical_deck("texas-holdem", "0.0.0-nope", &Value::Null).unwrap_err();
     assert!(e.contains("version"), "{e}");
     assert!(GamesReplayer::default().canonical_deck("no-such-game", "1", &Value::Null).is_err());
+}
+
+#[test]
+fn the_landlords_view_holds_the_kitty() {
+    let mut sim = Table::new("dou-di-zhu", &Value::Null, 3, 31).unwrap();
+    let bot = strategy("dou-di-zhu", "simple").unwrap();
+    let mut landlords = 0;
+    for _ in 0..4 {
+        let h = support::play(&mut sim, bot.as_ref());
+        let t = h.sign(&sim.dealer, "room").unwrap();
+        for seat in 0..3 {
+            let me = Arc::clone(&sim.players[seat]);
+            let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
+            let mut v =
+                SessionVerifier::new(sim.dealer.id(), "room", me, sim.dealer.encryption_key(), shared);
+            let mut at_first_play = None;
+            for e in &t.events {
+                let u = v.on_event(e).unwrap_or_else(|e| panic!("seat {seat}: {e}"));
+                if let Some(Update::Prepared { hand_id, .. }) = u {
+                    v.set_my_seed(&hand_id, h.player_seeds[seat].unwrap());
+                    for b in &h.bodies {
+                        if let EventBody::ActionResult(a) = b {
+                            if a.seat.index() == seat {
+                                v.record_my_action(&hand_id, a.seq, a.action.as_str(), a.sig);
+                            }
+                        }
+                    }
+                }
+                let view = v.view(&h.hand_id).unwrap();
+                if at_first_play.is_none() && view.public_state["phase"] == "playing" {
+                    at_first_play = Some((view.hand.len(), view.public_state.clone()));
+                }
+            }
+            let view = v.view(&h.hand_id).unwrap();
+            // What the player holds is what the table says it holds, kitty included.
+            let left = view.public_state["cards_left"][seat].as_u64().unwrap() as usize;
+            assert_eq!(view.hand.len(), left, "seat {seat}: {:?}", view.public_state);
+            // (A hand where every seat passed the bidding is never played.)
+            let Some((held, state)) = at_first_play else { continue };
+            let landlord = state["landlord"].as_u64() == Some(seat as u64);
+            assert_eq!(held, if landlord { 20 } else { 17 }, "seat {seat} when play starts");
+            if landlord {
+                landlords += 1;
+                // The kitty was dealt to the table, not sealed to the landlord.
+                let kitty: Vec<CardId> = serde_json::from_value(state["kitty"].clone()).unwrap();
+                assert_eq!(kitty.len(), 3);
+                assert!(kitty.iter().all(|c| !view.my_cards.contains(c)));
+            }
+        }
+    }
+    assert!(landlords > 0, "some hand had a landlord");
 }

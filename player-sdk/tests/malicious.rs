@@ -7,6 +7,9 @@
 
 mod support;
 
+#[path = "malicious/commission.rs"]
+mod commission;
+
 use std::sync::Arc;
 
 use claw_engine::testing::{PlayedHand, Table};
@@ -77,35 +80,50 @@ fn live_failure(sim: &Table, hand: &PlayedHand, t: &Transcript) -> Option<AuditC
 }
 
 fn live_failure_of(sim: &Table, hand: &PlayedHand, events: &[EventEnvelope]) -> Option<AuditCheck> {
+    live_failure_over(sim, &[(hand, events)], None)
+}
+
+/// The first failure seat 0's live verifier reports over consecutive hands
+/// of one session, its room configuration stating `commission` (if given).
+fn live_failure_over(
+    sim: &Table,
+    hands: &[(&PlayedHand, &[EventEnvelope])],
+    commission: Option<Chips>,
+) -> Option<AuditCheck> {
     let me = Arc::clone(&sim.players[0]);
     let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
     let mut v = SessionVerifier::new(sim.dealer.id(), "room", me, sim.dealer.encryption_key(), shared);
-    // Seat 0 sent its seed at hand-prepare and signed its own actions.
-    let my_actions: Vec<_> = hand
-        .bodies
-        .iter()
-        .filter_map(|b| match b {
-            EventBody::ActionResult(a) if a.seat == Seat(0) => Some(a.clone()),
-            _ => None,
-        })
-        .collect();
-    for env in events {
-        match v.on_event(env) {
-            Err(e) => return Some(e.check),
-            Ok(Some(Update::Prepared { hand_id, .. })) => {
-                if let Some(s) = hand.player_seeds[0] {
-                    v.set_my_seed(&hand_id, s);
+    if let Some(c) = commission {
+        v = v.with_room_commission(c);
+    }
+    for (hand, events) in hands {
+        // Seat 0 sent its seed at hand-prepare and signed its own actions.
+        let my_actions: Vec<_> = hand
+            .bodies
+            .iter()
+            .filter_map(|b| match b {
+                EventBody::ActionResult(a) if a.seat == Seat(0) => Some(a.clone()),
+                _ => None,
+            })
+            .collect();
+        for env in *events {
+            match v.on_event(env) {
+                Err(e) => return Some(e.check),
+                Ok(Some(Update::Prepared { hand_id, .. })) => {
+                    if let Some(s) = hand.player_seeds[0] {
+                        v.set_my_seed(&hand_id, s);
+                    }
+                    for a in &my_actions {
+                        v.record_my_action(&hand_id, a.seq, a.action.as_str(), a.sig);
+                    }
                 }
-                for a in &my_actions {
-                    v.record_my_action(&hand_id, a.seq, a.action.as_str(), a.sig);
+                Ok(Some(Update::Ended { audit, .. } | Update::AuditCompleted { audit, .. })) => {
+                    if let Err(e) = *audit {
+                        return Some(e.check);
+                    }
                 }
+                Ok(_) => {}
             }
-            Ok(Some(Update::Ended { audit, .. } | Update::AuditCompleted { audit, .. })) => {
-                if let Err(e) = *audit {
-                    return Some(e.check);
-                }
-            }
-            Ok(_) => {}
         }
     }
     None

@@ -21,8 +21,9 @@ use crate::commit::{merkle_root, CardOpening};
 use crate::identity::Identity;
 use crate::ids::{Chips, PlayerId, Seat};
 use crate::messages::{
-    config_hash, AuditReveal, CardFace, ChipOp, ChipParty, DealTo, DeckMode, EntropyMode, EventBody, GameEnd,
-    GameStart, HandPlayer, HandPrepare, HandResult, RevealPolicy, TimeoutReason,
+    config_hash, expected_start_balance, AuditReveal, CardFace, ChipOp, ChipParty, DealTo, DeckMode,
+    EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, HandResult, RevealPolicy,
+    TimeoutReason,
 };
 use crate::shuffle::{seed_commitment, shuffle, shuffle_seed};
 use crate::sign::{verify_batch, BatchItem, Purpose, SignatureError};
@@ -64,11 +65,19 @@ pub enum AuditCheck {
     ActionSignatures,
     /// The game replay reproduces deals, chip movements and the result.
     Replay,
+    /// Every seat paid the same commission, the room's (when the auditor
+    /// knows the room configuration the dealer signed).
+    Commission,
+    /// Across consecutive hands of a room: each player starts where its
+    /// previous hand left it, less the commission (not a per-hand check:
+    /// [`check_balances`], and the live verifier).
+    Balances,
 }
 
 impl AuditCheck {
-    /// Every check, in the order the audit runs them.
-    pub const ALL: [AuditCheck; 13] = [
+    /// Every per-hand check, in the order the audit runs them
+    /// ([`AuditCheck::Balances`] compares hands and is not among them).
+    pub const ALL: [AuditCheck; 14] = [
         AuditCheck::DealerSignatures,
         AuditCheck::HashChain,
         AuditCheck::Structure,
@@ -82,6 +91,7 @@ impl AuditCheck {
         AuditCheck::OpenedCards,
         AuditCheck::ActionSignatures,
         AuditCheck::Replay,
+        AuditCheck::Commission,
     ];
 
     /// The check's name as printed by `claw-player audit` (kebab-case).
@@ -100,6 +110,8 @@ impl AuditCheck {
             AuditCheck::OpenedCards => "opened-cards",
             AuditCheck::ActionSignatures => "action-signatures",
             AuditCheck::Replay => "replay",
+            AuditCheck::Commission => "commission",
+            AuditCheck::Balances => "balances",
         }
     }
 
@@ -168,6 +180,10 @@ pub struct AuditOptions<'a> {
     pub allow_pending_reveal: bool,
     /// Game rules: canonical deck and replay.
     pub replayer: Option<&'a dyn Replayer>,
+    /// The room's commission per player per hand, from the room
+    /// configuration the dealer signed in the handshake (SPEC.md §8.2); when
+    /// given, every seat's `commission` must equal it.
+    pub commission: Option<Chips>,
 }
 
 /// Who produced a recorded action.
@@ -481,6 +497,10 @@ fn run(
         }
         _ => skipped.push(AuditCheck::Replay),
     }
+
+    // 14. commission
+    check_commission(&verified.players, opts.commission)?;
+    passed.push(AuditCheck::Commission);
     if !complete {
         for c in AuditCheck::ALL {
             if c.needs_reveal() && c != AuditCheck::Replay {
@@ -490,6 +510,45 @@ fn run(
         skipped.sort();
     }
     Ok(AuditReport { hand: verified, passed, skipped, deck_checked })
+}
+
+fn check_commission(players: &[HandPlayer], room: Option<Chips>) -> Result<(), AuditError> {
+    let first = players.first().map_or(Chips::ZERO, |p| p.commission);
+    let expected = room.unwrap_or(first);
+    match players.iter().find(|p| p.commission != expected) {
+        Some(p) => Err(AuditError::new(
+            AuditCheck::Commission,
+            format!(
+                "seat {} paid commission {}, the room's is {expected}{}",
+                p.seat.0,
+                p.commission,
+                if room.is_some() { "" } else { " (as seat 0's)" }
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The cross-hand check (SPEC.md §11.4): `next` is the hand the room dealt
+/// after `prev` (hand numbers consecutive, same dealer). Every player of
+/// both must start `next` with [`expected_start_balance`] of its `prev`
+/// balance, net and its `next` commission.
+pub fn check_balances(prev: &VerifiedHand, next: &VerifiedHand) -> Result<(), AuditError> {
+    for p in &next.players {
+        let Some(q) = prev.players.iter().find(|q| q.id == p.id) else { continue };
+        let net = prev.result.net.get(q.seat.index()).copied().unwrap_or(0);
+        let Some(expected) = expected_start_balance(q.balance, net, p.commission) else { continue };
+        if p.balance != expected {
+            return Err(AuditError::new(
+                AuditCheck::Balances,
+                format!(
+                    "hand {} seat {}: balance {}, but hand {} left it {} {net:+} and the commission is {}: expected {expected}",
+                    next.hand_id, p.seat.0, p.balance, prev.hand_id, q.balance, p.commission
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn dealer_key(t: &Transcript, opts: &AuditOptions<'_>) -> Result<PlayerId, AuditError> {

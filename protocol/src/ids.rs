@@ -98,6 +98,10 @@ pub struct Chips(pub u64);
 impl Chips {
     pub const ZERO: Chips = Chips(0);
 
+    pub fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
+
     pub fn checked_add(self, o: Chips) -> Option<Chips> {
         self.0.checked_add(o.0).map(Chips)
     }

@@ -32,9 +32,10 @@ pub use client::{
     SignedAction,
 };
 pub use events::{
-    config_hash, ActionResult, AuditReveal, CardFace, CardTransfer, ChipMove, ChipOp, ChipParty, ChipsMoved,
-    DealEvent, DealTo, DealtCardMsg, DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer,
-    HandPrepare, HandResult, Reveal, RevealPolicy, SeatSeed, TimeoutAction, TimeoutReason, CONFIG_TAG,
+    config_hash, expected_start_balance, ActionResult, AuditReveal, CardFace, CardTransfer, ChipMove, ChipOp,
+    ChipParty, ChipsMoved, DealEvent, DealTo, DealtCardMsg, DeckMode, EntropyMode, EventBody, GameEnd,
+    GameStart, HandPlayer, HandPrepare, HandResult, Reveal, RevealPolicy, SeatSeed, TimeoutAction,
+    TimeoutReason, CONFIG_TAG, MAX_HAND_STAKE,
 };
 pub use server::{
     Acting, ActionChoice, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, HandAnswer, HandRecord,

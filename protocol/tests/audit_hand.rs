@@ -153,7 +153,9 @@ fn a_live_verified_transcript_can_skip_the_signature_recheck() {
     let h = Hand::new(Opts::default());
     let mut t = h.transcript();
     let r = audit_verified_live(&t, &opts_for(&h)).unwrap();
-    assert_eq!(r.passed, AuditCheck::ALL[..12].to_vec());
+    let mut expected = AuditCheck::ALL[..12].to_vec();
+    expected.push(AuditCheck::Commission);
+    assert_eq!(r.passed, expected);
     // Only the signatures are skipped: a bad one passes, the chain is still checked.
     t.events[3].sig.0[0] ^= 1;
     audit_verified_live(&t, &opts_for(&h)).unwrap();
@@ -550,7 +552,8 @@ fn check_names_and_order_are_stable() {
             "deal-order",
             "opened-cards",
             "action-signatures",
-            "replay"
+            "replay",
+            "commission"
         ]
     );
     for c in AuditCheck::ALL {

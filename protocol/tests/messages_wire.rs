@@ -137,6 +137,7 @@ fn event_bodies() -> Vec<EventBody> {
                 seat: Seat(0),
                 balance: Chips(100),
                 encryption_key: EncryptionKey([5; 32]),
+                commission: Chips::ZERO,
             }],
             memory: json!({"button": 1}),
             dealer_encryption_key: EncryptionKey([6; 32]),

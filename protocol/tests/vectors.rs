@@ -11,12 +11,15 @@ use claw_protocol::commit::{leaf_preimage, MerkleTree};
 use claw_protocol::handshake::{
     accepted_body, challenge_body, hello_body, response_body, Accepted, Challenge, Hello, Response,
 };
-use claw_protocol::messages::{CardFace, CardTransfer, EventBody, RawJson};
+use claw_protocol::messages::{
+    expected_start_balance, CardFace, CardTransfer, EventBody, HandPlayer, RawJson,
+};
 use claw_protocol::shuffle::{seed_commitment, shuffle, shuffle_seed};
 use claw_protocol::sign::signed_message;
 use claw_protocol::transcript::{EventEnvelope, GENESIS_PREV};
 use claw_protocol::{
-    leaf, sha256, CardId, CardOpening, Digest, HandId, Identity, Nonce, Purpose, Salt, Seat, Seed, Signature,
+    leaf, sha256, CardId, CardOpening, Chips, Digest, HandId, Identity, Nonce, Purpose, Salt, Seat, Seed,
+    Signature,
 };
 use rand_chacha::rand_core::{RngCore as _, SeedableRng as _};
 use rand_chacha::ChaCha20Rng;
@@ -169,6 +172,18 @@ fn computed() -> Vec<(String, String)> {
     put("handshake.accepted.body", hx(accepted_body(&a, &ch.challenge, &player.id())));
     a.sig = dealer.sign(Purpose::Accepted, &accepted_body(&a, &ch.challenge, &player.id()));
     put("handshake.accepted.sig", a.sig.to_string());
+    // §9.5 / §11.4: a seat that paid the room's commission, and the balance
+    // its next hand must start with.
+    let seat = HandPlayer {
+        id: player.id(),
+        seat: Seat(1),
+        balance: Chips(195),
+        encryption_key: player.encryption_key(),
+        commission: Chips(5),
+    };
+    put("commission.hand_player", serde_json::to_string(&seat).unwrap());
+    let next = expected_start_balance(seat.balance, -20, Chips(5)).unwrap();
+    put("balances.next_start", next.to_string());
     v
 }
 

@@ -274,6 +274,7 @@ impl Client {
             my_seed: self.my_seed,
             allow_pending_reveal: allow_pending,
             replayer: Some(&r),
+            commission: None,
         };
         audit(&self.transcript(), &opts).unwrap_or_else(|e| panic!("audit failed: {e}"))
     }

@@ -215,6 +215,9 @@ pub struct HandSeat {
     pub encryption_key: EncryptionKey,
     /// Chips the player can put into the hand (after commission).
     pub balance: Chips,
+    /// The room's commission taken from the player for this hand (announced
+    /// in `game-start`).
+    pub commission: Chips,
     /// The session's precomputed box key with this player.
     pub key: SharedKey,
 }
@@ -646,6 +649,7 @@ impl Hand {
                             seat: Seat(i as u8),
                             balance: s.balance,
                             encryption_key: s.encryption_key,
+                            commission: s.commission,
                         })
                         .collect(),
                     memory: self.memory.clone(),

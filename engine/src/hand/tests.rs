@@ -44,6 +44,7 @@ impl Table {
                 id: p.id(),
                 encryption_key: p.encryption_key(),
                 balance: Chips(balance),
+                commission: Chips::ZERO,
                 key: self.dealer.shared_key(&p.encryption_key()).unwrap(),
             })
             .collect()
@@ -105,6 +106,7 @@ fn audit_ok(t: &Table, hand: &Hand, viewer: Option<&Identity>) -> claw_protocol:
         my_seed: None,
         allow_pending_reveal: false,
         replayer: Some(&r),
+        commission: None,
     };
     audit(hand.transcript(), &opts).unwrap()
 }

@@ -74,8 +74,8 @@ fn commission_back(hand: HandId, p: PlayerId, commission: Chips) -> ChipCall {
     ChipCall::Moves { hand, moves: vec![mv], undo_on_refusal: false }
 }
 
-/// The most chips a player brings into one hand, whatever the balance.
-pub const MAX_HAND_STAKE: u64 = claw_protocol::limits::MAX_STAKE;
+
+pub use claw_protocol::messages::MAX_HAND_STAKE;
 
 /// The table: no hand, a hand being formed (chips collected), or a hand.
 pub(super) enum Table {
@@ -442,6 +442,7 @@ impl RoomCore {
                     id: *id,
                     encryption_key: p.encryption_key,
                     balance: Chips(b.0.min(MAX_HAND_STAKE)),
+                    commission: self.cfg.commission,
                     key: p.key.clone(),
                 })
             })

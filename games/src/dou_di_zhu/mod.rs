@@ -627,6 +627,17 @@ impl GamePlugin for DouDiZhu {
         })
     }
 
+    fn public_cards_held(&self, public_state: &Value, seat: Seat) -> Vec<CardId> {
+        // The revealed kitty (a list; a count while hidden) is the landlord's.
+        let landlord = public_state.get("landlord").and_then(Value::as_u64);
+        match public_state.get("kitty") {
+            Some(kitty @ Value::Array(_)) if landlord == Some(u64::from(seat.0)) => {
+                Vec::<CardId>::deserialize(kitty).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     fn auto_action(&self, st: &DdzState, seat: Seat) -> Option<DdzAction> {
         if self.to_act(st) != Some(seat) {
             return None;

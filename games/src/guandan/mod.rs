@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameError, GameMeta, GamePlugin, GameResult,
-    PendingAction, PlayerInfo,
+    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin,
+    GameResult, PendingAction, PlayerInfo,
 };
 use cards::{check_ids, Level, Tally, Wilds, DECK_SIZE, PACKS};
 use compare::{beats, BombPriority, BombProfile};
@@ -527,6 +527,43 @@ pub struct GdState {
     pub outcome: Option<DealOutcome>,
     /// Outcome in words.
     pub summary: String,
+}
+
+/// A finished Guandan deal as typed data ([`GamePlugin::details`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GdDetails {
+    /// The level rank the deal was played at.
+    pub level: Level,
+    /// The team whose level it was.
+    pub level_team: u8,
+    /// Chips per level won.
+    pub stake_per_level: Chips,
+    /// The tribute of this deal (none on a match's first deal).
+    pub tribute: Option<GdTributeDetails>,
+    /// Finishing order, first to last (after a double-down the two losers in
+    /// seat order); empty when the deal ended without play.
+    pub order: Vec<u8>,
+    /// The team that won the deal (or the match, without play); none for a draw.
+    pub winner_team: Option<u8>,
+    /// Levels the winners went up, before the A cap.
+    pub levels_up: u8,
+    /// Both teams' levels after the deal.
+    pub levels_after: [Level; 2],
+    /// How the match ended, when it ended with this deal.
+    pub match_end: Option<MatchEnd>,
+    /// Chips per seat (credits minus debits).
+    pub net: Vec<i64>,
+}
+
+/// Who paid tribute to whom in a deal (the cards are in the signed actions).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GdTributeDetails {
+    /// Paying seats, in the order they gave.
+    pub payers: Vec<u8>,
+    /// Receiving seats.
+    pub receivers: Vec<u8>,
+    /// Resisted with both big jokers: nothing given or returned.
+    pub resisted: bool,
 }
 
 /// The team of a seat: 0 for seats 0 and 2, 1 for seats 1 and 3.
@@ -1138,13 +1175,27 @@ impl GamePlugin for Guandan {
         if self.to_act(st) != Some(seat) {
             return None;
         }
-        // L1; in play without building a view (this runs at every timeout check).
-        if st.phase == GdPhase::Playing {
-            return Some(
-                ai::smallest(st.legal_plays(seat.0), st.level).map(ai::play).unwrap_or(GdAction::Pass {}),
-            );
-        }
-        Some(ai::decide(ai::AiLevel::L1, &ai::View::of(st, seat.0), &mut ai::Ties::new(0)))
+        Some(ai::takeover(&ai::View::of(st, seat.0), ai::TAKEOVER_NODES))
+    }
+
+    fn details(&self, st: &GdState) -> Option<GameDetails> {
+        let o = st.outcome.as_ref()?;
+        Some(GameDetails::Guandan(GdDetails {
+            level: st.level,
+            level_team: st.memory.level_team,
+            stake_per_level: st.settings.stake_per_level,
+            tribute: st.tribute.as_ref().map(|t| GdTributeDetails {
+                payers: t.payers.clone(),
+                receivers: t.receivers.clone(),
+                resisted: t.resisted,
+            }),
+            order: o.order.clone(),
+            winner_team: o.winner_team,
+            levels_up: o.levels_up,
+            levels_after: o.levels_after,
+            match_end: o.match_end,
+            net: o.net.clone(),
+        }))
     }
 
     fn memory_after(&self, st: &GdState) -> GdMemory {

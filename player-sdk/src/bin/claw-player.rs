@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use claw_player::audit::{
-    fetch_completion, split_hands, AuditFileError, Auditor, FetchError, HandVerdict, Verdict,
+    bind_balances, fetch_completion, split_hands, AuditFileError, Auditor, FetchError, HandVerdict, Verdict,
 };
 use claw_player::bots::strategy;
 use claw_player::cli::{
@@ -19,7 +19,7 @@ use claw_player::play::play_bot;
 use claw_player::transport::ClientTls;
 use claw_player::Invite;
 use claw_protocol::audit::{AuditCheck, AuditError};
-use claw_protocol::{Identity, PlayerId};
+use claw_protocol::{Chips, Identity, PlayerId};
 use rand::rngs::OsRng;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -72,6 +72,7 @@ fn audit(a: AuditArgs) -> i32 {
     };
     let mut auditor = Auditor::new(dealer);
     auditor.allow_pending_reveal = true;
+    auditor.commission = a.commission.map(Chips);
     if let Some(me) = &me {
         auditor = auditor.with_viewer(me);
     }
@@ -87,8 +88,11 @@ fn audit(a: AuditArgs) -> i32 {
     };
     let mut code = exit::OK;
     let (mut ok, mut pending, mut failed) = (0usize, 0usize, 0usize);
-    // A closed stdout (`| head`) ends the audit quietly: no panic, no more output.
-    let mut out = std::io::stdout().lock();
+    // Every hand is audited first: the cross-hand check (`balances`)
+    // compares hands of one room across files, in hand-number order.
+    let mut verdicts: Vec<HandVerdict> = Vec::new();
+    // Per file: its name, and its error when it could not be read.
+    let mut files: Vec<(String, usize, Option<AuditFileError>)> = Vec::new();
     for f in &a.files {
         let name = f.display().to_string();
         let hands = std::fs::read_to_string(f)
@@ -109,9 +113,24 @@ fn audit(a: AuditArgs) -> i32 {
                             Err(e) => eprintln!("claw-player: {name}: hand {}: {e}", t.hand_id),
                         }
                     }
-                    let v = HandVerdict { hand_id: t.hand_id, line, outcome };
+                    let room = t.header.as_ref().map(|h| h.room_id.clone());
+                    verdicts.push(HandVerdict { hand_id: t.hand_id, room, line, outcome });
+                }
+                files.push((name, verdicts.len(), None));
+            }
+            Err(e) => files.push((name, verdicts.len(), Some(e))),
+        }
+    }
+    bind_balances(&mut verdicts);
+    // A closed stdout (`| head`) ends the audit quietly: no panic, no more output.
+    let mut out = std::io::stdout().lock();
+    let mut from = 0;
+    for (name, to, error) in files {
+        match error {
+            None => {
+                for v in &verdicts[from..to] {
                     let text =
-                        if a.json { verdict_json(&name, &v).to_string() } else { verdict_line(&name, &v) };
+                        if a.json { verdict_json(&name, v).to_string() } else { verdict_line(&name, v) };
                     if writeln!(out, "{text}").is_err() {
                         return code;
                     }
@@ -124,8 +143,9 @@ fn audit(a: AuditArgs) -> i32 {
                         }
                     }
                 }
+                from = to;
             }
-            Err(e) => {
+            Some(e) => {
                 let check = match &e {
                     AuditFileError::Parse { check, .. } => check.name(),
                     _ => "structure",

@@ -153,6 +153,29 @@ pub struct HandPlayer {
     pub balance: Chips,
     /// The X25519 key the player's cards are sealed to.
     pub encryption_key: EncryptionKey,
+    /// The room's commission taken from this player for this hand, before
+    /// `balance` (SPEC.md §9.5; absent = 0, as in transcripts before it).
+    #[serde(default, skip_serializing_if = "Chips::is_zero")]
+    pub commission: Chips,
+}
+
+/// The most chips a player brings into one hand, whatever its balance
+/// (exact arithmetic in every game stays below 2^53). A `game-start`
+/// balance at this cap is not bound to the previous hand's end (SPEC.md §11.4).
+pub const MAX_HAND_STAKE: u64 = crate::limits::MAX_STAKE;
+
+/// The balance a player must start its next hand in the room with: its
+/// start `balance` of the previous hand plus its `net` there, minus the
+/// next hand's `commission` (SPEC.md §11.4). `None` when nothing binds it
+/// (the previous balance was at [`MAX_HAND_STAKE`], or the sum leaves the
+/// range of chips).
+pub fn expected_start_balance(prev_balance: Chips, prev_net: i64, commission: Chips) -> Option<Chips> {
+    if prev_balance.0 >= MAX_HAND_STAKE {
+        return None;
+    }
+    let end = i128::from(prev_balance.0) + i128::from(prev_net) - i128::from(commission.0);
+    let end = u64::try_from(end).ok()?;
+    Some(Chips(end.min(MAX_HAND_STAKE)))
 }
 
 /// A player's seed as published in `game-start`, with the player's own

@@ -100,6 +100,7 @@ impl Hand {
                     seat: Seat(i as u8),
                     balance: Chips(100),
                     encryption_key: p.encryption_key(),
+                    commission: Chips::ZERO,
                 })
                 .collect(),
             memory: json!({"button": 0}),

@@ -257,6 +257,30 @@ pub fn decide(level: AiLevel, v: &View, ties: &mut Ties) -> GdAction {
     }
 }
 
+/// The takeover's budget: the most legal plays it scores (search nodes;
+/// the rules never read a clock, so the seed's time limit is counted in
+/// work, the same on every machine and in the replay).
+pub const TAKEOVER_NODES: usize = 1_000;
+
+/// The dealer's takeover of a seat (seed §七 断线托管: the timeout action,
+/// for a player who is away, left or ran out of time): L2, its ties seeded
+/// from the deal's history so that the replay reproduces it; a play that
+/// would need more than `nodes` scored plays falls back to L1 (the seed's
+/// fallback for a decision over its time limit).
+pub fn takeover(v: &View, nodes: usize) -> GdAction {
+    let mut ties = Ties::new(v.history.len() as u64 ^ (u64::from(v.seat) << 32));
+    if v.phase == GdPhase::Playing {
+        let moves = v.plays();
+        let chosen = if moves.len() > nodes {
+            smallest(moves, v.level)
+        } else {
+            heuristics::choose(v, moves, None, &mut ties)
+        };
+        return chosen.map(play).unwrap_or(GdAction::Pass {});
+    }
+    decide(AiLevel::L2, v, &mut ties)
+}
+
 /// L1: the smallest play: bombs last, then fewest cards, then lowest; `None`
 /// (pass) when nothing beats the table.
 pub fn smallest(moves: Vec<Move>, level: Level) -> Option<Move> {
