@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
+use claw_chips::http::HttpConfigError;
 use claw_chips::{AccountId, ChipProvider, EvmChips, EvmChipsConfig, HttpChips, HttpChipsConfig, LocalChips};
 use claw_dealer::chips::Grants;
 use claw_dealer::config::{has_house, parse_duration, EntropyMode, RevealPolicy};
@@ -140,6 +141,10 @@ struct Cli {
     /// Bearer token of the external points service.
     #[arg(long, env = "CLAW_CHIPS_TOKEN", hide_env_values = true)]
     chips_token: Option<String>,
+    /// Permit a points service on a private network (10/8, 192.168/16,
+    /// fc00::/7, …), still over TLS.
+    #[arg(long, env = "CLAW_CHIPS_ALLOW_PRIVATE")]
+    chips_allow_private: bool,
     /// EVM: JSON-RPC URL of the node (https, or http to a loopback host).
     #[arg(long, env = "CLAW_EVM_RPC_URL", value_name = "URL")]
     evm_rpc_url: Option<String>,
@@ -221,12 +226,12 @@ fn room_from_flags(cli: &Cli, game: &str) -> anyhow::Result<RoomConfig> {
     r.min_players = cli.min_players;
     r.between_hands =
         cli.between_hands.unwrap_or(if cli.bots > 0 { Duration::ZERO } else { Duration::from_secs(10) });
-    r.reveal = match cli.reveal {
-        Some(RevealArg::Full) => RevealPolicy::Full,
-        Some(RevealArg::Deferred) => RevealPolicy::Deferred,
-        None if game == "sam-gong" && cli.bots == 0 => RevealPolicy::Deferred,
-        None => RevealPolicy::Full,
-    };
+    // None: RoomConfig::new's default for the game, as in the rooms file.
+    match cli.reveal {
+        Some(RevealArg::Full) => r.reveal = RevealPolicy::Full,
+        Some(RevealArg::Deferred) => r.reveal = RevealPolicy::Deferred,
+        None => {}
+    }
     r.reveal_delay = cli.reveal_delay;
     r.entropy = match cli.entropy {
         EntropyArg::Joint => EntropyMode::Joint,
@@ -301,8 +306,23 @@ async fn chips_setup(cli: &Cli, dealer: Option<PlayerId>) -> anyhow::Result<Chip
             let url = cli.chips_url.clone().context("--chips http needs --chips-url")?;
             let token =
                 cli.chips_token.clone().context("--chips http needs --chips-token (or CLAW_CHIPS_TOKEN)")?;
-            let c = Arc::new(HttpChips::new(HttpChipsConfig::new(url.clone(), token)).context("chips URL")?);
-            c.health().await.with_context(|| format!("points service at {url}"))?;
+            let mut cfg = HttpChipsConfig::new(url.clone(), token);
+            cfg.allow_private = cli.chips_allow_private;
+            let c = Arc::new(HttpChips::new(cfg).map_err(|e| match e {
+                HttpConfigError::PrivateAddress(host) => anyhow::anyhow!(
+                    "--chips-url {url}: {host} is a private or reserved address; \
+                     pass --chips-allow-private to use it (still over TLS)"
+                ),
+                e => anyhow::Error::new(e).context(format!("--chips-url {url}")),
+            })?);
+            c.health().await.with_context(|| {
+                let hint = if cli.chips_allow_private {
+                    ""
+                } else {
+                    " (a host on a private network needs --chips-allow-private)"
+                };
+                format!("points service at {url}{hint}")
+            })?;
             Ok(ChipsSetup {
                 provider: c.clone(),
                 grants: Some(c),
@@ -346,6 +366,20 @@ async fn chips_setup(cli: &Cli, dealer: Option<PlayerId>) -> anyhow::Result<Chip
                 label: format!("built-in points server {url} (SQLite in {})", cli.data_dir.display()),
             })
         }
+    }
+}
+
+/// The demo's exit code: 0 every hand played and audited, 1 an audit
+/// failed or hands are missing, 3 the table broke up first (too few bots
+/// with chips left; audits fine), so that a script tells them apart.
+fn demo_exit_code(outcome: &demo::DemoOutcome, hands: u64) -> i32 {
+    match &outcome.broke_up {
+        _ if outcome.audit_failures > 0 => 1,
+        Some(why) => {
+            eprintln!("claw-dealer: {why}");
+            3
+        }
+        None => i32::from(!(outcome.all_audited && outcome.hands == hands)),
     }
 }
 
@@ -532,7 +566,7 @@ async fn main() -> anyhow::Result<()> {
             "transcripts: {}",
             cli.data_dir.join("rooms").join(&params.room).join("transcripts").display()
         );
-        i32::from(!(outcome.all_audited && outcome.hands == cli.hands))
+        demo_exit_code(&outcome, cli.hands)
     } else {
         tokio::select! {
             sig = signals.wait() => eprintln!("claw-dealer: {sig}: no new hands; finishing running ones"),
