@@ -210,6 +210,14 @@ struct Cli {
     /// How long after a hand the web app shows it to spectators (default 30s).
     #[arg(long, value_parser = dur)]
     spectator_delay: Option<Duration>,
+    /// Serve the admin API on the HTTP listener (`/admin/rooms`: open and
+    /// close rooms at run time, private rooms); its bearer token is in
+    /// DATA_DIR/admin.token (created 0600).
+    #[arg(long)]
+    admin_api: bool,
+    /// A room opened through the admin API with nobody seated this long is closed.
+    #[arg(long, value_parser = dur, default_value = "10m")]
+    room_expiry: Duration,
     /// On Ctrl-C or SIGTERM: time given to running hands before they are voided and refunded.
     #[arg(long, value_parser = dur, default_value = "10s")]
     shutdown_grace: Duration,
@@ -503,6 +511,16 @@ async fn main() -> anyhow::Result<()> {
     if let Some(u) = &cli.public_url {
         builder = builder.public_url(u.clone());
     }
+    let admin_token = cli.data_dir.join(claw_dealer::admin::TOKEN_FILE);
+    if cli.admin_api {
+        let token = claw_dealer::admin::load_or_create_token(&admin_token)
+            .with_context(|| format!("admin token file {}", admin_token.display()))?;
+        builder = builder.admin(claw_dealer::admin::AdminConfig {
+            token,
+            room_expiry: cli.room_expiry,
+            close_grace: cli.shutdown_grace,
+        });
+    }
     if let Some(g) = chips.grants.clone() {
         let total = match (demo, cli.welcome_total) {
             (_, Some(t)) => Some(t),
@@ -535,6 +553,12 @@ async fn main() -> anyhow::Result<()> {
         eprintln!("claw-dealer: chips: {}", chips.label);
         if let Some(h) = node.http_addr() {
             eprintln!("claw-dealer: health http://{h}/health, metrics http://{h}/metrics");
+            if cli.admin_api {
+                eprintln!(
+                    "claw-dealer: admin API http://{h}/admin/rooms, bearer token in {}",
+                    admin_token.display()
+                );
+            }
         }
         for (room, url) in node.invite_urls() {
             eprintln!("claw-dealer: room {room}");
