@@ -117,7 +117,7 @@ impl Admin {
     }
 
     fn invite(&self, room: &str) -> String {
-        format!("{}/{room}#{}", self.invite_base, self.dealer)
+        crate::node::invite_url(&self.invite_base, room, self.dealer)
     }
 
     /// Closes `room` (grace for its running hand) and stops serving it.

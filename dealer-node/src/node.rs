@@ -331,6 +331,11 @@ impl DealerNode {
     }
 }
 
+/// `BASE/ROOM#DEALER_PUBKEY_HEX`: the invite URL of `room`.
+pub(crate) fn invite_url(base: &str, room: &str, dealer: PlayerId) -> String {
+    format!("{base}/{room}#{dealer}")
+}
+
 /// A running node.
 pub struct NodeHandle {
     addr: SocketAddr,
@@ -366,7 +371,7 @@ impl NodeHandle {
     /// `ws://HOST:PORT/ROOM#DEALER_PUBKEY_HEX` (`wss://` with TLS, or the
     /// public URL in front of the room).
     pub fn invite_url(&self, room: &str) -> Option<String> {
-        self.rooms.contains(room).then(|| format!("{}/{room}#{}", self.invite_base, self.dealer))
+        self.rooms.contains(room).then(|| invite_url(&self.invite_base, room, self.dealer))
     }
 
     /// Every room's id and invite URL, in the order they were opened
