@@ -997,10 +997,16 @@ impl Actor {
     /// A `hand-record` page: asks for the next one, or verifies the whole
     /// record's events (identical ones already seen are skipped) and answers.
     async fn on_hand_page(&mut self, ws: &mut Ws, nonce: &str, page: HandRecord) -> Result<(), NodeError> {
-        let Some(PendingQuery { reply: Reply::Hand { record, reply }, .. }) = self.queries.remove(nonce)
-        else {
-            tracing::debug!("unasked hand-record; ignored");
-            return Ok(());
+        let (record, reply) = match self.queries.remove(nonce).map(|q| q.reply) {
+            Some(Reply::Hand { record, reply }) => (record, reply),
+            Some(other) => {
+                other.fail(NodeError::BadAnswer("a hand-record to another query".into()));
+                return Ok(());
+            }
+            None => {
+                tracing::debug!("unasked hand-record; ignored");
+                return Ok(());
+            }
         };
         let next = page.next_seq;
         let record = match record {
@@ -1016,6 +1022,13 @@ impl Actor {
             }
         };
         if let Some(from) = next {
+            // Each page must move on, and a hand has at most u16::MAX events:
+            // a dealer cannot keep the node paging forever.
+            let last = record.events.last().map(|e| e.seq);
+            if last.is_none_or(|l| from <= l) || record.events.len() > usize::from(u16::MAX) {
+                let _ = reply.send(Err(NodeError::BadAnswer("hand-record pages that do not advance".into())));
+                return Ok(());
+            }
             let q = Query::hand(record.hand_id, from, query_nonce());
             return self.ask(ws, q, Reply::Hand { record: Some(record), reply }).await;
         }
