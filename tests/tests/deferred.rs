@@ -147,7 +147,8 @@ async fn saved_pending_hands_are_completed_later_by_audit_fetch() {
         let t =
             claw_protocol::transcript::Transcript::from_jsonl(&std::fs::read_to_string(f).unwrap()).unwrap();
         let resp = client.get(format!("{base}/rooms/r/hands/{}", t.hand_id)).send().await.unwrap();
-        assert!(resp.status().is_success(), "{}", resp.status());
+        let status = resp.status();
+        assert!(status.is_success(), "{status} {}", resp.text().await.unwrap_or_default());
         let text = resp.text().await.unwrap();
         assert!(!text.contains("audit-reveal") && !text.contains("dealer_seed"), "{text}");
         let record: HandRecord = serde_json::from_str(&text).unwrap();
