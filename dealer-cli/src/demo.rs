@@ -15,7 +15,7 @@ use rand::rngs::OsRng;
 use rand::SeedableRng;
 use tokio::sync::broadcast::error::RecvError;
 
-use claw_dealer::room::RoomEvent;
+use claw_dealer::room::{RoomCmd, RoomEvent};
 use claw_dealer::NodeHandle;
 
 /// What the demo is asked to do.
@@ -51,6 +51,10 @@ pub struct DemoOutcome {
     /// Hands a bot was dealt into but did not see end (a dropped connection
     /// or a voided hand): not audited by that bot, not a failure.
     pub incomplete: u64,
+    /// Why the demo ended before its hands: the table broke up (too few
+    /// bots left with chips to deal a hand, e.g. one holds them all), and
+    /// the room was closed instead of waiting forever.
+    pub broke_up: Option<String>,
 }
 
 /// Runs the demo on a started node whose room `params.room` holds its
@@ -66,6 +70,9 @@ pub async fn run(
     let invite = Invite::parse(&url).map_err(|e| anyhow::anyhow!("invite {url}: {e}"))?;
     let mut events = node.subscribe();
     room.hold_hands(true).await;
+    // Each bot says here when it stops (and why), so that a table that can
+    // no longer deal is closed rather than waited on.
+    let (left_tx, mut left_rx) = tokio::sync::mpsc::unbounded_channel::<(u8, Option<String>)>();
     let mut bots = Vec::new();
     let mut ids = Vec::new();
     for i in 0..params.bots {
@@ -84,11 +91,17 @@ pub async fn run(
             .map_err(|e| anyhow::anyhow!("bot {i} could not join: {e}"))?;
         let strategy = claw_player::bots::strategy(&params.game, &params.strategy)
             .map_err(|e| anyhow::anyhow!("bot strategy: {e}"))?;
+        let left = left_tx.clone();
         bots.push(tokio::spawn(async move {
             let mut rng = rand_chacha::ChaCha20Rng::from_rng(OsRng)
                 .unwrap_or_else(|_| rand_chacha::ChaCha20Rng::seed_from_u64(i.into()));
             let r = play_bot(&mut p, strategy.as_ref(), &mut rng, None, |_| {}).await;
             p.close().await;
+            let why = match &r {
+                Ok(r) => r.closed.clone(),
+                Err(e) => Some(format!("error: {e}")),
+            };
+            let _ = left.send((i, why));
             (me.id(), r)
         }));
     }
@@ -97,8 +110,34 @@ pub async fn run(
     room.hold_hands(false).await;
     let (mut hands, mut voided) = (0u64, 0u64);
     let mut played: std::collections::HashMap<PlayerId, (u64, i64)> = Default::default();
+    let need = usize::from(room.config.min_players);
+    let mut seated = usize::from(params.bots);
+    let mut broke_up = None;
     loop {
-        match events.recv().await {
+        // Events first: a bot that stops because the room closed finds the
+        // room's last events already queued.
+        let event = tokio::select! {
+            biased;
+            e = events.recv() => e,
+            Some((i, why)) = left_rx.recv() => {
+                seated = seated.saturating_sub(1);
+                if broke_up.is_none() && seated < need && hands < params.hands && !room.is_closed() {
+                    let msg = format!(
+                        "the table broke up after {hands} of {} hands: bot-{i} left ({}), \
+                         {seated} bot(s) remain and {} needs {need}; closing the room",
+                        params.hands,
+                        why.as_deref().unwrap_or("?"),
+                        params.game,
+                    );
+                    let _ = writeln!(out, "[claw-dealer] {msg}");
+                    broke_up = Some(msg);
+                    let (done, _) = tokio::sync::oneshot::channel();
+                    room.send(RoomCmd::Shutdown { grace: Duration::ZERO, done }).await;
+                }
+                continue;
+            }
+        };
+        match event {
             Ok(RoomEvent::HandFinished { room: r, players, net, .. }) if r == params.room => {
                 hands += 1;
                 for (p, n) in players.iter().zip(net) {
@@ -185,5 +224,5 @@ pub async fn run(
     }
     let audit_failures = reports.iter().map(|(_, r)| r.failures.len()).sum();
     let incomplete = reports.iter().map(|(_, r)| r.incomplete).sum();
-    Ok(DemoOutcome { hands, all_audited, audit_failures, incomplete })
+    Ok(DemoOutcome { hands, all_audited, audit_failures, incomplete, broke_up })
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
+use claw_chips::http::HttpConfigError;
 use claw_chips::{AccountId, ChipProvider, EvmChips, EvmChipsConfig, HttpChips, HttpChipsConfig, LocalChips};
 use claw_dealer::chips::Grants;
 use claw_dealer::config::{has_house, parse_duration, EntropyMode, RevealPolicy};
@@ -140,6 +141,10 @@ struct Cli {
     /// Bearer token of the external points service.
     #[arg(long, env = "CLAW_CHIPS_TOKEN", hide_env_values = true)]
     chips_token: Option<String>,
+    /// Permit a points service on a private network (10/8, 192.168/16,
+    /// fc00::/7, …), still over TLS.
+    #[arg(long, env = "CLAW_CHIPS_ALLOW_PRIVATE")]
+    chips_allow_private: bool,
     /// EVM: JSON-RPC URL of the node (https, or http to a loopback host).
     #[arg(long, env = "CLAW_EVM_RPC_URL", value_name = "URL")]
     evm_rpc_url: Option<String>,
@@ -209,6 +214,14 @@ struct Cli {
     /// How long after a hand the web app shows it to spectators (default 30s).
     #[arg(long, value_parser = dur)]
     spectator_delay: Option<Duration>,
+    /// Serve the admin API on the HTTP listener (`/admin/rooms`: open and
+    /// close rooms at run time, private rooms); its bearer token is in
+    /// DATA_DIR/admin.token (created 0600).
+    #[arg(long)]
+    admin_api: bool,
+    /// A room opened through the admin API with nobody seated this long is closed.
+    #[arg(long, value_parser = dur, default_value = "10m")]
+    room_expiry: Duration,
     /// On Ctrl-C or SIGTERM: time given to running hands before they are voided and refunded.
     #[arg(long, value_parser = dur, default_value = "10s")]
     shutdown_grace: Duration,
@@ -225,12 +238,12 @@ fn room_from_flags(cli: &Cli, game: &str) -> anyhow::Result<RoomConfig> {
     r.min_players = cli.min_players;
     r.between_hands =
         cli.between_hands.unwrap_or(if cli.bots > 0 { Duration::ZERO } else { Duration::from_secs(10) });
-    r.reveal = match cli.reveal {
-        Some(RevealArg::Full) => RevealPolicy::Full,
-        Some(RevealArg::Deferred) => RevealPolicy::Deferred,
-        None if game == "sam-gong" && cli.bots == 0 => RevealPolicy::Deferred,
-        None => RevealPolicy::Full,
-    };
+    // None: RoomConfig::new's default for the game, as in the rooms file.
+    match cli.reveal {
+        Some(RevealArg::Full) => r.reveal = RevealPolicy::Full,
+        Some(RevealArg::Deferred) => r.reveal = RevealPolicy::Deferred,
+        None => {}
+    }
     r.reveal_delay = cli.reveal_delay;
     r.entropy = match cli.entropy {
         EntropyArg::Joint => EntropyMode::Joint,
@@ -305,8 +318,23 @@ async fn chips_setup(cli: &Cli, dealer: Option<PlayerId>) -> anyhow::Result<Chip
             let url = cli.chips_url.clone().context("--chips http needs --chips-url")?;
             let token =
                 cli.chips_token.clone().context("--chips http needs --chips-token (or CLAW_CHIPS_TOKEN)")?;
-            let c = Arc::new(HttpChips::new(HttpChipsConfig::new(url.clone(), token)).context("chips URL")?);
-            c.health().await.with_context(|| format!("points service at {url}"))?;
+            let mut cfg = HttpChipsConfig::new(url.clone(), token);
+            cfg.allow_private = cli.chips_allow_private;
+            let c = Arc::new(HttpChips::new(cfg).map_err(|e| match e {
+                HttpConfigError::PrivateAddress(host) => anyhow::anyhow!(
+                    "--chips-url {url}: {host} is a private or reserved address; \
+                     pass --chips-allow-private to use it (still over TLS)"
+                ),
+                e => anyhow::Error::new(e).context(format!("--chips-url {url}")),
+            })?);
+            c.health().await.with_context(|| {
+                let hint = if cli.chips_allow_private {
+                    ""
+                } else {
+                    " (a host on a private network needs --chips-allow-private)"
+                };
+                format!("points service at {url}{hint}")
+            })?;
             Ok(ChipsSetup {
                 provider: c.clone(),
                 grants: Some(c),
@@ -350,6 +378,20 @@ async fn chips_setup(cli: &Cli, dealer: Option<PlayerId>) -> anyhow::Result<Chip
                 label: format!("built-in points server {url} (SQLite in {})", cli.data_dir.display()),
             })
         }
+    }
+}
+
+/// The demo's exit code: 0 every hand played and audited, 1 an audit
+/// failed or hands are missing, 3 the table broke up first (too few bots
+/// with chips left; audits fine), so that a script tells them apart.
+fn demo_exit_code(outcome: &demo::DemoOutcome, hands: u64) -> i32 {
+    match &outcome.broke_up {
+        _ if outcome.audit_failures > 0 => 1,
+        Some(why) => {
+            eprintln!("claw-dealer: {why}");
+            3
+        }
+        None => i32::from(!(outcome.all_audited && outcome.hands == hands)),
     }
 }
 
@@ -473,6 +515,16 @@ async fn main() -> anyhow::Result<()> {
     if let Some(u) = &cli.public_url {
         builder = builder.public_url(u.clone());
     }
+    let admin_token = cli.data_dir.join(claw_dealer::admin::TOKEN_FILE);
+    if cli.admin_api {
+        let token = claw_dealer::admin::load_or_create_token(&admin_token)
+            .with_context(|| format!("admin token file {}", admin_token.display()))?;
+        builder = builder.admin(claw_dealer::admin::AdminConfig {
+            token,
+            room_expiry: cli.room_expiry,
+            close_grace: cli.shutdown_grace,
+        });
+    }
     if let Some(g) = chips.grants.clone() {
         let total = match (demo, cli.welcome_total) {
             (_, Some(t)) => Some(t),
@@ -509,6 +561,12 @@ async fn main() -> anyhow::Result<()> {
         eprintln!("claw-dealer: chips: {}", chips.label);
         if let Some(h) = node.http_addr() {
             eprintln!("claw-dealer: health http://{h}/health, metrics http://{h}/metrics");
+            if cli.admin_api {
+                eprintln!(
+                    "claw-dealer: admin API http://{h}/admin/rooms, bearer token in {}",
+                    admin_token.display()
+                );
+            }
         }
         for (room, url) in node.invite_urls() {
             eprintln!("claw-dealer: room {room}");
@@ -540,7 +598,7 @@ async fn main() -> anyhow::Result<()> {
             "transcripts: {}",
             cli.data_dir.join("rooms").join(&params.room).join("transcripts").display()
         );
-        i32::from(!(outcome.all_audited && outcome.hands == cli.hands))
+        demo_exit_code(&outcome, cli.hands)
     } else {
         tokio::select! {
             sig = signals.wait() => eprintln!("claw-dealer: {sig}: no new hands; finishing running ones"),

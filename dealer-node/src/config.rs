@@ -7,7 +7,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 pub use claw_engine::room::config::{
-    has_house, parse_duration, valid_room_id, ConfigError, EntropyMode, Limits, RevealPolicy, RoomConfig,
+    default_reveal, has_house, parse_duration, valid_room_id, ConfigError, EntropyMode, Limits, RevealPolicy,
+    RoomConfig,
 };
 use claw_protocol::limits::{HANDSHAKE_DEADLINE_MS, MAX_PING_INTERVAL_MS};
 use serde::{Deserialize, Serialize};
@@ -17,8 +18,15 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct RoomsFile {
     /// The rooms, in file order.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "rooms_with_defaults")]
     pub room: Vec<RoomConfig>,
+}
+
+/// The `[[room]]` tables, each with its game-dependent defaults.
+fn rooms_with_defaults<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<RoomConfig>, D::Error> {
+    #[derive(Deserialize)]
+    struct Room(#[serde(deserialize_with = "RoomConfig::deserialize_with_defaults")] RoomConfig);
+    Ok(Vec::<Room>::deserialize(d)?.into_iter().map(|r| r.0).collect())
 }
 
 impl FromStr for RoomsFile {
@@ -172,6 +180,20 @@ mod tests {
         assert_eq!(b.between_hands, Duration::from_secs(10));
         assert_eq!(b.reconnect_window, Duration::from_secs(60));
         assert_eq!(b.reveal, RevealPolicy::Full);
+    }
+
+    #[test]
+    fn rooms_file_gives_sam_gong_the_same_reveal_default_as_the_flags() {
+        let f: RoomsFile = "[[room]]\nid = \"sg\"\ngame = \"sam-gong\"\n\n\
+                            [[room]]\nid = \"sg-full\"\ngame = \"sam-gong\"\nreveal = \"full\"\n\n\
+                            [[room]]\nid = \"th\"\ngame = \"texas-holdem\"\n"
+            .parse()
+            .unwrap();
+        assert_eq!(f.room[0].reveal, RevealPolicy::Deferred);
+        assert_eq!(f.room[0].reveal, RoomConfig::new("x", "sam-gong").reveal);
+        assert_eq!(f.room[1].reveal, RevealPolicy::Full, "an explicit policy wins");
+        assert_eq!(f.room[2].reveal, RevealPolicy::Full);
+        assert_eq!(default_reveal("sam-gong"), RevealPolicy::Deferred);
     }
 
     #[test]

@@ -36,8 +36,10 @@ pub struct HttpState {
     pub metrics: Arc<Metrics>,
     /// The dealer's public key (public anyway: it is in every invite URL).
     pub dealer_id: String,
-    /// The room ids.
-    pub rooms: Vec<String>,
+    /// The rooms (listed ones in `/health`).
+    pub rooms: Arc<crate::registry::Registry>,
+    /// The admin API (`/admin/…`), if enabled.
+    pub admin: Option<Arc<crate::admin::Admin>>,
     /// The data directory (the rooms' archives).
     pub data_dir: PathBuf,
     /// A hand is served this long after it was archived.
@@ -52,7 +54,7 @@ async fn health(State(s): State<HttpState>) -> impl IntoResponse {
     Json(serde_json::json!({
         "status": "ok",
         "dealer": s.dealer_id,
-        "rooms": s.rooms,
+        "rooms": s.rooms.listed(),
         "rooms_open": s.metrics.rooms_open.load(Relaxed),
         "connections_open": s.metrics.connections_open.load(Relaxed),
         "hands_finished": s.metrics.hands_finished.load(Relaxed),
@@ -66,7 +68,7 @@ async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
 /// `GET /rooms/{room}/hands/{hand}`: the hand's record as JSON, or 404 (no
 /// such room or hand, or not public yet) / 400 (not a hand id or number).
 async fn hand(State(s): State<HttpState>, Path((room, hand)): Path<(String, String)>) -> Response {
-    if !s.rooms.contains(&room) {
+    if !s.rooms.known(&room) {
         return json_error(StatusCode::NOT_FOUND, "no such room".into());
     }
     let key: HandKey = match hand.parse() {
@@ -80,7 +82,8 @@ async fn hand(State(s): State<HttpState>, Path((room, hand)): Path<(String, Stri
     })
     .await;
     match found {
-        Ok(Ok(Some((record, at)))) if SystemTime::now().duration_since(at).is_ok_and(|age| age >= delay) => {
+        // An mtime a tick after our clock reads as age 0 (served at once only with no delay).
+        Ok(Ok(Some((record, at)))) if SystemTime::now().duration_since(at).unwrap_or_default() >= delay => {
             Json(record).into_response()
         }
         Ok(Ok(_)) => json_error(StatusCode::NOT_FOUND, "no such hand, or not public yet".into()),
@@ -103,12 +106,14 @@ pub fn router(state: HttpState) -> Router {
     let web = state.web.clone().map(crate::web::router).unwrap_or_default();
     #[cfg(not(feature = "web"))]
     let web = Router::new();
+    let admin = state.admin.clone().map(crate::admin::router).unwrap_or_default();
     Router::new()
         .route("/health", get(health))
         .route("/metrics", get(metrics))
         .route("/rooms/{room}/hands/{hand}", get(hand))
         .with_state(state)
         .merge(web)
+        .merge(admin)
 }
 
 /// Binds `addr` and serves until `stop` turns true. Returns the bound address

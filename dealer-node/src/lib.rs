@@ -8,6 +8,7 @@
 //! Start a node in-process with [`DealerNode::start`]; the returned
 //! [`NodeHandle`] gives the bound addresses and the invite URLs.
 
+pub mod admin;
 pub mod archive;
 pub mod chips;
 pub mod config;
@@ -16,6 +17,7 @@ pub mod http;
 pub use claw_engine::metrics;
 pub mod lock;
 pub mod node;
+pub mod registry;
 pub mod room;
 pub mod server;
 pub mod tls;

@@ -11,7 +11,6 @@
 //! # Ok(()) }
 //! ```
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,11 +22,13 @@ use rand::rngs::OsRng;
 use tokio::net::TcpListener;
 use tokio::sync::{broadcast, oneshot, watch};
 
+use crate::admin::{Admin, AdminConfig};
 use crate::chips::{recover, ChipDesk, Grants};
 use crate::config::{ConfigError, NodeConfig};
 use crate::http::{self, HttpState};
 use crate::lock::{DataDirLock, LockError};
 use crate::metrics::Metrics;
+use crate::registry::Registry;
 use crate::room::{spawn_room, NodeContext, RoomCmd, RoomEvent, RoomHandle};
 use crate::server::{serve, ServerState};
 use crate::tls::ServerTls;
@@ -86,6 +87,7 @@ pub struct DealerNode {
     tls: Option<ServerTls>,
     public_url: Option<String>,
     lock: Option<DataDirLock>,
+    admin: Option<AdminConfig>,
 }
 
 impl DealerNode {
@@ -104,6 +106,7 @@ impl DealerNode {
             tls: None,
             public_url: None,
             lock: None,
+            admin: None,
         }
     }
 
@@ -174,6 +177,13 @@ impl DealerNode {
         self
     }
 
+    /// Serve the admin API (`/admin/…` on the HTTP listener, which it
+    /// needs): open and close rooms at run time ([`crate::admin`]).
+    pub fn admin(mut self, cfg: AdminConfig) -> DealerNode {
+        self.admin = Some(cfg);
+        self
+    }
+
     /// A game that is not in the registry (looked up before the registry).
     pub fn game(mut self, g: Arc<dyn DynGame>) -> DealerNode {
         self.games.push(g);
@@ -195,6 +205,7 @@ impl DealerNode {
             tls,
             public_url,
             lock,
+            admin,
         } = self;
         let room_games = config.validate(&games)?;
         let dir_err =
@@ -249,45 +260,18 @@ impl DealerNode {
             limits: config.limits.clone(),
             events: events.clone(),
         });
-        let mut rooms = HashMap::new();
-        let mut order = Vec::new();
+        let mut handles = Vec::new();
         for (cfg, game) in config.rooms.iter().cloned().zip(room_games) {
             let id = cfg.id.clone();
             let h = spawn_room(cfg, game, Arc::clone(&ctx))
                 .map_err(|e| NodeError::Room { room: id.clone(), reason: e.to_string() })?;
-            order.push(id.clone());
-            rooms.insert(id, h);
+            handles.push(h);
         }
+        let rooms = Arc::new(Registry::new(handles.iter().cloned()));
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(|e| NodeError::Listen { addr: config.listen, source: e })?;
         let addr = listener.local_addr().map_err(|e| NodeError::Listen { addr: config.listen, source: e })?;
-        let (stop_tx, stop_rx) = watch::channel(false);
-        let state = Arc::new(ServerState::new(rooms.clone(), Arc::clone(&ctx), tls.clone()));
-        let server = tokio::spawn(serve(listener, state, stop_rx.clone()));
-        let http_addr = match config.http_listen {
-            Some(a) => {
-                let st = HttpState {
-                    metrics: Arc::clone(&metrics),
-                    dealer_id: dealer.id().to_string(),
-                    rooms: order.clone(),
-                    data_dir: config.data_dir.clone(),
-                    spectator_delay: config.spectator_delay.unwrap_or(http::DEFAULT_SPECTATOR_DELAY),
-                    #[cfg(feature = "web")]
-                    web: Some(crate::web::WebState::new(
-                        dealer.id(),
-                        order.iter().filter_map(|r| rooms.get(r).cloned()),
-                        &config.data_dir,
-                        config.spectator_delay,
-                    )),
-                };
-                let (bound, _task) = http::serve(a, st, stop_rx.clone())
-                    .await
-                    .map_err(|e| NodeError::Listen { addr: a, source: e })?;
-                Some(bound)
-            }
-            None => None,
-        };
         let host = config.public_host.clone().unwrap_or_else(|| match addr {
             SocketAddr::V4(a) if a.ip().is_unspecified() => format!("127.0.0.1:{}", a.port()),
             SocketAddr::V6(a) => format!("[{}]:{}", a.ip(), a.port()),
@@ -302,14 +286,55 @@ impl DealerNode {
             Some(u) => u.trim_end_matches('/').to_owned(),
             None => format!("{}://{host}", if tls.is_some() { "wss" } else { "ws" }),
         };
-        tracing::info!(%addr, dealer = %dealer.id(), rooms = order.len(), "dealer node listening");
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let state = Arc::new(ServerState::new(Arc::clone(&rooms), Arc::clone(&ctx), tls.clone()));
+        let server = tokio::spawn(serve(listener, state, stop_rx.clone()));
+        let http_addr = match config.http_listen {
+            Some(a) => {
+                let admin = admin.as_ref().map(|cfg| {
+                    Arc::new(Admin::new(
+                        cfg,
+                        Arc::clone(&ctx),
+                        games.clone(),
+                        Arc::clone(&rooms),
+                        invite_base.clone(),
+                        dealer.id(),
+                    ))
+                });
+                let st = HttpState {
+                    metrics: Arc::clone(&metrics),
+                    dealer_id: dealer.id().to_string(),
+                    rooms: Arc::clone(&rooms),
+                    admin,
+                    data_dir: config.data_dir.clone(),
+                    spectator_delay: config.spectator_delay.unwrap_or(http::DEFAULT_SPECTATOR_DELAY),
+                    #[cfg(feature = "web")]
+                    web: Some(crate::web::WebState::new(
+                        dealer.id(),
+                        handles.iter().cloned(),
+                        &config.data_dir,
+                        config.spectator_delay,
+                    )),
+                };
+                let (bound, _task) = http::serve(a, st, stop_rx.clone())
+                    .await
+                    .map_err(|e| NodeError::Listen { addr: a, source: e })?;
+                Some(bound)
+            }
+            None if admin.is_some() => {
+                return Err(NodeError::Config(ConfigError::Node(
+                    "the admin API needs the HTTP listener".into(),
+                )))
+            }
+            None => None,
+        };
+        tracing::info!(%addr, dealer = %dealer.id(), rooms = handles.len(), "dealer node listening");
         Ok(NodeHandle {
             addr,
             http_addr,
             invite_base,
             dealer: dealer.id(),
             rooms,
-            order,
             metrics,
             events,
             stop: stop_tx,
@@ -319,6 +344,11 @@ impl DealerNode {
     }
 }
 
+/// `BASE/ROOM#DEALER_PUBKEY_HEX`: the invite URL of `room`.
+pub(crate) fn invite_url(base: &str, room: &str, dealer: PlayerId) -> String {
+    format!("{base}/{room}#{dealer}")
+}
+
 /// A running node.
 pub struct NodeHandle {
     addr: SocketAddr,
@@ -326,8 +356,7 @@ pub struct NodeHandle {
     /// `ws[s]://HOST:PORT` or the public URL: invites are `BASE/ROOM#KEY`.
     invite_base: String,
     dealer: PlayerId,
-    rooms: HashMap<String, RoomHandle>,
-    order: Vec<String>,
+    rooms: Arc<Registry>,
     metrics: Arc<Metrics>,
     events: broadcast::Sender<RoomEvent>,
     stop: watch::Sender<bool>,
@@ -355,16 +384,17 @@ impl NodeHandle {
     /// `ws://HOST:PORT/ROOM#DEALER_PUBKEY_HEX` (`wss://` with TLS, or the
     /// public URL in front of the room).
     pub fn invite_url(&self, room: &str) -> Option<String> {
-        self.rooms.contains_key(room).then(|| format!("{}/{room}#{}", self.invite_base, self.dealer))
+        self.rooms.contains(room).then(|| invite_url(&self.invite_base, room, self.dealer))
     }
 
-    /// Every room's id and invite URL, in config order.
+    /// Every room's id and invite URL, in the order they were opened
+    /// (config order first; private rooms too).
     pub fn invite_urls(&self) -> Vec<(String, String)> {
-        self.order.iter().filter_map(|r| self.invite_url(r).map(|u| (r.clone(), u))).collect()
+        self.rooms.all().into_iter().filter_map(|(r, _)| self.invite_url(&r.id).map(|u| (r.id, u))).collect()
     }
 
     /// A room's handle.
-    pub fn room(&self, id: &str) -> Option<&RoomHandle> {
+    pub fn room(&self, id: &str) -> Option<RoomHandle> {
         self.rooms.get(id)
     }
 
@@ -380,7 +410,7 @@ impl NodeHandle {
 
     /// Waits until every room is closed (e.g. after `max_hands`).
     pub async fn wait_rooms_closed(&self) {
-        for r in self.rooms.values() {
+        for (r, _) in self.rooms.all() {
             r.wait_closed().await;
         }
     }
@@ -391,7 +421,7 @@ impl NodeHandle {
     pub async fn shutdown(mut self, grace: Duration) {
         let _ = self.stop.send(true);
         let mut waits = Vec::new();
-        for r in self.rooms.values() {
+        for (r, _) in self.rooms.all() {
             let (done, rx) = oneshot::channel();
             if r.send(RoomCmd::Shutdown { grace, done }).await {
                 waits.push(rx);
@@ -400,7 +430,7 @@ impl NodeHandle {
         for w in waits {
             let _ = w.await;
         }
-        for r in self.rooms.values() {
+        for (r, _) in self.rooms.all() {
             r.wait_closed().await;
         }
         if let Some(s) = self.server.take() {

@@ -9,7 +9,6 @@
 //! A bad frame, a failed handshake or a hostile peer ends at most its own
 //! connection; every per-connection task catches its own errors.
 
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -32,6 +31,7 @@ use crate::metrics::{dec, inc};
 use claw_engine::room::TokenBucket;
 
 use crate::conn::{next_conn_id, ConnTx, Counter, Outbound, Slot};
+use crate::registry::Registry;
 use crate::room::{unix_ms, NodeContext, RoomCmd, RoomHandle};
 use crate::tls::{ServerStream, ServerTls};
 use claw_protocol::PlayerId;
@@ -44,7 +44,7 @@ const READ_BUFFER_BYTES: usize = 4 * 1024;
 /// What every connection task shares.
 pub struct ServerState {
     /// Rooms by id (the URL path).
-    pub rooms: HashMap<String, RoomHandle>,
+    pub rooms: Arc<Registry>,
     /// What rooms and connections share.
     pub ctx: Arc<NodeContext>,
     /// Answered challenges, node-wide (a response is accepted once).
@@ -65,11 +65,7 @@ pub struct ServerState {
 
 impl ServerState {
     /// The server's state for `rooms`, with budgets from `ctx.limits`.
-    pub fn new(
-        rooms: HashMap<String, RoomHandle>,
-        ctx: Arc<NodeContext>,
-        tls: Option<ServerTls>,
-    ) -> ServerState {
+    pub fn new(rooms: Arc<Registry>, ctx: Arc<NodeContext>, tls: Option<ServerTls>) -> ServerState {
         let l = &ctx.limits;
         ServerState {
             rooms,
@@ -186,7 +182,7 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
             return Err(refuse(StatusCode::SERVICE_UNAVAILABLE, "connection limit reached"));
         }
         let path = req.uri().path().trim_start_matches('/');
-        if !rooms.contains_key(path) {
+        if !rooms.contains(path) {
             return Err(refuse(StatusCode::NOT_FOUND, "no such room"));
         }
         room_id = Some(path.to_owned());
@@ -215,7 +211,7 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
             return;
         }
     };
-    let Some(room) = room_id.and_then(|r| state.rooms.get(&r).cloned()) else { return };
+    let Some(room) = room_id.and_then(|r| state.rooms.get(&r)) else { return };
     inc(&ctx.metrics.connections_open);
     let _open = OpenGuard(Arc::clone(&ctx));
     let _permit = permit;

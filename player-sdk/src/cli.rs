@@ -97,7 +97,8 @@ pub struct AuditArgs {
     pub key: Option<PathBuf>,
     /// The dealer's HTTP address (`http://host:port`): a pending hand is
     /// fetched from `URL/rooms/ROOM/hands/HAND` and, when its reveal is
-    /// out, audited complete. The fetched events must extend the saved ones.
+    /// out, audited complete. The fetched events must extend the saved ones;
+    /// a completion that audits OK is written back into the file (atomically).
     #[arg(long, value_name = "URL")]
     pub fetch: Option<String>,
     /// The room's commission per player per hand (`commission` of the room

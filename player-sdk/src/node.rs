@@ -21,8 +21,9 @@ use claw_protocol::audit::{AuditCheck, AuditError, AuditReport};
 use claw_protocol::handshake::{ClientHandshake, ClientSession, HandshakeError};
 use claw_protocol::messages::{
     decode_server, ActionChoice, ActionRejectCode, ChipMove, ClientMessage, ErrorCode, HandPlayer,
-    HandResult, JoinRejectReason, JoinRequest, KickReason, PlayerSeed, Query, QueryData, QueryErrorCode,
-    QueryType, RawJson, RoomConfig, ServerMessage, SignedAction, TablePlayer, YourTurn, MAX_FRAME_BYTES,
+    HandRecord, HandResult, JoinRejectReason, JoinRequest, KickReason, PlayerSeed, Query, QueryData,
+    QueryErrorCode, QueryType, RawJson, RoomConfig, ServerMessage, SignedAction, TablePlayer, YourTurn,
+    MAX_FRAME_BYTES,
 };
 use claw_protocol::{CardId, CardOpening, Chips, HandId, Identity, Nonce, PlayerId, Seat, Seed};
 use futures_util::{SinkExt, StreamExt};
@@ -154,6 +155,9 @@ pub enum NodeError {
     /// The node task is gone.
     #[error("the node is closed")]
     Closed,
+    /// The dealer answered a query with a message of another kind.
+    #[error("unexpected answer: {0}")]
+    BadAnswer(String),
     /// Saving a transcript failed.
     #[error("i/o: {0}")]
     Io(String),
@@ -424,6 +428,7 @@ pub struct NodeState {
 enum Command {
     Act { action: Value, reply: oneshot::Sender<Result<(HandId, u32), NodeError>> },
     Query { kind: QueryType, reply: oneshot::Sender<Result<QueryData, NodeError>> },
+    FetchHand { hand_id: HandId, reply: oneshot::Sender<Result<HandRecord, NodeError>> },
     Send(Box<ClientMessage>),
     DropConnection,
     Close,
@@ -619,6 +624,11 @@ impl PlayerNode {
         self.handle.query(kind).await
     }
 
+    /// See [`NodeHandle::fetch_hand`].
+    pub async fn fetch_hand(&self, hand_id: HandId) -> Result<HandRecord, NodeError> {
+        self.handle.fetch_hand(hand_id).await
+    }
+
     /// Skips the coming hands but keeps the seat.
     pub async fn sit_out(&self) -> Result<(), NodeError> {
         self.handle.sit_out().await
@@ -686,6 +696,19 @@ impl NodeHandle {
         rx.await.map_err(|_| NodeError::Closed)?
     }
 
+    /// Asks the dealer for a finished hand of the room (the `hand` query,
+    /// every page of it) and runs its events through live verification: a
+    /// hand still pending here whose `audit-reveal` is out completes
+    /// ([`NodeEvent::AuditCompleted`], and its saved transcript is
+    /// rewritten); a record that contradicts what this node saw raises
+    /// [`NodeEvent::VerificationFailed`]. A hand this node does not hold is
+    /// returned unchecked (audit it with [`crate::audit::Auditor`]).
+    pub async fn fetch_hand(&self, hand_id: HandId) -> Result<HandRecord, NodeError> {
+        let (reply, rx) = oneshot::channel();
+        self.command(Command::FetchHand { hand_id, reply }).await?;
+        rx.await.map_err(|_| NodeError::Closed)?
+    }
+
     /// Skips the coming hands but keeps the seat.
     pub async fn sit_out(&self) -> Result<(), NodeError> {
         self.command(Command::Send(Box::new(ClientMessage::SitOut))).await
@@ -718,8 +741,29 @@ impl Drop for PlayerNode {
 }
 
 struct PendingQuery {
-    reply: oneshot::Sender<Result<QueryData, NodeError>>,
+    reply: Reply,
     deadline: Instant,
+}
+
+/// Who waits for a query's answer.
+enum Reply {
+    /// A `query-result`.
+    Data(oneshot::Sender<Result<QueryData, NodeError>>),
+    /// `hand-record` pages: the events so far (the first page's record).
+    Hand { record: Option<HandRecord>, reply: oneshot::Sender<Result<HandRecord, NodeError>> },
+}
+
+impl Reply {
+    fn fail(self, e: NodeError) {
+        match self {
+            Reply::Data(r) => {
+                let _ = r.send(Err(e));
+            }
+            Reply::Hand { reply, .. } => {
+                let _ = reply.send(Err(e));
+            }
+        }
+    }
 }
 
 struct Actor {
@@ -860,13 +904,16 @@ impl Actor {
             Command::Query { reply, .. } => {
                 let _ = reply.send(Err(NodeError::NotConnected));
             }
+            Command::FetchHand { reply, .. } => {
+                let _ = reply.send(Err(NodeError::NotConnected));
+            }
             _ => {}
         }
     }
 
     fn fail_queries(&mut self, e: impl Fn() -> NodeError) {
         for (_, q) in self.queries.drain() {
-            let _ = q.reply.send(Err(e()));
+            q.reply.fail(e());
         }
     }
 
@@ -913,7 +960,7 @@ impl Actor {
                     let expired: Vec<String> = self.queries.iter().filter(|(_, q)| q.deadline <= now).map(|(n, _)| n.clone()).collect();
                     for n in expired {
                         if let Some(q) = self.queries.remove(&n) {
-                            let _ = q.reply.send(Err(NodeError::Timeout("query")));
+                            q.reply.fail(NodeError::Timeout("query"));
                         }
                     }
                 }
@@ -937,14 +984,76 @@ impl Actor {
                 }
             }
             Command::Query { kind, reply } => {
-                let nonce = Nonce::random(&mut OsRng).to_string()[..32].to_owned();
-                send(ws, &ClientMessage::Query(Query::new(kind, nonce.clone()))).await?;
-                let deadline = Instant::now() + self.config.query_timeout;
-                self.queries.insert(nonce, PendingQuery { reply, deadline });
+                self.ask(ws, Query::new(kind, query_nonce()), Reply::Data(reply)).await?;
+            }
+            Command::FetchHand { hand_id, reply } => {
+                let reply = Reply::Hand { record: None, reply };
+                self.ask(ws, Query::hand(hand_id, 0, query_nonce()), reply).await?;
             }
             Command::Send(m) => send(ws, &m).await?,
             Command::DropConnection | Command::Close => {}
         }
+        Ok(())
+    }
+
+    /// Sends a query; its answer goes to `reply` (or a timeout does).
+    async fn ask(&mut self, ws: &mut Ws, q: Query, reply: Reply) -> Result<(), NodeError> {
+        let nonce = q.nonce.clone();
+        send(ws, &ClientMessage::Query(q)).await?;
+        let deadline = Instant::now() + self.config.query_timeout;
+        self.queries.insert(nonce, PendingQuery { reply, deadline });
+        Ok(())
+    }
+
+    /// A `hand-record` page: asks for the next one, or verifies the whole
+    /// record's events (identical ones already seen are skipped) and answers.
+    async fn on_hand_page(&mut self, ws: &mut Ws, nonce: &str, page: HandRecord) -> Result<(), NodeError> {
+        let (record, reply) = match self.queries.remove(nonce).map(|q| q.reply) {
+            Some(Reply::Hand { record, reply }) => (record, reply),
+            Some(other) => {
+                other.fail(NodeError::BadAnswer("a hand-record to another query".into()));
+                return Ok(());
+            }
+            None => {
+                tracing::debug!("unasked hand-record; ignored");
+                return Ok(());
+            }
+        };
+        let next = page.next_seq;
+        let record = match record {
+            None => page,
+            Some(mut r) if r.hand_id == page.hand_id => {
+                r.events.extend(page.events);
+                r.reveal = page.reveal;
+                r
+            }
+            Some(_) => {
+                let _ = reply.send(Err(NodeError::BadAnswer("a hand-record page of another hand".into())));
+                return Ok(());
+            }
+        };
+        if let Some(from) = next {
+            // Each page must move on, and a hand has at most u16::MAX events:
+            // a dealer cannot keep the node paging forever.
+            let last = record.events.last().map(|e| e.seq);
+            if last.is_none_or(|l| from <= l) || record.events.len() > usize::from(u16::MAX) {
+                let _ = reply.send(Err(NodeError::BadAnswer("hand-record pages that do not advance".into())));
+                return Ok(());
+            }
+            let q = Query::hand(record.hand_id, from, query_nonce());
+            return self.ask(ws, q, Reply::Hand { record: Some(record), reply }).await;
+        }
+        // Only a hand this session holds is checked against it: the events
+        // of another one would replay as a live hand (and draw a seed).
+        let known = self.verifier.view(&record.hand_id).is_some();
+        for e in record.events.iter().filter(|e| known && e.hand_id == record.hand_id) {
+            match self.verifier.on_event(e) {
+                Ok(Some(u)) => self.on_update(ws, u).await?,
+                Ok(None) => {}
+                Err(e) => self.on_failure(e),
+            }
+        }
+        let _ = reply.send(Ok(HandRecord { next_seq: None, ..record }));
         Ok(())
     }
 
@@ -1047,19 +1156,20 @@ impl Actor {
                 self.closing = true;
                 self.emit(NodeEvent::Kicked { code: k.code, reason: k.reason });
             }
-            ServerMessage::QueryResult(r) => {
-                if let Some(q) = self.queries.remove(&r.nonce) {
-                    let _ = q.reply.send(Ok(r.data));
+            ServerMessage::QueryResult(r) => match self.queries.remove(&r.nonce).map(|q| q.reply) {
+                Some(Reply::Data(reply)) => {
+                    let _ = reply.send(Ok(r.data));
                 }
-            }
+                Some(other) => other.fail(NodeError::BadAnswer("a query-result to a hand query".into())),
+                None => {}
+            },
             ServerMessage::QueryError(e) => {
                 if let Some(q) = self.queries.remove(&e.nonce) {
-                    let _ = q.reply.send(Err(NodeError::Query { code: e.error, message: e.message }));
+                    q.reply.fail(NodeError::Query { code: e.error, message: e.message });
                 }
             }
             ServerMessage::Error(e) => self.emit(NodeEvent::DealerError { code: e.code, message: e.message }),
-            // The node sends no `hand` query; a stray answer changes nothing.
-            ServerMessage::HandRecord(_) => tracing::debug!("unasked hand-record; ignored"),
+            ServerMessage::HandRecord(a) => self.on_hand_page(ws, &a.nonce, a.record).await?,
             ServerMessage::Challenge(_) | ServerMessage::Accepted(_) | ServerMessage::Rejected(_) => {
                 tracing::warn!("handshake message after the handshake; ignored");
             }
@@ -1197,6 +1307,11 @@ impl Actor {
             }
         }
     }
+}
+
+/// A fresh query nonce (32 hex characters).
+fn query_nonce() -> String {
+    Nonce::random(&mut OsRng).to_string()[..32].to_owned()
 }
 
 #[cfg(test)]

@@ -129,7 +129,8 @@ pub async fn play_bot(
                 report.failures.push((*hand_id, *check, detail.clone()));
             }
             NodeEvent::Closed { reason } => {
-                report.closed = Some(reason.clone());
+                // A kick's reason (sent before the close) says more.
+                report.closed.get_or_insert_with(|| reason.clone());
                 return Ok(report);
             }
             NodeEvent::Kicked { reason, .. } => report.closed = Some(format!("kicked: {reason}")),

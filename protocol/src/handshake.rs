@@ -16,8 +16,9 @@
 //! refuses a hello whose timestamp is more than [`CLOCK_SKEW_MS`] away from
 //! its clock, a handshake that takes longer than [`HANDSHAKE_DEADLINE_MS`]
 //! from hello to response, a challenge answered twice ([`ChallengeBook`]),
-//! a response made for another dealer or room, a bad signature and another
-//! protocol version, each with its own [`RejectReason`]. The client refuses
+//! a response made for another dealer or room, a bad signature, another
+//! protocol version and a reference SDK of another release line
+//! ([`check_sdk_version`]), each with its own [`RejectReason`]. The client refuses
 //! a dealer whose key is not the one from the invite URL.
 
 use std::collections::{HashSet, VecDeque};
@@ -38,6 +39,12 @@ pub use crate::limits::{
     CLOCK_SKEW_MS, HANDSHAKE_DEADLINE_MS, MAX_ROOM_ID_LEN, MAX_SDK_VERSION_LEN, MAX_USED_CHALLENGES,
     USED_CHALLENGE_RETENTION_MS,
 };
+/// The reference SDK's name in `sdk_version` (`claw-player/0.1.0`): the one
+/// SDK whose version a dealer can judge (SPEC.md §8.3, step 7).
+pub const REFERENCE_SDK: &str = "claw-player";
+/// The release this dealer was built from; a `claw-player` SDK must be on its
+/// release line (same major, or same major.minor while the major is 0).
+pub const RELEASE: &str = env!("CARGO_PKG_VERSION");
 
 // ---------------------------------------------------------------------------
 // Messages
@@ -48,7 +55,8 @@ pub use crate::limits::{
 pub struct Hello {
     /// Protocol name and version, `claw/1`.
     pub protocol_version: String,
-    /// Free-form SDK name/version (at most 64 bytes), for logs.
+    /// `NAME/VERSION` of the SDK (at most 64 bytes); the reference SDK's
+    /// version is checked ([`check_sdk_version`]), others are for logs.
     pub sdk_version: String,
     /// The room the player wants (at most 64 bytes).
     pub room_id: String,
@@ -168,6 +176,9 @@ pub enum RejectReason {
     Busy,
     /// The dealer refuses this player (policy, ban, room full…).
     Refused,
+    /// The hello's SDK is the reference SDK on another release line than
+    /// the dealer's ([`check_sdk_version`]).
+    SdkVersionMismatch,
 }
 
 impl RejectReason {
@@ -188,6 +199,7 @@ impl RejectReason {
             RejectReason::UnexpectedMessage => "unexpected-message",
             RejectReason::Busy => "busy",
             RejectReason::Refused => "refused",
+            RejectReason::SdkVersionMismatch => "sdk-version-mismatch",
         }
     }
 }
@@ -453,6 +465,11 @@ impl ServerHandshake {
         }
         if verify(&hello.player, Purpose::Hello, &hello_body(hello), &hello.sig).is_err() {
             return Err(fail(self, RejectReason::BadHelloSignature));
+        }
+        if let Err(why) = check_sdk_version(&hello.sdk_version, RELEASE) {
+            let mut r = fail(self, RejectReason::SdkVersionMismatch);
+            r.message = Some(why.to_string());
+            return Err(r);
         }
         let dealer = self.dealer.public();
         let mut c = Challenge {
@@ -758,6 +775,65 @@ impl ClientHandshake {
     }
 }
 
+/// Why an SDK cannot play with a dealer of release `dealer`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SdkVersionError {
+    /// `claw-player/…` whose version is not `MAJOR.MINOR.PATCH`.
+    #[error("SDK {0:?}: the version is not MAJOR.MINOR.PATCH")]
+    Unparsable(String),
+    /// The reference SDK on another release line.
+    #[error("SDK {sdk:?} is not compatible with this dealer (release {dealer}): use {REFERENCE_SDK} {line}")]
+    Incompatible {
+        /// The hello's `sdk_version`.
+        sdk: String,
+        /// The dealer's release.
+        dealer: String,
+        /// The compatible release line (`1.x`, `0.3.x`).
+        line: String,
+    },
+}
+
+/// A version's release line: `(major, None)` from 1.0 on, `(0, Some(minor))`
+/// before (Cargo's compatibility rule); `None` if not `MAJOR.MINOR.PATCH`
+/// (a `-pre` or `+build` suffix allowed).
+fn release_line(version: &str) -> Option<(u64, Option<u64>)> {
+    let core = version.split(['-', '+']).next()?;
+    let mut parts = core.split('.');
+    let mut num = || {
+        parts.next().filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))?.parse::<u64>().ok()
+    };
+    let (major, minor, _patch) = (num()?, num()?, num()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    Some((major, (major == 0).then_some(minor)))
+}
+
+/// Whether an SDK announcing `sdk_version` (SPEC.md §8.3, step 7) can play
+/// with a dealer of release `dealer`. Every SDK speaks the hello's
+/// `protocol_version` (checked first); the reference SDK `claw-player/V` must
+/// also be on the dealer's release line, the protocol revision the two
+/// implement (same major; same major.minor while the major is 0). Other SDK
+/// names are informational: the dealer cannot know their numbering.
+pub fn check_sdk_version(sdk_version: &str, dealer: &str) -> Result<(), SdkVersionError> {
+    let Some(version) = sdk_version.strip_prefix(REFERENCE_SDK).and_then(|v| v.strip_prefix('/')) else {
+        return Ok(());
+    };
+    let Some(sdk) = release_line(version) else {
+        return Err(SdkVersionError::Unparsable(sdk_version.to_owned()));
+    };
+    let ours = release_line(dealer);
+    if ours == Some(sdk) {
+        return Ok(());
+    }
+    let line = match ours {
+        Some((major, None)) => format!("{major}.x"),
+        Some((major, Some(minor))) => format!("{major}.{minor}.x"),
+        None => dealer.to_owned(),
+    };
+    Err(SdkVersionError::Incompatible { sdk: sdk_version.to_owned(), dealer: dealer.to_owned(), line })
+}
+
 /// SHA-256 of a room configuration's exact JSON bytes (the value the
 /// challenge signature covers).
 pub fn room_config_digest(room_config: &RawJson) -> Digest {
@@ -829,8 +905,45 @@ mod tests {
     #[test]
     fn rejection_codes_are_kebab_case() {
         assert_eq!(serde_json::to_string(&RejectReason::ChallengeReused).unwrap(), "\"challenge-reused\"");
-        for r in [RejectReason::VersionMismatch, RejectReason::BadResponseSignature, RejectReason::Busy] {
+        for r in [
+            RejectReason::VersionMismatch,
+            RejectReason::BadResponseSignature,
+            RejectReason::Busy,
+            RejectReason::SdkVersionMismatch,
+        ] {
             assert_eq!(serde_json::to_string(&r).unwrap(), format!("\"{}\"", r.code()));
         }
+    }
+
+    #[test]
+    fn the_reference_sdk_must_be_on_the_dealers_release_line() {
+        let ok = |sdk: &str, dealer: &str| check_sdk_version(sdk, dealer).is_ok();
+        assert!(ok("claw-player/0.1.0", "0.1.0"));
+        assert!(ok("claw-player/0.1.7-rc.1+abc", "0.1.2"), "patch, pre-release and build do not matter");
+        assert!(!ok("claw-player/0.2.0", "0.1.0"), "0.x: the minor is the line");
+        assert!(!ok("claw-player/1.1.0", "0.1.0"));
+        assert!(ok("claw-player/1.4.0", "1.0.3"), "from 1.0: the major is the line");
+        assert!(!ok("claw-player/2.0.0", "1.9.9"));
+        for bad in [
+            "claw-player/1.2",
+            "claw-player/x.y.z",
+            "claw-player/",
+            "claw-player/1.2.3.4",
+            "claw-player/01a.1.1",
+        ] {
+            assert_eq!(
+                check_sdk_version(bad, "0.1.0"),
+                Err(SdkVersionError::Unparsable(bad.into())),
+                "{bad}"
+            );
+        }
+        // Other SDKs are informational.
+        for other in ["test-sdk/1", "claw-playerx/9.9.9", "", "bench", "claw-sdk/0.1.0"] {
+            assert!(ok(other, "0.1.0"), "{other}");
+        }
+        let e = check_sdk_version("claw-player/0.2.0", "0.1.4").unwrap_err().to_string();
+        assert!(e.contains("claw-player 0.1.x") && e.contains("0.1.4"), "{e}");
+        // This build's SDK name and release pass its own dealer.
+        assert!(ok(&format!("{REFERENCE_SDK}/{RELEASE}"), RELEASE));
     }
 }

@@ -231,6 +231,50 @@ fn version_mismatch() {
 }
 
 #[test]
+fn sdk_version_mismatch() {
+    use claw_protocol::handshake::{SdkVersionError, RELEASE};
+    let line = RELEASE.split('.').take(2).collect::<Vec<_>>();
+    let (major, minor): (u64, u64) = (line[0].parse().unwrap(), line[1].parse().unwrap());
+    let hello_with = |w: &mut World, sdk: &str| {
+        let (_, mut hello) = w.client(T0);
+        hello.sdk_version = sdk.into();
+        resign(&w.player, &mut hello);
+        hello
+    };
+    let mut w = world();
+    // Honest: the dealer's own release, another patch of it, another SDK.
+    for sdk in
+        [format!("claw-player/{RELEASE}"), format!("claw-player/{major}.{minor}.999"), "other/7".into()]
+    {
+        let h = hello_with(&mut w, &sdk);
+        assert!(w.server().on_hello(&h, T0, &mut w.rng).is_ok(), "{sdk}");
+    }
+    // Another release line, or a version that does not parse.
+    let next = if major == 0 { format!("0.{}.0", minor + 1) } else { format!("{}.0.0", major + 1) };
+    for sdk in [format!("claw-player/{next}"), "claw-player/1.2".into(), "claw-player/latest".into()] {
+        let h = hello_with(&mut w, &sdk);
+        let (mut client, _) = w.client(T0);
+        let r = w.server().on_hello(&h, T0, &mut w.rng).expect_err("an incompatible SDK");
+        assert_eq!(r.reason, RejectReason::SdkVersionMismatch, "{sdk}");
+        assert_eq!(r.client_nonce, Some(h.client_nonce));
+        let why = r.message.clone().unwrap_or_default();
+        assert!(why.contains(&sdk), "the message names the SDK: {why}");
+        // The reason is the dealer's, signed (the client's own nonce aside).
+        let mut r2 = r.clone();
+        r2.client_nonce = Some(client.client_nonce());
+        r2.sig = w.dealer.sign(Purpose::Rejected, &claw_protocol::handshake::rejected_body(&r2));
+        assert_eq!(client.on_rejected(&r2), HandshakeError::Rejected(RejectReason::SdkVersionMismatch));
+    }
+    let e = claw_protocol::handshake::check_sdk_version(&format!("claw-player/{next}"), RELEASE);
+    assert!(matches!(e, Err(SdkVersionError::Incompatible { .. })), "{e:?}");
+    // Checked after the signature: a tampered version is a bad signature,
+    // not a reason an attacker can choose for someone else's hello.
+    let mut h = hello_with(&mut w, &format!("claw-player/{RELEASE}"));
+    h.sdk_version = format!("claw-player/{next}");
+    assert_eq!(rejected_reason(w.server().on_hello(&h, T0, &mut w.rng)), RejectReason::BadHelloSignature);
+}
+
+#[test]
 fn deadline_exceeded() {
     let mut w = world();
     let (mut c, hello) = w.client(T0);
@@ -340,6 +384,7 @@ fn each_attack_has_its_own_reason() {
         RejectReason::WeakEncryptionKey,
         RejectReason::Malformed,
         RejectReason::UnexpectedMessage,
+        RejectReason::SdkVersionMismatch,
     ];
     let codes: HashSet<&str> = reasons.iter().map(|r| r.code()).collect();
     assert_eq!(codes.len(), reasons.len());

@@ -46,6 +46,8 @@ impl Dealer {
 /// A room for fast tests: no pause between hands, short timeouts.
 pub fn fast_room(id: &str, game: &str) -> RoomConfig {
     let mut r = RoomConfig::new(id, game);
+    // Every hand audited at its end (Sam Gong's default is deferred).
+    r.reveal = claw_protocol::messages::RevealPolicy::Full;
     r.between_hands = Duration::ZERO;
     r.seed_timeout = Duration::from_secs(2);
     r.action_timeout = Duration::from_secs(10);

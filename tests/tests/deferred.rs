@@ -147,7 +147,8 @@ async fn saved_pending_hands_are_completed_later_by_audit_fetch() {
         let t =
             claw_protocol::transcript::Transcript::from_jsonl(&std::fs::read_to_string(f).unwrap()).unwrap();
         let resp = client.get(format!("{base}/rooms/r/hands/{}", t.hand_id)).send().await.unwrap();
-        assert!(resp.status().is_success(), "{}", resp.status());
+        let status = resp.status();
+        assert!(status.is_success(), "{status} {}", resp.text().await.unwrap_or_default());
         let text = resp.text().await.unwrap();
         assert!(!text.contains("audit-reveal") && !text.contains("dealer_seed"), "{text}");
         let record: HandRecord = serde_json::from_str(&text).unwrap();
@@ -179,7 +180,108 @@ async fn saved_pending_hands_are_completed_later_by_audit_fetch() {
     let base = format!("http://{}", d.http_addr().unwrap());
     let out = audit(base).await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(stdout.lines().all(|l| l.starts_with("OK ")), "{stdout}");
     within(30, "dealer stop", d.shutdown(Duration::from_secs(2))).await;
+
+    // The completed hands were written back into the saved files: they now
+    // audit complete offline, without --fetch; no temporary file is left.
+    assert!(stderr.contains("rewritten with the fetched reveal"), "{stderr}");
+    for f in &files {
+        assert!(std::fs::read_to_string(f).unwrap().contains("audit-reveal"), "{}", f.display());
+    }
+    let offline = tokio::task::spawn_blocking({
+        let (bin, files) = (bin.clone(), files.clone());
+        move || std::process::Command::new(bin).arg("audit").args(&files).output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&offline.stdout).to_string();
+    assert_eq!(offline.status.code(), Some(0), "{stdout}");
+    assert!(stdout.lines().all(|l| l.starts_with("OK ")), "{stdout}");
+    let left: Vec<_> = std::fs::read_dir(&saved).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left.len(), files.len(), "{left:?}");
+}
+
+/// A live node that was away when a deferred reveal went out asks for the
+/// hand with the `hand` query; the reveal completes its audit, checked
+/// against the hand it saw.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_node_completes_a_missed_reveal_with_the_hand_query() {
+    use claw_player::node::ReconnectPolicy;
+    use claw_protocol::messages::RevealState;
+    let mut room = fast_room("r", "sam-gong");
+    room.min_players = 3;
+    room.reveal = RevealPolicy::Deferred;
+    room.reveal_delay = Some(Duration::from_secs(3));
+    let d = start_dealer(vec![room], 10_000_000).await;
+    // Player 0 reconnects only well after the reveal is out.
+    let slow = NodeConfig {
+        reconnect: ReconnectPolicy {
+            initial: Duration::from_secs(8),
+            max: Duration::from_secs(8),
+            give_up_after: Duration::from_secs(40),
+        },
+        ..NodeConfig::default()
+    };
+    let mut nodes = connect_players(&d.invite("r"), 1, 41, slow).await;
+    nodes.extend(connect_players(&d.invite("r"), 2, 42, NodeConfig::default()).await);
+    let mut tasks = Vec::new();
+    for (i, mut node) in nodes.into_iter().enumerate() {
+        tasks.push(tokio::spawn(async move {
+            let s = claw_player::bots::strategy("sam-gong", "simple").unwrap();
+            let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(i as u64);
+            let r = play_bot(&mut node, s.as_ref(), &mut rng, Some(1), |_| {}).await.unwrap();
+            if i == 0 {
+                node.drop_connection().await.unwrap();
+            }
+            (node, r)
+        }));
+    }
+    let mut played = Vec::new();
+    for t in tasks {
+        played.push(within(60, "a hand", t).await.unwrap());
+    }
+    let (mut node, report) = played.swap_remove(0);
+    assert_eq!((report.hands, report.pending), (1, 1), "{report:?}");
+    let hand = node.hand().expect("the hand it played").hand_id;
+
+    // Back after the reveal went out; it did not get it.
+    within(60, "reconnect", async {
+        loop {
+            match node.next_event().await.expect("node runs") {
+                NodeEvent::Reconnected { .. } => break,
+                NodeEvent::AuditCompleted { hand_id, .. } if hand_id == hand => {
+                    panic!("the reveal reached an away player")
+                }
+                _ => {}
+            }
+        }
+    })
+    .await;
+    let record = within(30, "hand query", node.fetch_hand(hand)).await.expect("hand-record");
+    assert_eq!(record.hand_id, hand);
+    assert_eq!(record.reveal, RevealState::Complete);
+    let audit = within(30, "audit completed", async {
+        loop {
+            match node.next_event().await.expect("node runs") {
+                NodeEvent::AuditCompleted { hand_id, audit } if hand_id == hand => break audit,
+                NodeEvent::VerificationFailed { hand_id, check, detail, .. } if hand_id == hand => {
+                    panic!("{check}: {detail}")
+                }
+                _ => {}
+            }
+        }
+    })
+    .await;
+    assert!(audit.ok && audit.skipped.is_empty(), "{audit:?}");
+    // A hand that does not exist is the dealer's not-found, not a hang.
+    let missing = node.fetch_hand(claw_protocol::HandId([9; 16])).await;
+    assert!(matches!(missing, Err(claw_player::node::NodeError::Query { .. })), "{missing:?}");
+    for (n, _) in played {
+        n.close().await;
+    }
+    node.close().await;
+    d.stop().await;
 }

@@ -1,13 +1,16 @@
 //! Operating a dealer: TLS (`wss://`) joins with a generated CA, SIGTERM
 //! stops of the real binary, the data directory lock, hand numbers that
 //! continue across restarts, `--chips evm` on a local anvil, the Guandan
-//! bots demo audited offline, deferred reveals that survive a stop or crash.
+//! bots demo audited offline, deferred reveals that survive a stop or crash,
+//! the launch paths' defaults, a demo whose table breaks up, the admin API.
 
+mod admin;
 #[path = "../../../chip-providers/tests/support/anvil.rs"]
 mod anvil;
 mod datadir;
 mod evm;
 mod guandan;
+mod launch;
 mod reveals;
 mod stop;
 mod tls;

@@ -123,6 +123,33 @@ async fn replayed_and_stale_handshakes_are_refused() {
 }
 
 #[tokio::test]
+async fn an_incompatible_reference_sdk_is_refused_with_its_reason_and_why() {
+    use claw_protocol::handshake::{REFERENCE_SDK, RELEASE};
+    let f = Fixture::start(room()).await;
+    let major: u64 = RELEASE.split('.').next().unwrap().parse().unwrap();
+    let other_line = format!("{REFERENCE_SDK}/{}.0.0", major + 1);
+    for (seed, sdk, ok) in [(20u8, format!("{REFERENCE_SDK}/{RELEASE}"), true), (21, other_line, false)] {
+        let me = Arc::new(Identity::from_seed([seed; 32]));
+        let mut ws = raw_ws(f.addr(), "a").await;
+        let (mut hs, hello) =
+            ClientHandshake::start(me, f.dealer(), "a", sdk.clone(), None, now_ms(), &mut OsRng);
+        send_text(&mut ws, ClientMessage::Hello(hello).encode().unwrap()).await;
+        match recv_ws(&mut ws).await {
+            Some(ServerMessage::Challenge(_)) if ok => {}
+            Some(ServerMessage::Rejected(r)) if !ok => {
+                assert_eq!(r.reason, RejectReason::SdkVersionMismatch);
+                let why = r.message.clone().unwrap_or_default();
+                assert!(why.contains(&sdk) && why.contains("not compatible"), "{why}");
+                assert_eq!(hs.on_rejected(&r), HandshakeError::Rejected(RejectReason::SdkVersionMismatch));
+                assert!(recv_ws(&mut ws).await.is_none(), "closed after the rejection");
+            }
+            other => panic!("{sdk}: {other:?}"),
+        }
+    }
+    still_serves(&f, "a").await;
+}
+
+#[tokio::test]
 async fn relayed_handshake_for_another_dealer_is_refused() {
     let f = Fixture::start(room()).await;
     let me = Identity::from_seed([7; 32]);

@@ -38,6 +38,16 @@ pub fn has_house(game: &str) -> bool {
     matches!(game, "blackjack")
 }
 
+/// The reveal policy of a room of `game` that names none, in every launch
+/// path (flags, rooms file, demo, admin API): `deferred` for Sam Gong, whose
+/// folded hands stay hidden until the room's delay, else `full`.
+pub fn default_reveal(game: &str) -> RevealPolicy {
+    match game {
+        "sam-gong" => RevealPolicy::Deferred,
+        _ => RevealPolicy::Full,
+    }
+}
+
 /// A duration written as `30s`, `500ms`, `2m` or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
@@ -136,9 +146,10 @@ pub struct RoomConfig {
     /// out longest. 0 = half the seats (at least one).
     #[serde(default)]
     pub sit_out_seats: u8,
-    /// `full` (default): every secret at hand end; `deferred`: folded cards
-    /// and seeds are published when the room closes or `reveal_delay` after
-    /// the hand.
+    /// `full`: every secret at hand end; `deferred`: folded cards and seeds
+    /// are published when the room closes or `reveal_delay` after the hand.
+    /// Default: [`default_reveal`] of the game (filled in by
+    /// [`RoomConfig::new`] and [`RoomConfig::deserialize_with_defaults`]).
     #[serde(default = "d_reveal")]
     pub reveal: RevealPolicy,
     /// For `deferred`: publish this long after the hand (else at room close).
@@ -224,9 +235,11 @@ fn d_warn_time_left() -> Duration {
 impl RoomConfig {
     /// A room of `game` with every other field at its default.
     pub fn new(id: impl Into<String>, game: impl Into<String>) -> RoomConfig {
+        let game = game.into();
         RoomConfig {
             id: id.into(),
-            game: game.into(),
+            reveal: default_reveal(&game),
+            game,
             settings: Value::Null,
             buy_in: Chips::ZERO,
             min_bet: Chips::ZERO,
@@ -241,7 +254,6 @@ impl RoomConfig {
             away_timeout: d_away_timeout(),
             sit_out_limit: d_sit_out_limit(),
             sit_out_seats: 0,
-            reveal: RevealPolicy::Full,
             reveal_delay: None,
             entropy: EntropyMode::Joint,
             max_hands: None,
@@ -250,6 +262,20 @@ impl RoomConfig {
             low_balance_warning: Chips::ZERO,
             dissolve_after: None,
         }
+    }
+
+    /// Deserialises a room as written (a rooms-file table, an admin API
+    /// body) and gives the fields it omits their game-dependent defaults
+    /// (the reveal policy, [`default_reveal`]). Every reader of room configs
+    /// goes through here, so that no launch path has another default.
+    pub fn deserialize_with_defaults<'de, D: Deserializer<'de>>(d: D) -> Result<RoomConfig, D::Error> {
+        let fields = Value::deserialize(d)?;
+        let reveal_given = fields.get("reveal").is_some();
+        let mut room = RoomConfig::deserialize(&fields).map_err(serde::de::Error::custom)?;
+        if !reveal_given {
+            room.reveal = default_reveal(&room.game);
+        }
+        Ok(room)
     }
 
     fn err(&self, reason: impl Into<String>) -> ConfigError {

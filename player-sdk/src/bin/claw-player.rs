@@ -101,11 +101,22 @@ fn audit(a: AuditArgs) -> i32 {
             .and_then(|h| if h.is_empty() { Err(AuditFileError::Empty) } else { Ok(h) });
         match hands {
             Ok(hands) => {
+                // The file's hands as they will be written back: a fetched
+                // completion replaces a saved hand only once it audits OK.
+                let mut kept = Vec::with_capacity(hands.len());
+                let mut completed = 0usize;
                 for (line, t) in hands {
                     let mut outcome = auditor.audit(&t, None);
+                    let mut keep = None;
                     if let (Some((rt, client, base)), Verdict::Pending) = (&fetch, Verdict::of(&outcome)) {
                         match rt.block_on(fetch_completion(client, base, &t)) {
-                            Ok(full) => outcome = auditor.audit(&full, None),
+                            Ok(full) => {
+                                outcome = auditor.audit(&full, None);
+                                if Verdict::of(&outcome) == Verdict::Ok {
+                                    completed += 1;
+                                    keep = Some(full);
+                                }
+                            }
                             Err(e @ FetchError::Diverged(_)) => {
                                 outcome =
                                     Err(AuditError { check: AuditCheck::HashChain, detail: e.to_string() })
@@ -114,7 +125,21 @@ fn audit(a: AuditArgs) -> i32 {
                         }
                     }
                     let room = t.header.as_ref().map(|h| h.room_id.clone());
-                    verdicts.push(HandVerdict { hand_id: t.hand_id, room, line, outcome });
+                    kept.push(keep.unwrap_or(t));
+                    verdicts.push(HandVerdict { hand_id: kept[kept.len() - 1].hand_id, room, line, outcome });
+                }
+                if completed > 0 {
+                    match rewrite_atomically(f, &kept) {
+                        Ok(()) => eprintln!(
+                            "claw-player: {name}: rewritten with the fetched reveal of {completed} hand(s)"
+                        ),
+                        Err(e) => {
+                            eprintln!("claw-player: {name}: could not save the completed hands: {e}");
+                            if code == exit::OK {
+                                code = exit::UNREADABLE;
+                            }
+                        }
+                    }
                 }
                 files.push((name, verdicts.len(), None));
             }
@@ -174,6 +199,31 @@ fn audit(a: AuditArgs) -> i32 {
     } else {
         code
     }
+}
+
+/// Replaces `path` with `hands` as JSON lines: written to a temporary file
+/// beside it, synced, then renamed over it, so a crash leaves the old file
+/// or the new one, never half of either.
+fn rewrite_atomically(
+    path: &std::path::Path,
+    hands: &[claw_protocol::transcript::Transcript],
+) -> std::io::Result<()> {
+    let mut text = String::new();
+    for t in hands {
+        text.push_str(&t.to_jsonl().map_err(|e| std::io::Error::other(e.to_string()))?);
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 fn print_event(e: &NodeEvent) {

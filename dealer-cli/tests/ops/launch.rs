@@ -1,0 +1,153 @@
+//! Launch paths of the real binary: a private-network chips URL names the
+//! flag that permits it, Sam Gong gets the same reveal policy from the
+//! flags, a rooms file and the demo, and a demo whose table breaks up ends
+//! with its own exit code instead of waiting forever.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+
+use claw_player::node::{NodeConfig as PlayerConfig, PlayerNode};
+use claw_protocol::messages::{QueryData, QueryType, RevealPolicy};
+use claw_protocol::Identity;
+
+use crate::stop::DealerProc;
+use crate::GUARD;
+
+/// Runs `claw-dealer ARGS` to its exit (guarded); stdout and stderr captured.
+async fn run_dealer(args: &[&str], data_dir: &Path) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_claw-dealer"));
+    c.args(args).arg("--data-dir").arg(data_dir).stdin(Stdio::null());
+    let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("claw-dealer starts");
+    let pid = child.id();
+    let out =
+        tokio::time::timeout(GUARD, tokio::task::spawn_blocking(move || child.wait_with_output())).await;
+    match out {
+        Ok(r) => r.expect("wait task").expect("wait"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            panic!("guard: claw-dealer {args:?} did not exit (it hangs)")
+        }
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_chips_url_is_refused_naming_chips_allow_private_and_accepted_with_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A closed port: with the flag the URL passes the policy and the
+    // health check then fails to connect.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("https://0.0.0.0:{port}/");
+    let base = ["--game", "texas-holdem", "--listen", "127.0.0.1:0", "--http-listen", "off"];
+    let chips = ["--chips-url", url.as_str(), "--chips-token", "t0ken"];
+
+    let refused = run_dealer(&[&base[..], &chips[..]].concat(), &tmp.path().join("a")).await;
+    let t = text(&refused);
+    assert_ne!(refused.status.code(), Some(0), "{t}");
+    assert!(t.contains("private or reserved address") && t.contains("--chips-allow-private"), "{t}");
+
+    let allowed = [&base[..], &chips[..], &["--chips-allow-private"][..]].concat();
+    let passed = run_dealer(&allowed, &tmp.path().join("b")).await;
+    let t = text(&passed);
+    assert_ne!(passed.status.code(), Some(0), "nothing listens there: {t}");
+    assert!(!t.contains("private or reserved address"), "{t}");
+    assert!(t.contains(&format!("points service at {url}")), "{t}");
+}
+
+/// The reveal policy the room of a running dealer announces.
+async fn announced_reveal(d: &DealerProc) -> RevealPolicy {
+    let me = Arc::new(Identity::from_seed([7; 32]));
+    let p = tokio::time::timeout(GUARD, PlayerNode::connect(&d.invite(), me, PlayerConfig::default()))
+        .await
+        .expect("guard: connect")
+        .expect("player connects");
+    let q = tokio::time::timeout(GUARD, p.query(QueryType::RoomConfig)).await.expect("guard: query");
+    p.close().await;
+    match q {
+        Ok(QueryData::RoomConfig { config }) => config.reveal,
+        other => panic!("room-config answer: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sam_gong_is_deferred_from_the_flags_the_rooms_file_and_the_demo() {
+    let tmp = tempfile::tempdir().unwrap();
+
+    // --game sam-gong
+    let flags = DealerProc::start_with(
+        DealerProc::command_for("sam-gong", &tmp.path().join("flags"), &tmp.path().join("flags.log")),
+        tmp.path().join("flags.log"),
+    )
+    .await;
+    let from_flags = announced_reveal(&flags).await;
+    let _ = flags.terminate().await;
+
+    // --rooms with a sam-gong room that names no policy
+    let rooms = tmp.path().join("rooms.toml");
+    std::fs::write(&rooms, "[[room]]\nid = \"sg\"\ngame = \"sam-gong\"\n").unwrap();
+    let log = tmp.path().join("file.log");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_claw-dealer"));
+    c.arg("--rooms")
+        .arg(&rooms)
+        .args(["--listen", "127.0.0.1:0", "--http-listen", "off", "--welcome", "100", "--data-dir"])
+        .arg(tmp.path().join("file"))
+        .stdin(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(&log).unwrap()));
+    let file = DealerProc::start_with(c, log).await;
+    let from_file = announced_reveal(&file).await;
+    let _ = file.terminate().await;
+
+    // --bots: the hands' transcripts record the policy they were dealt under.
+    let demo_dir = tmp.path().join("demo");
+    let demo =
+        run_dealer(&["--game", "sam-gong", "--bots", "2", "--hands", "2", "--chips", "local"], &demo_dir)
+            .await;
+    assert_eq!(demo.status.code(), Some(0), "{}", text(&demo));
+    let transcripts: Vec<_> = std::fs::read_dir(demo_dir.join("rooms/sam-gong/transcripts"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert_eq!(transcripts.len(), 2, "{}", text(&demo));
+    let policies: Vec<bool> = transcripts.iter().map(|t| t.contains(r#""reveal":"deferred""#)).collect();
+
+    assert_eq!(from_flags, RevealPolicy::Deferred);
+    assert_eq!(from_file, from_flags, "the rooms file's default differs from the flags'");
+    assert_eq!(policies, [true, true], "the demo's hands were not dealt deferred");
+    // Deferred reveals are published at room close: the demo's bots still audit every hand.
+    assert!(text(&demo).contains("2 hands audited OK"), "{}", text(&demo));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_random_demo_whose_table_breaks_up_ends_with_exit_code_3() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 60 chips each and a hand limit never reached: one bot soon holds
+    // every chip, and the other cannot cover the next hand.
+    let args = [
+        "--game",
+        "texas-holdem",
+        "--bots",
+        "2",
+        "--hands",
+        "100000",
+        "--bot-strategy",
+        "random",
+        "--chips",
+        "local",
+        "--welcome",
+        "60",
+    ];
+    let out = run_dealer(&args, tmp.path()).await;
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{t}");
+    assert!(t.contains("the table broke up after") && t.contains("texas-holdem needs 2"), "{t}");
+    assert!(t.contains("cannot cover"), "the reason the bot left: {t}");
+    assert!(!t.contains("AUDIT FAILURES"), "{t}");
+}

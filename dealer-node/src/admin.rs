@@ -1,0 +1,249 @@
+//! The admin HTTP API, on the health/metrics listener, every request with
+//! `Authorization: Bearer TOKEN` (the token file `DATA_DIR/admin.token`,
+//! created 0600):
+//!
+//! - `POST /admin/rooms` `{"room": {…rooms-file fields…}, "private": false}`
+//!   opens a room → `201 {"room", "invite", "private"}`. A private room's id
+//!   gets a random 128-bit suffix: only its invite URL reaches it, and no
+//!   listing shows it.
+//! - `GET /admin/rooms` → every served room with its invite URL.
+//! - `DELETE /admin/rooms/{room}` closes a room (running hand finished or
+//!   refunded, players told) → `200 {"closed"}`.
+//!
+//! A room opened here with nobody seated for the room expiry is closed.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path as UrlPath, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get};
+use axum::{Json, Router};
+use claw_games::DynGame;
+use claw_protocol::PlayerId;
+use serde::Deserialize;
+use serde_json::json;
+use subtle::ConstantTimeEq;
+use tokio::sync::{oneshot, Mutex};
+
+use crate::config::RoomConfig;
+use crate::registry::{Listing, Registry};
+use crate::room::{spawn_room, NodeContext, RoomCmd, RoomHandle};
+
+/// Name of the admin token file in the data directory.
+pub const TOKEN_FILE: &str = "admin.token";
+
+/// Reads the admin token from `path`, or creates it (32 random bytes, hex,
+/// mode 0600) if missing. The token stays the same across restarts.
+pub fn load_or_create_token(path: &Path) -> std::io::Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) if t.trim().len() >= 32 => return Ok(t.trim().to_owned()),
+        Ok(_) => {
+            return Err(std::io::Error::other(format!(
+                "{}: the token is shorter than 32 chars",
+                path.display()
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let mut b = [0u8; 32];
+    rand_core::RngCore::fill_bytes(&mut rand_core::OsRng, &mut b);
+    let token = hex::encode(b);
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(path)?;
+    std::io::Write::write_all(&mut f, format!("{token}\n").as_bytes())?;
+    f.sync_all()?;
+    Ok(token)
+}
+
+/// What the admin API needs to open, list and close rooms.
+pub struct Admin {
+    token_hash: [u8; 32],
+    ctx: Arc<NodeContext>,
+    games: Vec<Arc<dyn DynGame>>,
+    registry: Arc<Registry>,
+    invite_base: String,
+    dealer: PlayerId,
+    /// A run-time room with nobody seated this long is closed.
+    expiry: Duration,
+    /// Time a closing room's running hand gets.
+    grace: Duration,
+    /// One open at a time: the id check and the insert do not race.
+    opening: Mutex<()>,
+}
+
+/// The settings of the admin API.
+#[derive(Debug, Clone)]
+pub struct AdminConfig {
+    /// The bearer token.
+    pub token: String,
+    /// A room opened through the API with nobody seated this long is closed.
+    pub room_expiry: Duration,
+    /// Time a closing room's running hand gets before it is refunded.
+    pub close_grace: Duration,
+}
+
+impl Admin {
+    /// The API over `registry`; rooms it opens share `ctx`.
+    pub(crate) fn new(
+        cfg: &AdminConfig,
+        ctx: Arc<NodeContext>,
+        games: Vec<Arc<dyn DynGame>>,
+        registry: Arc<Registry>,
+        invite_base: String,
+        dealer: PlayerId,
+    ) -> Admin {
+        Admin {
+            token_hash: claw_protocol::sha256(&[cfg.token.as_bytes()]).0,
+            ctx,
+            games,
+            registry,
+            invite_base,
+            dealer,
+            expiry: cfg.room_expiry,
+            grace: cfg.close_grace,
+            opening: Mutex::new(()),
+        }
+    }
+
+    fn invite(&self, room: &str) -> String {
+        crate::node::invite_url(&self.invite_base, room, self.dealer)
+    }
+
+    /// Closes `room` (grace for its running hand) and stops serving it.
+    async fn close(&self, room: &RoomHandle) {
+        let (done, rx) = oneshot::channel();
+        if room.send(RoomCmd::Shutdown { grace: self.grace, done }).await {
+            let _ = rx.await;
+        }
+        room.wait_closed().await;
+        self.registry.remove(&room.id);
+    }
+}
+
+/// The body of `POST /admin/rooms`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpenRoom {
+    #[serde(deserialize_with = "RoomConfig::deserialize_with_defaults")]
+    room: RoomConfig,
+    #[serde(default)]
+    private: bool,
+}
+
+fn error(code: StatusCode, text: impl Into<String>) -> Response {
+    (code, Json(json!({ "error": text.into() }))).into_response()
+}
+
+async fn auth(State(a): State<Arc<Admin>>, req: Request, next: Next) -> Response {
+    let ok = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|s| s.strip_prefix("Bearer "))
+        .is_some_and(|t| bool::from(claw_protocol::sha256(&[t.trim().as_bytes()]).0.ct_eq(&a.token_hash)));
+    if !ok {
+        tracing::warn!(path = %req.uri().path(), "admin API: missing or wrong bearer token");
+        return error(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
+    }
+    next.run(req).await
+}
+
+async fn open(State(a): State<Arc<Admin>>, body: axum::body::Bytes) -> Response {
+    let req: OpenRoom = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("body: {e}")),
+    };
+    let OpenRoom { mut room, private } = req;
+    if private {
+        let mut secret = [0u8; 16];
+        rand_core::RngCore::fill_bytes(&mut rand_core::OsRng, &mut secret);
+        room.id = format!("{}-{}", room.id, hex::encode(secret));
+    }
+    let _one = a.opening.lock().await;
+    if a.registry.contains(&room.id) {
+        return error(StatusCode::CONFLICT, format!("room {} exists", room.id));
+    }
+    let game = match room.validate_with(&a.games) {
+        Ok(g) => g,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
+    };
+    let id = room.id.clone();
+    let handle = match spawn_room(room, game, Arc::clone(&a.ctx)) {
+        Ok(h) => h,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("room {id}: {e}")),
+    };
+    let listing = if private { Listing::Private } else { Listing::Public };
+    a.registry.insert(handle.clone(), listing);
+    tracing::info!(room = %id, private, "admin API: room opened");
+    tokio::spawn(expire_when_empty(Arc::clone(&a), handle));
+    (StatusCode::CREATED, Json(json!({ "room": id, "invite": a.invite(&id), "private": private })))
+        .into_response()
+}
+
+async fn list(State(a): State<Arc<Admin>>) -> Response {
+    let rooms: Vec<_> = a
+        .registry
+        .all()
+        .into_iter()
+        .map(|(h, l)| {
+            json!({ "room": h.id, "game": h.config.game, "private": l == Listing::Private, "invite": a.invite(&h.id) })
+        })
+        .collect();
+    Json(json!({ "rooms": rooms })).into_response()
+}
+
+async fn close(State(a): State<Arc<Admin>>, UrlPath(room): UrlPath<String>) -> Response {
+    let Some(h) = a.registry.get(&room) else { return error(StatusCode::NOT_FOUND, "no such room") };
+    a.close(&h).await;
+    tracing::info!(room = %room, "admin API: room closed");
+    Json(json!({ "closed": room })).into_response()
+}
+
+/// Closes `room` once nobody has been seated in it for the expiry; stops
+/// watching when it closes otherwise.
+async fn expire_when_empty(a: Arc<Admin>, room: RoomHandle) {
+    let tick = (a.expiry / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+    let mut empty_since = Some(tokio::time::Instant::now());
+    loop {
+        tokio::time::sleep(tick).await;
+        let snapshot = match room.is_closed() {
+            true => None,
+            false => room.inspect().await,
+        };
+        let Some(s) = snapshot else {
+            a.registry.remove(&room.id);
+            return;
+        };
+        let now = tokio::time::Instant::now();
+        match (s.players.iter().any(|p| p.seat.is_some()), empty_since) {
+            (true, _) => empty_since = None,
+            (false, None) => empty_since = Some(now),
+            (false, Some(t)) if now.duration_since(t) >= a.expiry => {
+                tracing::info!(room = %room.id, expiry = ?a.expiry, "room expired: nobody seated");
+                a.close(&room).await;
+                return;
+            }
+            (false, Some(_)) => {}
+        }
+    }
+}
+
+/// The routes under `/admin`, behind the bearer token.
+pub(crate) fn router(a: Arc<Admin>) -> Router {
+    Router::new()
+        .route("/admin/rooms", get(list).post(open))
+        .route("/admin/rooms/{room}", delete(close))
+        .layer(middleware::from_fn_with_state(Arc::clone(&a), auth))
+        .with_state(a)
+}
