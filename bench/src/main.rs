@@ -205,6 +205,9 @@ async fn bot(invite: Invite, game: String, shared: Arc<Shared>, gate: Arc<tokio:
     }
 }
 
+/// Welcome chips each bench identity is granted.
+const WELCOME: u64 = 1_000_000_000;
+
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -365,7 +368,9 @@ fn start_dealer(cli: &Cli, data: &Path, http_port: u16) -> anyhow::Result<(Child
         .args(["--listen", "127.0.0.1:0", "--http-listen", &format!("127.0.0.1:{http_port}")])
         .arg("--data-dir")
         .arg(data.join("dealer"))
-        .args(["--chips", chips, "--welcome", "1000000000", "--log-format", "json"])
+        .args(["--chips", chips, "--welcome", &WELCOME.to_string(), "--log-format", "json"])
+        // The node's welcome budget (default 100 grants) sized to every identity the bench makes.
+        .args(["--welcome-total", &(WELCOME * (seats as u64 + 64)).to_string()])
         .args(["--max-connections", &(seats + 1024).to_string()])
         // Every bot connects from 127.0.0.1: lift the per-address cap above the bots.
         .args(["--max-conns-per-addr", &(seats + 64).to_string()])

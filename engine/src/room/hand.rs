@@ -74,7 +74,6 @@ fn commission_back(hand: HandId, p: PlayerId, commission: Chips) -> ChipCall {
     ChipCall::Moves { hand, moves: vec![mv], undo_on_refusal: false }
 }
 
-
 pub use claw_protocol::messages::MAX_HAND_STAKE;
 
 /// The table: no hand, a hand being formed (chips collected), or a hand.
