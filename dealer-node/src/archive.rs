@@ -82,6 +82,15 @@ impl Archive {
         let pending = room_dir.join("pending");
         fs::create_dir_all(&dir)?;
         fs::create_dir_all(&pending)?;
+        // A crash in the middle of an atomic write leaves its temp file:
+        // never renamed, so never part of the archive.
+        for d in [&dir, &pending] {
+            for e in fs::read_dir(d)?.flatten() {
+                if e.path().extension().is_some_and(|x| x == "tmp") {
+                    fs::remove_file(e.path())?;
+                }
+            }
+        }
         Ok(Archive { room: room.to_owned(), dir, pending })
     }
 
@@ -244,6 +253,19 @@ fn parse_name(path: &Path, ext: &str) -> Option<(u64, HandId)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn temp_files_a_crash_left_are_removed_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        let tmp = a.pending.join("00000001-aa.json.tmp");
+        fs::write(&tmp, "{\"half").unwrap();
+        fs::write(a.dir().join("00000001-aa.jsonl.tmp"), "").unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        assert!(!tmp.exists());
+        assert_eq!(fs::read_dir(a.dir()).unwrap().count(), 0);
+        assert!(a.pending().is_empty());
+    }
 
     #[test]
     fn next_hand_number_follows_the_highest_file() {

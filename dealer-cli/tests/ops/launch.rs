@@ -97,7 +97,7 @@ async fn sam_gong_is_deferred_from_the_flags_the_rooms_file_and_the_demo() {
     let mut c = Command::new(env!("CARGO_BIN_EXE_claw-dealer"));
     c.arg("--rooms")
         .arg(&rooms)
-        .args(["--listen", "127.0.0.1:0", "--http-listen", "off", "--welcome", "100", "--data-dir"])
+        .args(["--listen", "127.0.0.1:0", "--http-listen", "off", "--welcome", "1000", "--data-dir"])
         .arg(tmp.path().join("file"))
         .stdin(Stdio::null())
         .stderr(Stdio::from(std::fs::File::create(&log).unwrap()));
