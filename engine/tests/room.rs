@@ -229,19 +229,24 @@ impl Harness {
         }
     }
 
+    /// Player `i` asks for a seat (no name, any seat, no buy-in).
+    fn join(&mut self, i: usize) {
+        self.send(
+            i,
+            ClientMessage::JoinRequest(JoinRequest {
+                sdk_version: String::new(),
+                name: None,
+                seat: None,
+                buy_in: None,
+            }),
+        );
+    }
+
     /// Every player connects and joins; the first hand starts.
     fn seat_everyone(&mut self) {
         for i in 0..self.players.len() {
             self.connect(i);
-            self.send(
-                i,
-                ClientMessage::JoinRequest(JoinRequest {
-                    sdk_version: String::new(),
-                    name: None,
-                    seat: None,
-                    buy_in: None,
-                }),
-            );
+            self.join(i);
         }
         self.settle_chips();
         self.tick();
@@ -659,15 +664,7 @@ fn a_query_flood_meets_the_room_budget_and_the_hand_runs_on_time() {
     let mut h = Harness::new(40, |c| c.min_players = 2);
     for i in 0..2 {
         h.connect(i);
-        h.send(
-            i,
-            ClientMessage::JoinRequest(JoinRequest {
-                sdk_version: String::new(),
-                name: None,
-                seat: None,
-                buy_in: None,
-            }),
-        );
+        h.join(i);
     }
     for i in 2..40 {
         h.connect(i);

@@ -95,18 +95,6 @@ fn sam_gong(n: u8, edit: impl FnOnce(&mut RoomConfig)) -> Harness {
     h
 }
 
-fn join(h: &mut Harness, i: usize) {
-    h.send(
-        i,
-        ClientMessage::JoinRequest(JoinRequest {
-            sdk_version: String::new(),
-            name: None,
-            seat: None,
-            buy_in: None,
-        }),
-    );
-}
-
 fn join_answer(h: &Harness, i: usize) -> Option<claw_protocol::messages::JoinResponse> {
     h.inbox[i].iter().rev().find_map(|m| match m {
         ServerMessage::JoinResponse(j) => Some(j.clone()),
@@ -121,7 +109,7 @@ fn a_player_below_the_tiers_entry_chips_cannot_sit_down() {
     h.balances = vec![500, 1000];
     for i in 0..2 {
         h.connect(i);
-        join(&mut h, i);
+        h.join(i);
     }
     h.settle_chips();
     let refused = join_answer(&h, 0).expect("an answer");
@@ -133,7 +121,7 @@ fn a_player_below_the_tiers_entry_chips_cannot_sit_down() {
     let mut t = sam_gong(1, |c| c.settings = json!({"tutorial": true}));
     t.balances = vec![0];
     t.connect(0);
-    join(&mut t, 0);
+    t.join(0);
     t.settle_chips();
     let j = join_answer(&t, 0).unwrap();
     assert_ne!(j.reason, Some(JoinRejectReason::BelowEntry));
@@ -276,7 +264,7 @@ fn room_state_shows_whose_timer_runs_who_is_away_and_who_left_and_the_idle_room(
     let mut e = Harness::new(2, |_| {});
     e.connect(0);
     assert_eq!(room_state(&mut e, 0, "e1").0, RoomPhase::Idle);
-    join(&mut e, 0);
+    e.join(0);
     e.settle_chips();
     assert_eq!(room_state(&mut e, 0, "e2").0, RoomPhase::Waiting);
 
@@ -317,12 +305,12 @@ fn an_under_filled_sam_gong_table_is_dissolved_after_60_s_and_its_players_told()
     use claw_protocol::messages::KickReason;
     let mut h = sam_gong(3, |c| c.min_players = 3);
     h.connect(0);
-    join(&mut h, 0);
+    h.join(0);
     h.settle_chips();
     h.advance(Duration::from_secs(40));
     // A newcomer restarts the wait.
     h.connect(1);
-    join(&mut h, 1);
+    h.join(1);
     h.settle_chips();
     h.advance(Duration::from_secs(30));
     assert_eq!(kicked(&h, 0), None, "70 s after the first, 30 s after the last join");
@@ -342,7 +330,7 @@ fn an_under_filled_sam_gong_table_is_dissolved_after_60_s_and_its_players_told()
     assert!(why.unwrap().contains("60 s"));
     // The room stays open: a new player sits down.
     h.connect(2);
-    join(&mut h, 2);
+    h.join(2);
     h.settle_chips();
     assert!(join_answer(&h, 2).unwrap().accepted);
 }
@@ -355,7 +343,7 @@ fn other_games_and_a_zero_setting_never_dissolve() {
         (sam_gong(2, |c| c.dissolve_after = Some(Duration::ZERO)), "sam-gong with 0s"),
     ] {
         h.connect(0);
-        join(&mut h, 0);
+        h.join(0);
         h.settle_chips();
         h.advance(Duration::from_secs(200));
         assert_ne!(kicked(&h, 0), Some(KickReason::Dissolved), "{what}");
