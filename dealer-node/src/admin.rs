@@ -11,6 +11,8 @@
 //!   refunded, players told) → `200 {"closed"}`.
 //!
 //! A room opened here with nobody seated for the room expiry is closed.
+//! Each open room is kept in `DATA_DIR/admin-rooms/<room>.json` until it is
+//! closed or expires, so a restarted node serves it again at the same id.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -27,7 +29,7 @@ use claw_protocol::PlayerId;
 use serde::Deserialize;
 use serde_json::json;
 use subtle::ConstantTimeEq;
-use tokio::sync::{oneshot, Mutex};
+use tokio::sync::{oneshot, watch, Mutex};
 
 use crate::config::RoomConfig;
 use crate::registry::{Listing, Registry};
@@ -35,6 +37,9 @@ use crate::room::{spawn_room, NodeContext, RoomCmd, RoomHandle};
 
 /// Name of the admin token file in the data directory.
 pub const TOKEN_FILE: &str = "admin.token";
+
+/// Folder of the data directory holding the rooms the API opened.
+pub const ROOMS_DIR: &str = "admin-rooms";
 
 /// Reads the admin token from `path`, or creates it (32 random bytes, hex,
 /// mode 0600) if missing. The token stays the same across restarts.
@@ -80,6 +85,8 @@ pub struct Admin {
     grace: Duration,
     /// One open at a time: the id check and the insert do not race.
     opening: Mutex<()>,
+    /// Set when the node shuts down: its rooms close but stay stored.
+    stop: watch::Receiver<bool>,
 }
 
 /// The settings of the admin API.
@@ -102,6 +109,7 @@ impl Admin {
         registry: Arc<Registry>,
         invite_base: String,
         dealer: PlayerId,
+        stop: watch::Receiver<bool>,
     ) -> Admin {
         Admin {
             token_hash: claw_protocol::sha256(&[cfg.token.as_bytes()]).0,
@@ -113,6 +121,7 @@ impl Admin {
             expiry: cfg.room_expiry,
             grace: cfg.close_grace,
             opening: Mutex::new(()),
+            stop,
         }
     }
 
@@ -120,7 +129,8 @@ impl Admin {
         crate::node::invite_url(&self.invite_base, room, self.dealer)
     }
 
-    /// Closes `room` (grace for its running hand) and stops serving it.
+    /// Closes `room` (grace for its running hand) and stops serving it; it
+    /// is not reopened at the next start.
     async fn close(&self, room: &RoomHandle) {
         let (done, rx) = oneshot::channel();
         if room.send(RoomCmd::Shutdown { grace: self.grace, done }).await {
@@ -128,6 +138,32 @@ impl Admin {
         }
         room.wait_closed().await;
         self.registry.remove(&room.id);
+        self.forget(&room.id);
+    }
+
+    fn rooms_dir(&self) -> std::path::PathBuf {
+        self.ctx.data_dir.join(ROOMS_DIR)
+    }
+
+    fn room_file(&self, id: &str) -> std::path::PathBuf {
+        self.rooms_dir().join(format!("{id}.json"))
+    }
+
+    /// Drops a closed room's stored copy.
+    fn forget(&self, id: &str) {
+        match std::fs::remove_file(self.room_file(id)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tracing::error!(room = %id, error = %e, "admin API: cannot remove the stored room"),
+        }
+    }
+
+    /// Starts `room` and adds it to the registry.
+    fn serve(&self, room: RoomConfig, game: Arc<dyn DynGame>, private: bool) -> Result<RoomHandle, String> {
+        let handle = spawn_room(room, game, Arc::clone(&self.ctx)).map_err(|e| e.to_string())?;
+        let listing = if private { Listing::Private } else { Listing::Public };
+        self.registry.insert(handle.clone(), listing);
+        Ok(handle)
     }
 }
 
@@ -179,16 +215,60 @@ async fn open(State(a): State<Arc<Admin>>, body: axum::body::Bytes) -> Response 
         Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
     };
     let id = room.id.clone();
-    let handle = match spawn_room(room, game, Arc::clone(&a.ctx)) {
+    // Kept before it is served: a room the node answers for survives a restart.
+    let mut stored: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    stored["room"]["id"] = json!(id);
+    stored["private"] = json!(private);
+    let file = a.room_file(&id);
+    let kept = std::fs::create_dir_all(a.rooms_dir())
+        .and_then(|()| crate::archive::write_atomic(&file, &stored.to_string()));
+    if let Err(e) = kept {
+        tracing::error!(room = %id, file = %file.display(), error = %e, "admin API: cannot keep the room");
+        return error(StatusCode::INTERNAL_SERVER_ERROR, "cannot store the room in the data directory");
+    }
+    let handle = match a.serve(room, game, private) {
         Ok(h) => h,
-        Err(e) => return error(StatusCode::BAD_REQUEST, format!("room {id}: {e}")),
+        Err(e) => {
+            let _ = std::fs::remove_file(&file);
+            return error(StatusCode::BAD_REQUEST, format!("room {id}: {e}"));
+        }
     };
-    let listing = if private { Listing::Private } else { Listing::Public };
-    a.registry.insert(handle.clone(), listing);
     tracing::info!(room = %id, private, "admin API: room opened");
     tokio::spawn(expire_when_empty(Arc::clone(&a), handle));
     (StatusCode::CREATED, Json(json!({ "room": id, "invite": a.invite(&id), "private": private })))
         .into_response()
+}
+
+/// Serves again the rooms the API opened before a restart (those not
+/// closed or expired); a stored room that no longer validates is logged
+/// and left on disk for the operator.
+pub(crate) async fn reopen(a: &Arc<Admin>) {
+    let Ok(dir) = std::fs::read_dir(a.rooms_dir()) else { return };
+    let mut files: Vec<_> =
+        dir.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    files.sort();
+    let _one = a.opening.lock().await;
+    for path in files {
+        let stored = std::fs::read(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice::<OpenRoom>(&b).map_err(|e| e.to_string()));
+        let reopened = stored.and_then(|OpenRoom { mut room, private }| {
+            if a.registry.contains(&room.id) {
+                return Err(format!("room {} exists", room.id));
+            }
+            let game = room.validate_with(&a.games).map_err(|e| e.to_string())?;
+            a.serve(room, game, private).map_err(|e| e.to_string())
+        });
+        match reopened {
+            Ok(h) => {
+                tracing::info!(room = %h.id, "admin API: room reopened after a restart");
+                tokio::spawn(expire_when_empty(Arc::clone(a), h));
+            }
+            Err(e) => {
+                tracing::error!(file = %path.display(), error = %e, "admin API: a stored room was not reopened")
+            }
+        }
+    }
 }
 
 async fn list(State(a): State<Arc<Admin>>) -> Response {
@@ -222,7 +302,12 @@ async fn expire_when_empty(a: Arc<Admin>, room: RoomHandle) {
             false => room.inspect().await,
         };
         let Some(s) = snapshot else {
+            // Closed otherwise: by the node's shutdown (served again at the
+            // next start) or by its own end (max hands, failures: not).
             a.registry.remove(&room.id);
+            if !*a.stop.borrow() {
+                a.forget(&room.id);
+            }
             return;
         };
         let now = tokio::time::Instant::now();

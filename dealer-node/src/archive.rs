@@ -232,7 +232,7 @@ impl Archive {
 
 /// Writes `text` to `path` through a synced temp file and a rename, so a
 /// crash leaves the old file or the new one, never half of one.
-fn write_atomic(path: &Path, text: &str) -> Result<(), ArchiveError> {
+pub(crate) fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);

@@ -299,8 +299,12 @@ impl DealerNode {
                         Arc::clone(&rooms),
                         invite_base.clone(),
                         dealer.id(),
+                        stop_rx.clone(),
                     ))
                 });
+                if let Some(a) = &admin {
+                    crate::admin::reopen(a).await;
+                }
                 let st = HttpState {
                     metrics: Arc::clone(&metrics),
                     dealer_id: dealer.id().to_string(),
@@ -311,7 +315,7 @@ impl DealerNode {
                     #[cfg(feature = "web")]
                     web: Some(crate::web::WebState::new(
                         dealer.id(),
-                        handles.iter().cloned(),
+                        Arc::clone(&rooms),
                         &config.data_dir,
                         config.spectator_delay,
                     )),

@@ -22,7 +22,7 @@ use claw_protocol::PlayerId;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::room::RoomHandle;
+use crate::registry::Registry;
 
 const INDEX_HTML: &str = include_str!("../../web/dist/index.html");
 const APP_JS: &str = include_str!("../../web/dist/app.js");
@@ -37,38 +37,28 @@ const MAX_LISTED: usize = 200;
 #[derive(Clone)]
 pub struct WebState {
     dealer: PlayerId,
-    rooms: Arc<Vec<WebRoom>>,
+    /// The node's rooms: configured and opened through the admin API alike.
+    rooms: Arc<Registry>,
+    data_dir: Arc<Path>,
     delay: Duration,
 }
 
-#[derive(Clone)]
-struct WebRoom {
-    handle: RoomHandle,
-    transcripts: PathBuf,
-}
-
 impl WebState {
-    /// The app for `rooms` (in lobby order), their archives under
-    /// `data_dir`, and spectators `delay` behind the table (default 30 s).
-    pub fn new(
-        dealer: PlayerId,
-        rooms: impl IntoIterator<Item = RoomHandle>,
-        data_dir: &Path,
-        delay: Option<Duration>,
-    ) -> WebState {
-        let rooms = rooms
-            .into_iter()
-            .map(|handle| {
-                let transcripts = data_dir.join("rooms").join(&handle.id).join("transcripts");
-                WebRoom { handle, transcripts }
-            })
-            .collect();
-        WebState { dealer, rooms: Arc::new(rooms), delay: delay.unwrap_or(DEFAULT_SPECTATOR_DELAY) }
+    /// The app for the rooms of `rooms` (the lobby lists the public ones in
+    /// the order they were opened), their archives under `data_dir`, and
+    /// spectators `delay` behind the table (default 30 s).
+    pub fn new(dealer: PlayerId, rooms: Arc<Registry>, data_dir: &Path, delay: Option<Duration>) -> WebState {
+        WebState { dealer, rooms, data_dir: data_dir.into(), delay: delay.unwrap_or(DEFAULT_SPECTATOR_DELAY) }
     }
 
+    /// The transcript folder of a room this node serves or served (a
+    /// private room is reached by its id, never listed).
     #[allow(clippy::result_large_err)] // an axum Response is the error page itself
-    fn room(&self, id: &str) -> Result<&WebRoom, Response> {
-        self.rooms.iter().find(|r| r.handle.id == id).ok_or_else(|| not_found("no such room"))
+    fn transcripts(&self, id: &str) -> Result<PathBuf, Response> {
+        if !self.rooms.known(id) {
+            return Err(not_found("no such room"));
+        }
+        Ok(self.data_dir.join("rooms").join(id).join("transcripts"))
     }
 }
 
@@ -111,13 +101,13 @@ async fn index() -> impl IntoResponse {
 
 async fn rooms(State(s): State<WebState>) -> impl IntoResponse {
     let mut out = Vec::new();
-    for r in s.rooms.iter() {
-        let snap = r.handle.inspect().await;
+    for handle in s.rooms.listed().iter().filter_map(|id| s.rooms.get(id)) {
+        let snap = handle.inspect().await;
         let public_config: serde_json::Value =
-            serde_json::from_str(r.handle.public_config.as_str()).unwrap_or_default();
+            serde_json::from_str(handle.public_config.as_str()).unwrap_or_default();
         out.push(json!({
-            "room": r.handle.id,
-            "game": r.handle.config.game,
+            "room": handle.id,
+            "game": handle.config.game,
             "max_players": public_config.get("max_players"),
             "config": public_config,
             "phase": snap.as_ref().map(|s| s.phase),
@@ -145,11 +135,11 @@ fn visible(path: &Path, delay: Duration) -> Option<SystemTime> {
 }
 
 async fn hands(State(s): State<WebState>, UrlPath(room): UrlPath<String>) -> Response {
-    let r = match s.room(&room) {
-        Ok(r) => r,
+    let transcripts = match s.transcripts(&room) {
+        Ok(t) => t,
         Err(e) => return e,
     };
-    let mut names: Vec<String> = std::fs::read_dir(&r.transcripts)
+    let mut names: Vec<String> = std::fs::read_dir(&transcripts)
         .map(|d| {
             d.flatten().filter_map(|e| e.file_name().into_string().ok()).filter(|n| valid_file(n)).collect()
         })
@@ -161,7 +151,7 @@ async fn hands(State(s): State<WebState>, UrlPath(room): UrlPath<String>) -> Res
         if list.len() == MAX_LISTED {
             break;
         }
-        match visible(&r.transcripts.join(&n), s.delay) {
+        match visible(&transcripts.join(&n), s.delay) {
             Some(t) => list.push(json!({
                 "file": n,
                 "hand_number": n[..8].parse::<u64>().unwrap_or_default(),
@@ -177,11 +167,11 @@ async fn hands(State(s): State<WebState>, UrlPath(room): UrlPath<String>) -> Res
 /// A visible archived transcript's text.
 #[allow(clippy::result_large_err)] // an axum Response is the error page itself
 fn read_visible(s: &WebState, room: &str, file: &str) -> Result<(String, SystemTime), Response> {
-    let r = s.room(room)?;
+    let transcripts = s.transcripts(room)?;
     if !valid_file(file) {
         return Err(not_found("no such hand"));
     }
-    let path = r.transcripts.join(file);
+    let path = transcripts.join(file);
     let t = visible(&path, s.delay).ok_or_else(|| not_found("no such hand, or not public yet"))?;
     let text = std::fs::read_to_string(&path).map_err(|_| not_found("no such hand"))?;
     Ok((text, t))

@@ -48,6 +48,8 @@ struct Harness {
     /// The archive: hand files and the pending-reveal store.
     files: HashMap<HandId, Transcript>,
     pending: HashMap<HandId, EventEnvelope>,
+    /// Transcripts archived as voided, in order.
+    voided: Vec<Transcript>,
 }
 
 impl Harness {
@@ -83,6 +85,7 @@ impl Harness {
             balances: vec![1000; usize::from(n)],
             files: HashMap::new(),
             pending: HashMap::new(),
+            voided: Vec::new(),
         };
         h.drain();
         h
@@ -139,7 +142,10 @@ impl Harness {
                 self.files.get_mut(&hand_id).ok_or("no hand file")?.events.push(env.clone());
                 Ok(Archived::Reveal(env))
             }
-            ArchiveWrite::Voided { .. } => Ok(Archived::File("voided.jsonl".into())),
+            ArchiveWrite::Voided { transcript } => {
+                self.voided.push(transcript);
+                Ok(Archived::File("voided.jsonl".into()))
+            }
             ArchiveWrite::Fetch { hand_id } => {
                 Ok(Archived::Hand(self.files.get(&hand_id).map(|t| Box::new(HandRecord::new("r", 0, t)))))
             }
@@ -736,6 +742,35 @@ fn a_conservation_failure_voids_the_hand_and_a_second_one_stops_the_room() {
     h.settle_chips();
     assert!(h.core.is_closed(), "a repeated conservation failure closes the room");
     assert_eq!(h.core.snapshot().hands_voided, 2);
+}
+
+#[test]
+fn a_conservation_voided_hand_still_gets_its_deferred_reveal() {
+    let mut h = Harness::new(2, |c| {
+        c.reveal = RevealPolicy::Deferred;
+        c.reveal_delay = Some(Duration::from_secs(60));
+    });
+    h.seat_everyone();
+    play_unbalanced_hand(&mut h);
+    assert!(h.pending.is_empty(), "nothing left in the pending store");
+    assert_eq!(h.voided.len(), 1);
+    let file = &h.voided[0];
+    let last = file.events.last().unwrap();
+    assert!(
+        matches!(last.decode_body().unwrap(), EventBody::AuditReveal(_)),
+        "the voided file ends with the reveal: {:#?}",
+        h.log
+    );
+    for i in 0..2 {
+        let reveal = position(&h.log, &format!("{i} <- event audit-reveal"));
+        let void = h.log.iter().rposition(|l| l == &format!("{i} <- error")).expect("the void notice");
+        assert!(reveal < void, "the reveal comes before the void notice");
+        assert!(h.inbox[i].iter().any(|m| matches!(m, ServerMessage::Event(e) if e == last)));
+    }
+    // The voided hand audits: its reveal opens every position.
+    let opts = claw_protocol::audit::AuditOptions { dealer: Some(h.dealer.id()), ..Default::default() };
+    let report = claw_protocol::audit::audit(file, &opts).unwrap();
+    assert!(report.passed.contains(&claw_protocol::audit::AuditCheck::RevealComplete), "{report:?}");
 }
 
 #[test]

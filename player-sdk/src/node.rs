@@ -572,6 +572,7 @@ impl PlayerNode {
             joined: Some(joined_tx),
             closing: false,
             last_turn: None,
+            resuming: false,
         };
         let task = tokio::spawn(actor.run(ws, cmd_rx));
         let handle = NodeHandle { id: me.id(), cmd: cmd_tx, state };
@@ -783,6 +784,9 @@ struct Actor {
     /// `(hand, seq, deadline_ms)` of the last `your-turn` on this connection:
     /// the same again is the dealer's low-time warning, not a new turn.
     last_turn: Option<(HandId, u32, u64)>,
+    /// Reconnected, and the join not answered yet: frames now are the
+    /// dealer's resend of the running hand.
+    resuming: bool,
 }
 
 enum Exit {
@@ -833,8 +837,12 @@ impl Actor {
                         break r;
                     }
                     self.emit(NodeEvent::Disconnected { reason: r.clone() });
+                    self.verifier.seeds_uncertain();
                     match self.reconnect(&mut cmds).await {
                         Some((w, attempts)) => {
+                            // The dealer resends the running hand before it
+                            // answers the join.
+                            self.resuming = true;
                             self.emit(NodeEvent::Reconnected { attempts });
                             ws = Some(w);
                         }
@@ -1077,6 +1085,7 @@ impl Actor {
     async fn on_message(&mut self, ws: &mut Ws, msg: ServerMessage) -> Result<(), NodeError> {
         match msg {
             ServerMessage::JoinResponse(j) => {
+                self.resuming = false;
                 if j.accepted {
                     self.update_state(|s| {
                         s.seat = j.seat;
@@ -1208,10 +1217,16 @@ impl Actor {
                 if seat.is_some() {
                     self.open_hand = Some(hand_id);
                 }
+                // One seed per hand: a hand-prepare resent after a reconnect
+                // gets the seed already sent, or a first one (it may be late:
+                // the dealer's seed window may have closed while away).
                 if let (Some(_), true) = (seat, self.config.contribute_seed) {
-                    let seed = Seed::random(&mut OsRng);
+                    let seed = self.verifier.my_seed(&hand_id).unwrap_or_else(|| Seed::random(&mut OsRng));
                     send(ws, &ClientMessage::PlayerSeed(PlayerSeed::sign(&self.me, hand_id, seed))).await?;
                     self.verifier.set_my_seed(&hand_id, seed);
+                    if self.resuming {
+                        self.verifier.seeds_uncertain();
+                    }
                 }
                 self.next_seq.retain(|h, _| *h == hand_id);
                 self.sync_hand(&hand_id);

@@ -206,6 +206,10 @@ struct HandTracker {
     prepare: Option<HandPrepare>,
     start: Option<GameStart>,
     my_seed: Option<Seed>,
+    /// The seed went out around a dropped connection: the dealer may never
+    /// have had it in time, so its absence is not held against the dealer
+    /// (a different seed in its place still is).
+    my_seed_uncertain: bool,
     /// (seq, action JSON text, signature) of actions this player sent.
     my_actions: Vec<(u32, String, claw_protocol::Signature)>,
     faces: Vec<CardFace>,
@@ -310,6 +314,21 @@ impl SessionVerifier {
         }
     }
 
+    /// The seed this player sent for `hand`, if any.
+    pub fn my_seed(&mut self, hand: &HandId) -> Option<Seed> {
+        self.tracker(hand).and_then(|t| t.my_seed)
+    }
+
+    /// The connection dropped: a seed sent for a hand whose `game-start`
+    /// has not come may not have reached the dealer in time.
+    pub fn seeds_uncertain(&mut self) {
+        for (_, t) in &mut self.hands {
+            if t.start.is_none() {
+                t.my_seed_uncertain = true;
+            }
+        }
+    }
+
     /// Records an action this player signed, so that an `action-result`
     /// in its name can be compared with it.
     pub fn record_my_action(&mut self, hand: &HandId, seq: u32, action: &str, sig: claw_protocol::Signature) {
@@ -364,6 +383,7 @@ impl SessionVerifier {
                 prepare: None,
                 start: None,
                 my_seed: None,
+                my_seed_uncertain: false,
                 my_actions: Vec::new(),
                 faces: Vec::new(),
                 holders: Vec::new(),
@@ -566,6 +586,7 @@ impl HandTracker {
                         match g.player_seeds.iter().find(|s| s.seat == seat) {
                             Some(s) if s.seed == mine => {}
                             Some(_) => return fail(AuditCheck::PlayerSeeds, "my seed was replaced".into()),
+                            None if self.my_seed_uncertain => {}
                             None => return fail(AuditCheck::PlayerSeeds, "my seed is missing".into()),
                         }
                     }

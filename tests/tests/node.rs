@@ -217,3 +217,167 @@ async fn reconnect_after_a_dropped_connection() {
     assert!(u64::from(ok + incomplete) >= HANDS - 1, "{ok} audited + {incomplete} incomplete of {HANDS}");
     d.stop().await;
 }
+
+/// A TCP relay in front of the dealer whose dealer-to-player direction can
+/// be stalled (what the dealer sends is lost) and whose connections can be
+/// cut: a connection that dies silently, then is noticed.
+struct Relay {
+    addr: std::net::SocketAddr,
+    stalled: Arc<std::sync::atomic::AtomicBool>,
+    cut: tokio::sync::watch::Sender<u32>,
+}
+
+impl Relay {
+    async fn start(dealer: std::net::SocketAddr) -> Relay {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stalled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (cut, cuts) = tokio::sync::watch::channel(0u32);
+        let st = Arc::clone(&stalled);
+        tokio::spawn(async move {
+            while let Ok((inbound, _)) = listener.accept().await {
+                let Ok(outbound) = tokio::net::TcpStream::connect(dealer).await else { continue };
+                let (mut ci, mut co) = inbound.into_split();
+                let (mut di, mut dout) = outbound.into_split();
+                let (st, mut cuts) = (Arc::clone(&st), cuts.clone());
+                cuts.mark_unchanged();
+                tokio::spawn(async move {
+                    let up = async {
+                        let mut b = vec![0u8; 16 * 1024];
+                        while let Ok(n @ 1..) = ci.read(&mut b).await {
+                            if dout.write_all(&b[..n]).await.is_err() {
+                                break;
+                            }
+                        }
+                    };
+                    let down = async {
+                        let mut b = vec![0u8; 16 * 1024];
+                        while let Ok(n @ 1..) = di.read(&mut b).await {
+                            if st.load(Ordering::SeqCst) {
+                                continue; // lost on the way
+                            }
+                            if co.write_all(&b[..n]).await.is_err() {
+                                break;
+                            }
+                        }
+                    };
+                    tokio::select! {
+                        _ = up => {}
+                        _ = down => {}
+                        _ = cuts.changed() => {}
+                    }
+                });
+            }
+        });
+        Relay { addr, stalled, cut }
+    }
+
+    /// Drops every relayed connection and lets frames through again.
+    fn cut(&self) {
+        self.cut.send_modify(|n| *n += 1);
+        self.stalled.store(false, Ordering::SeqCst);
+    }
+}
+
+/// A player whose network stalls between two hands misses the next hand's
+/// seed window: the dealer deals it in without its seed. When its
+/// connection is cut and it resumes, the dealer resends that hand; the
+/// player does not hold the missing seed against the dealer (it cannot
+/// know whether its seed came in time), and every hand audits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_player_whose_network_stalls_through_the_seed_window_resumes_without_a_false_failure() {
+    const HANDS: u64 = 5;
+    let mut room = fast_room("r", "texas-holdem");
+    room.min_players = 2;
+    room.max_players = 2;
+    room.between_hands = Duration::from_millis(800);
+    room.seed_timeout = Duration::from_millis(300);
+    room.entropy = claw_protocol::messages::EntropyMode::Joint;
+    room.away_timeout = Duration::from_secs(10); // the stalled hand waits for the resume
+    let d = start_dealer(vec![room], 10_000_000).await;
+    let direct = d.node.invite_url("r").unwrap();
+    let dealer_addr: std::net::SocketAddr =
+        direct.trim_start_matches("ws://").split('/').next().unwrap().parse().unwrap();
+    let relay = Arc::new(Relay::start(dealer_addr).await);
+    let via_relay =
+        Invite::parse(&direct.replace(&dealer_addr.to_string(), &relay.addr.to_string())).unwrap();
+    let mut staller =
+        PlayerNode::connect(&via_relay, Arc::new(Identity::from_seed([41; 32])), NodeConfig::default())
+            .await
+            .unwrap();
+    let others = connect_players(&d.invite("r"), 1, 42, NodeConfig::default()).await;
+    let mut others = tokio::spawn(run_bots(others, "texas-holdem", "simple", HANDS, 5));
+    let s = claw_player::bots::strategy("texas-holdem", "simple").unwrap();
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(3);
+    let (ended, failed, resumed) =
+        (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let incomplete = Arc::new(AtomicU32::new(0));
+    let (e, f, r, rl, inc) =
+        (ended.clone(), failed.clone(), resumed.clone(), Arc::clone(&relay), incomplete.clone());
+    let bot = play_bot(&mut staller, s.as_ref(), &mut rng, None, move |ev| match ev {
+        NodeEvent::HandEnded { seat: Some(_), audit, .. } => {
+            if !audit.ok {
+                f.fetch_add(1, Ordering::SeqCst);
+            }
+            // After the second hand: stall through the next hand's seed
+            // window, then cut the connection. Heads-up, the button (small
+            // blind, first to act) alternates: in that third hand the
+            // staller acts first, so the hand waits for it and is resent.
+            if e.fetch_add(1, Ordering::SeqCst) == 1 {
+                rl.stalled.store(true, Ordering::SeqCst);
+                let rl = Arc::clone(&rl);
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(1800)).await;
+                    rl.cut();
+                });
+            }
+        }
+        NodeEvent::VerificationFailed { check, detail, .. } => {
+            eprintln!("stalled player: check {check} failed: {detail}");
+            f.fetch_add(1, Ordering::SeqCst);
+        }
+        NodeEvent::Reconnected { .. } => {
+            r.fetch_add(1, Ordering::SeqCst);
+        }
+        NodeEvent::HandIncomplete { .. } => {
+            inc.fetch_add(1, Ordering::SeqCst);
+        }
+        _ => {}
+    });
+    let reports = within(120, "stall test", async {
+        tokio::select! {
+            r = bot => panic!("the stalling player stopped first: {r:?}"),
+            o = &mut others => o.unwrap(),
+        }
+    })
+    .await;
+    staller.close().await;
+    assert!(reports[0].failures.is_empty(), "{:?}", reports[0].failures);
+    assert_eq!(resumed.load(Ordering::SeqCst), 1, "the cut connection resumed once");
+    assert_eq!(failed.load(Ordering::SeqCst), 0, "no check failed at the stalled player");
+    assert_eq!(incomplete.load(Ordering::SeqCst), 0, "the stalled hand was resent and ended at the player");
+    let ended = ended.load(Ordering::SeqCst);
+    assert!(ended >= 4, "it played on after resuming: {ended} hands ended");
+    // The scenario happened: a hand dealt the staller in without its seed.
+    let staller_id = Identity::from_seed([41; 32]).id();
+    let dir = d.dir.path().join("rooms/r/transcripts");
+    let mut seedless = 0;
+    for f in std::fs::read_dir(&dir).unwrap().flatten().filter(|f| f.path().is_file()) {
+        let t =
+            claw_protocol::transcript::Transcript::from_jsonl(&std::fs::read_to_string(f.path()).unwrap())
+                .unwrap();
+        for ev in &t.events {
+            if let Ok(claw_protocol::messages::EventBody::GameStart(g)) = ev.decode_body() {
+                let seat = g.players.iter().position(|p| p.id == staller_id);
+                if let Some(seat) = seat {
+                    if !g.player_seeds.iter().any(|s| s.seat.index() == seat) {
+                        seedless += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(seedless, 1, "exactly the stalled hand lacks the staller's seed");
+    d.stop().await;
+}

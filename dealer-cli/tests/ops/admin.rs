@@ -1,6 +1,6 @@
 //! The admin HTTP API over real HTTP: the bearer token, opening a room and
 //! a private room at run time, joining them, closing one, an empty room
-//! expiring; and the binary's token file.
+//! expiring, the lobby and a restart; and the binary's token file.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -157,6 +157,80 @@ async fn rooms_are_opened_joined_closed_and_expired_through_the_admin_api() {
     .expect("guard: the empty room expires");
     // A configured room is not expired, even empty.
     assert!(node.invite_url("holdem").is_some());
+    node.shutdown(Duration::from_secs(1)).await;
+}
+
+/// The rooms the web lobby (`/api/rooms`) lists, by id.
+async fn lobby(h: SocketAddr) -> Vec<String> {
+    let (code, body) = http(h, "GET", "/api/rooms", None, "").await;
+    assert_eq!(code, 200, "{body}");
+    body["rooms"].as_array().unwrap().iter().map(|r| r["room"].as_str().unwrap().to_owned()).collect()
+}
+
+async fn launch_admin_node(data: &std::path::Path) -> claw_dealer::NodeHandle {
+    let admin = AdminConfig {
+        token: TOKEN.into(),
+        room_expiry: Duration::from_secs(600),
+        close_grace: Duration::from_secs(1),
+    };
+    let mut cfg = DealerConfig::local(data, vec![holdem(1000)]);
+    cfg.http_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
+    DealerNode::builder(cfg)
+        .local_chips(Arc::new(LocalChips::new()), Chips(10_000))
+        .admin(admin)
+        .launch()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rooms_opened_through_the_api_show_in_the_lobby_and_survive_a_restart_until_closed() {
+    let data = tempfile::tempdir().unwrap();
+    let node = launch_admin_node(data.path()).await;
+    let h = node.http_addr().unwrap();
+    let (code, _) =
+        http(h, "POST", "/admin/rooms", Some(TOKEN), r#"{"room":{"id":"pub","game":"blackjack"}}"#).await;
+    assert_eq!(code, 201);
+    let (code, body) = http(
+        h,
+        "POST",
+        "/admin/rooms",
+        Some(TOKEN),
+        r#"{"room":{"id":"vip","game":"texas-holdem"},"private":true}"#,
+    )
+    .await;
+    assert_eq!(code, 201);
+    let vip = body["room"].as_str().unwrap().to_owned();
+    let (code, _) =
+        http(h, "POST", "/admin/rooms", Some(TOKEN), r#"{"room":{"id":"gone","game":"sam-gong"}}"#).await;
+    assert_eq!(code, 201);
+    assert_eq!(http(h, "DELETE", "/admin/rooms/gone", Some(TOKEN), "").await.0, 200);
+    // The lobby lists the configured room and the public run-time one, never
+    // the private one; the private room's hands are reached by its id.
+    assert_eq!(lobby(h).await, vec!["holdem".to_owned(), "pub".to_owned()]);
+    assert_eq!(http(h, "GET", &format!("/api/rooms/{vip}/hands"), None, "").await.0, 200);
+    assert_eq!(http(h, "GET", "/api/rooms/vi/hands", None, "").await.0, 404);
+    let vip_invite = node.invite_url(&vip).unwrap();
+    node.shutdown(Duration::from_secs(1)).await;
+
+    // Restarted on the same data directory: the open rooms are served again
+    // at their ids (the private invite still joins), the closed one is not.
+    let node = launch_admin_node(data.path()).await;
+    let h = node.http_addr().unwrap();
+    assert!(node.invite_url("pub").is_some());
+    assert!(node.invite_url("gone").is_none(), "a closed room stays closed");
+    // Same room id and dealer key (the test's port is a new one).
+    let after = node.invite_url(&vip).expect("the private room is served again");
+    let path = |u: &str| u.split_once("/vip").map(|(_, p)| p.to_owned());
+    assert_eq!(path(&after), path(&vip_invite));
+    assert_eq!(lobby(h).await, vec!["holdem".to_owned(), "pub".to_owned()]);
+    join(&after, 4).await.expect("the private invite joins after the restart");
+    // Closed now: not served after the next restart.
+    assert_eq!(http(h, "DELETE", "/admin/rooms/pub", Some(TOKEN), "").await.0, 200);
+    node.shutdown(Duration::from_secs(1)).await;
+    let node = launch_admin_node(data.path()).await;
+    assert!(node.invite_url("pub").is_none());
+    assert!(node.invite_url(&vip).is_some());
     node.shutdown(Duration::from_secs(1)).await;
 }
 

@@ -303,6 +303,9 @@ impl RoomCore {
         let Table::Forming(f) = &mut self.table else { return };
         let commission = self.cfg.commission;
         let min_stake = Chips(self.cfg.min_bet.0.max(1));
+        // A player under the table's entry chips after a hand leaves before
+        // the next one (Sam Gong PRD REQ-010 AC-5), as a join would be refused.
+        let entry = self.entry;
         let mut kick: Option<(PlayerId, Chips)> = None;
         match (f.step, outcome) {
             (FormStep::Open, ChipOutcome::Done(Ok(()))) => f.journal_open = true,
@@ -316,7 +319,7 @@ impl RoomCore {
             (FormStep::Commission(p), ChipOutcome::Moves(Ok(b))) => {
                 f.commission_total = Chips(f.commission_total.0 + commission.0);
                 let balance = b.first().copied().unwrap_or_default();
-                if balance < min_stake {
+                if balance < min_stake || Chips(balance.0.saturating_add(commission.0)) < entry {
                     // Cannot play after paying: give it back, kick.
                     let call = commission_back(f.hand_id, p, commission);
                     let id = self.call(call, Waiting::Table);
@@ -342,7 +345,9 @@ impl RoomCore {
                 }
                 kick = Some((p, b));
             }
-            (FormStep::Balance(p), ChipOutcome::Balance(Ok(b))) if b < min_stake => kick = Some((p, b)),
+            (FormStep::Balance(p), ChipOutcome::Balance(Ok(b))) if b < min_stake || b < entry => {
+                kick = Some((p, b))
+            }
             (FormStep::Balance(p), ChipOutcome::Balance(Ok(b))) => f.seated.push((p, b)),
             (FormStep::Balance(_), other) => {
                 inc(&self.metrics.chip_errors);
@@ -481,7 +486,11 @@ impl RoomCore {
 
     fn kick_broke(&mut self, id: &PlayerId, balance: Chips) {
         tracing::info!(room = %self.cfg.id, player = %id.short(), %balance, "cannot cover the minimum: kicked");
-        let reason = format!("balance {balance} cannot cover this room's minimum {}", self.min_balance());
+        let reason = if self.entry > self.min_balance() {
+            format!("balance {balance} is below this table's entry threshold of {}", self.entry)
+        } else {
+            format!("balance {balance} cannot cover this room's minimum {}", self.min_balance())
+        };
         self.send(id, &ServerMessage::Kicked(Kicked { code: KickReason::InsufficientBalance, reason }));
         self.remove_player(id, true);
     }

@@ -791,7 +791,7 @@ impl RoomCore {
             Waiting::Settle(next) => {
                 let (write, report, owed) = *next;
                 if let ChipOutcome::Unbalanced(detail) = &outcome {
-                    // Refunded: the hand is archived as voided, its owed reveal dropped.
+                    // Refunded: the hand is archived as voided, its owed reveal with it.
                     return self.unbalanced(now, write, report, detail);
                 }
                 if let ChipOutcome::Done(Err(e)) = &outcome {
@@ -826,7 +826,20 @@ impl RoomCore {
         self.conservation_failures += 1;
         tracing::error!(room = %self.cfg.id, detail, failures = self.conservation_failures,
             "chip conservation failed: hand voided and refunded");
-        if let ArchiveWrite::Hand { transcript, .. } = write {
+        let players = match &report {
+            RoomEvent::HandFinished { players, .. } => players.clone(),
+            _ => Vec::new(),
+        };
+        if let ArchiveWrite::Hand { mut transcript, pending_reveal, .. } = write {
+            // A deferred reveal is owed whatever became of the chips: nothing
+            // is at stake any more, so it goes out now, before the void notice,
+            // and into the voided file, so the hand still audits.
+            if let Some(env) = pending_reveal {
+                transcript.events.push((*env).clone());
+                if let Some(f) = encode(&ServerMessage::Event(*env)) {
+                    self.send_frame(&players, f);
+                }
+            }
             self.archive(ArchiveWrite::Voided { transcript }, Waiting::Log("voided"));
         }
         self.hands_played = self.hands_played.saturating_sub(1);

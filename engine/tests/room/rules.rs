@@ -108,6 +108,7 @@ fn sam_gong_seats_with_gaps_rotate_the_banker_in_seat_order() {
         c.min_players = 3;
         c.max_players = 6;
     });
+    h.balances = vec![10_000; 4]; // far above the bronze entry, whatever the hands pay
     for (i, seat) in [(0, 0), (1, 2), (2, 5)] {
         join_at(&mut h, i, seat);
     }
@@ -153,4 +154,56 @@ fn sam_gong_seats_with_gaps_rotate_the_banker_in_seat_order() {
     // number. The newcomer at seat 1 does not bank its first hand (EDD
     // resetForNextRound), then its turn comes after seat 0.
     assert_eq!(bankers, vec![0, 2, 5, 0, 1]);
+}
+
+/// Sam Gong PRD REQ-010 AC-5: a player whose balance fell below the
+/// table's entry chips is moved out after the hand's settlement, before the
+/// next hand, and the others play on.
+#[test]
+fn a_sam_gong_player_below_the_entry_chips_after_a_hand_leaves_before_the_next() {
+    use claw_protocol::messages::{KickReason, ServerMessage};
+    let mut h = Harness::new(4, |c| {
+        c.game = "sam-gong".into();
+        c.settings = serde_json::Value::Null; // bronze: entry 1 000, bets 100–500
+        c.min_players = 2;
+        c.max_players = 6;
+    });
+    h.balances = vec![5000, 5000, 1000, 5000];
+    h.seat_everyone();
+    play_out(&mut h);
+    h.settle_chips();
+    assert_eq!(h.files.len(), 1, "the first hand finished");
+    // Whatever that hand paid seat 2, it is now one chip under the entry
+    // (a loss, or a debit elsewhere); the others stay far above it.
+    h.balances[2] = 999;
+    let under: Vec<usize> = (0..4).filter(|i| h.balances[*i] < 1000).collect();
+    assert_eq!(under, vec![2]);
+    next_hand(&mut h);
+    let kicked = h.inbox[2].iter().find_map(|m| match m {
+        ServerMessage::Kicked(k) => Some(k.clone()),
+        _ => None,
+    });
+    let kicked = kicked
+        .unwrap_or_else(|| panic!("seat 2 is moved out: {:#?}", &h.log[h.log.len().saturating_sub(40)..]));
+    assert_eq!(kicked.code, KickReason::InsufficientBalance);
+    assert!(kicked.reason.contains("entry threshold of 1000"), "{}", kicked.reason);
+    for i in [0, 1, 3] {
+        assert!(!h.inbox[i].iter().any(|m| matches!(m, ServerMessage::Kicked(_))), "seat {i} stays");
+    }
+    // The second hand deals the three who stayed, not seat 2.
+    let starts: Vec<_> = h.inbox[0]
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Event(e) => match e.decode_body() {
+                Ok(EventBody::GameStart(g)) => Some(g.players.iter().map(|p| p.id).collect::<Vec<_>>()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts.len(), 2, "two game-starts seen by seat 0");
+    let ids: Vec<_> = [0, 1, 3].iter().map(|i| h.players[*i].id()).collect();
+    assert_eq!(starts[1].len(), 3);
+    assert!(ids.iter().all(|id| starts[1].contains(id)));
+    assert!(!starts[1].contains(&h.players[2].id()));
 }
