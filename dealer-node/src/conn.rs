@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -67,6 +67,8 @@ struct Backlog {
     behind_since: AtomicU64,
     start: Instant,
     budget: SendBudget,
+    /// Set once the connection was found too slow.
+    too_slow: AtomicBool,
 }
 
 impl Backlog {
@@ -74,20 +76,30 @@ impl Backlog {
         u64::try_from(now.saturating_duration_since(self.start).as_millis()).unwrap_or(u64::MAX - 1) + 1
     }
 
-    /// The verdict after `bytes` more were queued at `now`.
+    /// The verdict on a backlog of `queued` bytes at `now`; `TooSlow` is
+    /// given once, then the connection counts as gone.
     fn check(&self, queued: usize, now: Instant) -> Queued {
-        if queued > self.budget.hard_bytes() {
-            return Queued::TooSlow;
+        if self.too_slow.load(Ordering::Relaxed) {
+            return Queued::Gone;
         }
-        if queued <= self.budget.bytes {
-            return Queued::Sent;
+        let verdict = if queued > self.budget.hard_bytes() {
+            Queued::TooSlow
+        } else if queued <= self.budget.bytes {
+            Queued::Sent
+        } else {
+            let at = self.millis(now);
+            match self.behind_since.compare_exchange(0, at, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => Queued::FellBehind,
+                Err(since) if Duration::from_millis(at.saturating_sub(since)) > self.budget.grace => {
+                    Queued::TooSlow
+                }
+                Err(_) => Queued::Behind,
+            }
+        };
+        if verdict == Queued::TooSlow && self.too_slow.swap(true, Ordering::Relaxed) {
+            return Queued::Gone;
         }
-        let at = self.millis(now);
-        match self.behind_since.compare_exchange(0, at, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => Queued::FellBehind,
-            Err(since) if Duration::from_millis(at.saturating_sub(since)) > self.budget.grace => Queued::TooSlow,
-            Err(_) => Queued::Behind,
-        }
+        verdict
     }
 
     /// The writer took `n` bytes off the queue.
@@ -169,6 +181,7 @@ impl ConnTx {
             behind_since: AtomicU64::new(0),
             start: Instant::now(),
             budget,
+            too_slow: AtomicBool::new(false),
         });
         (ConnTx { id, tx, backlog: Arc::clone(&backlog) }, ConnRx { rx, backlog })
     }
@@ -251,5 +264,61 @@ impl<K: Hash + Eq + Clone> Drop for Slot<K> {
                 m.remove(&self.key);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn backlog(bytes: usize, grace_ms: u64) -> Backlog {
+        Backlog {
+            bytes: AtomicUsize::new(0),
+            behind_since: AtomicU64::new(0),
+            start: Instant::now(),
+            budget: SendBudget { bytes, grace: Duration::from_millis(grace_ms) },
+            too_slow: AtomicBool::new(false),
+        }
+    }
+
+    #[test]
+    fn behind_past_the_grace_is_too_slow_once() {
+        let b = backlog(100, 1000);
+        let t0 = b.start;
+        assert_eq!(b.check(100, t0), Queued::Sent);
+        assert_eq!(b.check(101, t0), Queued::FellBehind);
+        assert_eq!(b.check(150, t0 + Duration::from_millis(1000)), Queued::Behind);
+        assert_eq!(b.check(150, t0 + Duration::from_millis(1001)), Queued::TooSlow);
+        assert_eq!(b.check(10, t0 + Duration::from_millis(1002)), Queued::Gone, "the verdict is given once");
+    }
+
+    #[test]
+    fn catching_up_restarts_the_grace_and_the_hard_limit_is_immediate() {
+        let b = backlog(100, 1000);
+        let t0 = b.start;
+        b.bytes.store(150, Ordering::Relaxed);
+        assert_eq!(b.check(150, t0), Queued::FellBehind);
+        // The writer takes frames off: back within the budget.
+        b.taken(60);
+        assert_eq!(b.bytes.load(Ordering::Relaxed), 90);
+        let later = t0 + Duration::from_millis(5000);
+        assert_eq!(b.check(90, later), Queued::Sent);
+        assert_eq!(b.check(120, later), Queued::FellBehind, "a new grace starts");
+        assert_eq!(b.check(120, later + Duration::from_millis(999)), Queued::Behind);
+        let hard = backlog(100, 60_000);
+        assert_eq!(hard.check(400, hard.start), Queued::FellBehind);
+        assert_eq!(hard.check(401, hard.start), Queued::TooSlow, "over 4 × the budget closes at once");
+    }
+
+    #[test]
+    fn a_queue_counts_its_bytes_and_the_writer_takes_them() {
+        let (tx, mut rx) = ConnTx::channel(1, SendBudget { bytes: 10, grace: Duration::from_secs(60) });
+        assert_eq!(tx.send(Utf8Bytes::from_static("12345")), Queued::Sent);
+        assert_eq!(tx.send(Utf8Bytes::from_static("123456")), Queued::FellBehind);
+        assert_eq!(tx.ping(), Queued::Behind);
+        assert!(matches!(rx.try_recv(), Some(Outbound::Frame(_))));
+        assert_eq!(tx.ping(), Queued::Sent, "6 bytes left");
+        drop(rx);
+        assert_eq!(tx.send(Utf8Bytes::from_static("x")), Queued::Gone);
     }
 }

@@ -288,6 +288,10 @@ async fn session(
                         conn.close(1008, TOO_SLOW);
                         break;
                     }
+                    Queued::FellBehind => {
+                        inc(&ctx.metrics.send_behind);
+                        pong_due = true;
+                    }
                     q => pong_due = q != Queued::Gone,
                 }
                 continue;
