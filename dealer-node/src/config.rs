@@ -225,7 +225,9 @@ mod tests {
     fn send_budget_defaults_are_the_specs_and_below_the_minimum_is_refused() {
         let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../SPEC.md")).unwrap();
         let row = |label: &str| {
-            spec.lines().find(|l| l.starts_with(&format!("| {label}"))).unwrap_or_else(|| panic!("row {label}"))
+            spec.lines()
+                .find(|l| l.starts_with(&format!("| {label}")))
+                .unwrap_or_else(|| panic!("row {label}"))
         };
         let l = Limits::default();
         assert_eq!(l.send_budget_bytes, 262_144);
@@ -233,7 +235,8 @@ mod tests {
         assert_eq!(l.send_grace, Duration::from_millis(5_000));
         assert!(row("Grace of a connection behind").contains("default 5 000 ms"));
         assert_eq!(claw_protocol::messages::MAX_FRAME_BYTES, 65_536);
-        let mut c = NodeConfig::local(std::path::Path::new("/tmp"), vec![RoomConfig::new("r", "texas-holdem")]);
+        let mut c =
+            NodeConfig::local(std::path::Path::new("/tmp"), vec![RoomConfig::new("r", "texas-holdem")]);
         c.limits.send_budget_bytes = claw_protocol::messages::MAX_FRAME_BYTES - 1;
         assert!(matches!(c.validate(&[]), Err(ConfigError::Node(_))));
         c.limits.send_budget_bytes = claw_protocol::messages::MAX_FRAME_BYTES;

@@ -18,7 +18,7 @@ use claw_protocol::messages::{decode_client, ErrorCode, ErrorMsg, ServerMessage}
 use futures_util::{SinkExt, StreamExt};
 use rand::rngs::OsRng;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, oneshot, watch, Semaphore};
+use tokio::sync::{oneshot, watch, Semaphore};
 use tokio::time::{timeout_at, Instant};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response as HttpResponse};
 use tokio_tungstenite::tungstenite::http::StatusCode;

@@ -811,7 +811,8 @@ async fn max_group_one_commits_each_alone(db: TestDb) {
     let mut tasks = Vec::new();
     for i in 0..24 {
         let c = c.clone();
-        tasks.push(tokio::spawn(async move { c.grant(&format!("g{i}"), &format!("acct{}", i % 3), 5).await }));
+        tasks
+            .push(tokio::spawn(async move { c.grant(&format!("g{i}"), &format!("acct{}", i % 3), 5).await }));
     }
     for t in tasks {
         assert_eq!(t.await.unwrap().status, 200);

@@ -17,7 +17,6 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::Duration;
 
 use claw_player::bots::strategy;
 use claw_player::node::{NodeConfig as PlayerConfig, PlayerNode};
@@ -174,7 +173,8 @@ fn journaled_ops(data: &Path) -> BTreeMap<String, JournaledOp> {
                     intents.insert(op["n"].as_u64().unwrap(), (op["key"].as_str().unwrap().to_owned(), j));
                 }
                 Some("status") if v["status"] == "done" => {
-                    let (key, op) = intents.get(&v["n"].as_u64().unwrap()).expect("status of a known op").clone();
+                    let (key, op) =
+                        intents.get(&v["n"].as_u64().unwrap()).expect("status of a known op").clone();
                     assert!(out.insert(key.clone(), op).is_none(), "key {key} journaled as done twice");
                 }
                 _ => {}
@@ -267,7 +267,8 @@ async fn two_nodes_two_points_servers_one_postgres_ledger() {
         if e.op == "grant" {
             continue;
         }
-        let op = journaled.remove(&e.key).unwrap_or_else(|| panic!("ledger entry {} no dealer journaled", e.key));
+        let op =
+            journaled.remove(&e.key).unwrap_or_else(|| panic!("ledger entry {} no dealer journaled", e.key));
         assert_eq!(e.status, 200, "{}: {}", e.key, e.answer);
         let body: Value = serde_json::from_str(&e.body).unwrap();
         let mv = &body["entries"][0];
