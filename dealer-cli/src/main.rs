@@ -608,6 +608,11 @@ async fn main() -> anyhow::Result<()> {
     };
     node.shutdown(cli.shutdown_grace).await;
     if let Some(p) = chips.points {
+        let g = p.store().group_stats();
+        eprintln!(
+            "claw-dealer: built-in points server: {} mutations in {} commits (largest group {})",
+            g.mutations, g.commits, g.largest_group
+        );
         let _ = p.shutdown().await;
     }
     std::process::exit(code);

@@ -102,7 +102,7 @@ async fn setup(rooms: usize, verify: bool) -> Setup {
         })
         .collect();
     let mut cfg = NodeConfig::local(dir.path(), cfgs);
-    cfg.limits.send_queue = 1 << 16;
+    cfg.limits.send_budget_bytes = 64 << 20;
     // Every client comes from 127.0.0.1.
     cfg.limits.max_conns_per_addr = 1024;
     cfg.limits.max_handshakes_per_addr = 1024;

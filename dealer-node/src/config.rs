@@ -105,11 +105,12 @@ impl NodeConfig {
             || l.max_frame_bytes < claw_protocol::messages::MAX_FRAME_BYTES
             || l.rate_per_sec == 0
             || l.chip_attempts == 0
-            || l.send_queue == 0
+            || l.send_budget_bytes < claw_protocol::messages::MAX_FRAME_BYTES
+            || l.send_grace.is_zero()
         {
             return Err(ConfigError::Node(
-                "limits: max_connections, rate_per_sec, chip_attempts and send_queue must be positive, \
-                 max_frame_bytes at least the protocol's 64 KiB"
+                "limits: max_connections, rate_per_sec, chip_attempts and send_grace must be positive, \
+                 max_frame_bytes and send_budget_bytes at least the protocol's 64 KiB"
                     .into(),
             ));
         }
@@ -218,5 +219,28 @@ mod tests {
             c.limits.ping_interval = ping;
             assert!(matches!(c.validate(&[]), Err(ConfigError::Node(_))), "{deadline:?} {ping:?}");
         }
+    }
+
+    #[test]
+    fn send_budget_defaults_are_the_specs_and_below_the_minimum_is_refused() {
+        let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../SPEC.md")).unwrap();
+        let row = |label: &str| {
+            spec.lines()
+                .find(|l| l.starts_with(&format!("| {label}")))
+                .unwrap_or_else(|| panic!("row {label}"))
+        };
+        let l = Limits::default();
+        assert_eq!(l.send_budget_bytes, 262_144);
+        assert!(row("Send budget of a connection").contains("default 262 144 bytes, ≥ 65 536"));
+        assert_eq!(l.send_grace, Duration::from_millis(5_000));
+        assert!(row("Grace of a connection behind").contains("default 5 000 ms"));
+        assert_eq!(claw_protocol::messages::MAX_FRAME_BYTES, 65_536);
+        let mut c =
+            NodeConfig::local(std::path::Path::new("/tmp"), vec![RoomConfig::new("r", "texas-holdem")]);
+        c.limits.send_budget_bytes = claw_protocol::messages::MAX_FRAME_BYTES - 1;
+        assert!(matches!(c.validate(&[]), Err(ConfigError::Node(_))));
+        c.limits.send_budget_bytes = claw_protocol::messages::MAX_FRAME_BYTES;
+        c.limits.send_grace = Duration::ZERO;
+        assert!(matches!(c.validate(&[]), Err(ConfigError::Node(_))));
     }
 }

@@ -31,7 +31,7 @@ use tokio_tungstenite::tungstenite::Utf8Bytes;
 use crate::archive::{Archive, HandKey};
 use crate::chips::{ChipDesk, Grants, HandLedger, LedgerError};
 use crate::config::{Limits, RoomConfig};
-use crate::conn::{ConnId, ConnTx};
+use crate::conn::{ConnId, ConnTx, Queued, TOO_SLOW};
 use crate::metrics::{dec, inc, Metrics};
 
 pub use claw_engine::room::{Admit, Refusal, RoomEvent, RoomSnapshot};
@@ -359,13 +359,21 @@ impl Driver {
                     let f = Utf8Bytes::from(frame.to_string());
                     for conn in to {
                         let Some(c) = self.conns.get(&conn) else { continue };
-                        if !c.send(f.clone()) {
-                            // Queue full (a peer that does not read) or gone.
-                            tracing::warn!(room = %self.core.id(), conn, "send queue full or closed: dropping connection");
-                            c.close(1008, "too slow");
-                            self.conns.remove(&conn);
-                            self.core.handle(now(), Input::Disconnected(conn));
+                        let q = c.send(f.clone());
+                        if q.kept() {
+                            if q == Queued::FellBehind {
+                                inc(&self.ctx.metrics.send_behind);
+                            }
+                            continue;
                         }
+                        if q == Queued::TooSlow {
+                            // Behind past the grace: only this connection goes.
+                            inc(&self.ctx.metrics.send_too_slow);
+                            tracing::warn!(room = %self.core.id(), conn, "reader behind its send budget past the grace: closing (too slow)");
+                            c.close(1008, TOO_SLOW);
+                        }
+                        self.conns.remove(&conn);
+                        self.core.handle(now(), Input::Disconnected(conn));
                     }
                 }
                 Effect::Close { conn, code, reason } => {

@@ -18,7 +18,7 @@ use claw_protocol::messages::{decode_client, ErrorCode, ErrorMsg, ServerMessage}
 use futures_util::{SinkExt, StreamExt};
 use rand::rngs::OsRng;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, oneshot, watch, Semaphore};
+use tokio::sync::{oneshot, watch, Semaphore};
 use tokio::time::{timeout_at, Instant};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response as HttpResponse};
 use tokio_tungstenite::tungstenite::http::StatusCode;
@@ -30,7 +30,7 @@ use tokio_tungstenite::WebSocketStream;
 use crate::metrics::{dec, inc};
 use claw_engine::room::TokenBucket;
 
-use crate::conn::{next_conn_id, ConnTx, Counter, Outbound, Slot};
+use crate::conn::{next_conn_id, ConnRx, ConnTx, Counter, Outbound, Queued, SendBudget, Slot, TOO_SLOW};
 use crate::registry::Registry;
 use crate::room::{unix_ms, NodeContext, RoomCmd, RoomHandle};
 use crate::tls::{ServerStream, ServerTls};
@@ -220,7 +220,7 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
 }
 
 enum HandshakeEnd {
-    Admitted { conn: ConnTx, rx: mpsc::Receiver<Outbound>, identity: Slot<PlayerId> },
+    Admitted { conn: ConnTx, rx: ConnRx, identity: Slot<PlayerId> },
     Failed,
 }
 
@@ -280,7 +280,20 @@ async fn session(
                     conn.close(1001, "no pong");
                     break;
                 }
-                pong_due = conn.ping();
+                match conn.ping() {
+                    Queued::TooSlow => {
+                        // Behind past the grace with nothing new queued for it.
+                        inc(&ctx.metrics.send_too_slow);
+                        tracing::info!(%peer, conn = conn_id, "reader behind its send budget past the grace: closing (too slow)");
+                        conn.close(1008, TOO_SLOW);
+                        break;
+                    }
+                    Queued::FellBehind => {
+                        inc(&ctx.metrics.send_behind);
+                        pong_due = true;
+                    }
+                    q => pong_due = q != Queued::Gone,
+                }
                 continue;
             }
         };
@@ -432,8 +445,8 @@ async fn handshake(state: &ServerState, ws: &mut Ws, room: &RoomHandle, deadline
         return HandshakeEnd::Failed;
     };
     let conn_id = next_conn_id();
-    let (tx, rx) = mpsc::channel(ctx.limits.send_queue);
-    let conn = ConnTx::new(conn_id, tx);
+    let budget = SendBudget { bytes: ctx.limits.send_budget_bytes, grace: ctx.limits.send_grace };
+    let (conn, rx) = ConnTx::channel(conn_id, budget);
     let (reply, answer) = oneshot::channel();
     let sent = room.send(RoomCmd::Connect { verified: Box::new(verified), conn: conn.clone(), reply }).await;
     let admit = match (sent, timeout_at(deadline, answer).await) {
@@ -493,7 +506,7 @@ fn peek_type(frame: &str) -> Option<String> {
 }
 
 /// Drains a connection's queue into the socket, batching what is queued.
-async fn writer(mut sink: futures_util::stream::SplitSink<Ws, Message>, mut rx: mpsc::Receiver<Outbound>) {
+async fn writer(mut sink: futures_util::stream::SplitSink<Ws, Message>, mut rx: ConnRx) {
     'outer: while let Some(o) = rx.recv().await {
         let mut next = Some(o);
         while let Some(o) = next.take() {
@@ -518,7 +531,7 @@ async fn writer(mut sink: futures_util::stream::SplitSink<Ws, Message>, mut rx: 
                     break 'outer;
                 }
             }
-            next = rx.try_recv().ok();
+            next = rx.try_recv();
         }
         match tokio::time::timeout(WRITE_TIMEOUT, sink.flush()).await {
             Ok(Ok(())) => {}

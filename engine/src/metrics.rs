@@ -53,6 +53,10 @@ pub struct Metrics {
     pub kicked_idle: AtomicU64,
     /// Connections closed for a missed pong.
     pub pongs_missed: AtomicU64,
+    /// Times a connection's reader fell behind its send budget.
+    pub send_behind: AtomicU64,
+    /// Connections closed for staying behind past the grace (`too slow`).
+    pub send_too_slow: AtomicU64,
     /// Hands whose chip moves did not add up (voided and refunded).
     pub chip_conservation_failures: AtomicU64,
     /// Welcome grants made.
@@ -159,6 +163,18 @@ impl Metrics {
             "counter",
             "Connections closed for a missed pong.",
             g(&self.pongs_missed),
+        );
+        one(
+            "claw_send_behind_total",
+            "counter",
+            "Times a connection's reader fell behind its send budget.",
+            g(&self.send_behind),
+        );
+        one(
+            "claw_send_too_slow_total",
+            "counter",
+            "Connections closed for staying behind past the grace (too slow).",
+            g(&self.send_too_slow),
         );
         one(
             "claw_chip_conservation_failures_total",

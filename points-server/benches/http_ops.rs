@@ -1,7 +1,10 @@
 //! Debit/credit operations per second over HTTP (through `HttpChips`, as the
 //! dealer calls it) against a real server on 127.0.0.1, on SQLite and, when
-//! CLAW_TEST_PG_URL is set, on PostgreSQL. Every operation is durable
-//! (SQLite WAL + synchronous=FULL; PostgreSQL synchronous_commit=on).
+//! CLAW_TEST_PG_URL is set, on PostgreSQL, with group commit (the default,
+//! up to 64 mutations per commit) and without it (`max_group = 1`: one
+//! commit per mutation). Every operation is durable (SQLite WAL +
+//! synchronous=FULL; PostgreSQL synchronous_commit=on). Prints the load
+//! average before and after each backend.
 //!
 //! `cargo bench -p claw-points --bench http_ops` (BENCH_OPS=N changes the
 //! number of operations per run; default 2000).
@@ -71,12 +74,18 @@ async fn run(chips: Arc<HttpChips>, run_id: &str, total: usize, concurrency: usi
     }
 }
 
-async fn bench_backend(label: &str, db_url: String, total: usize) {
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+async fn bench_backend(label: &str, db_url: String, total: usize, max_group: usize) {
     let server = claw_points::serve(ServerConfig {
         db_url,
         listen: "127.0.0.1:0".parse().unwrap(),
         token: TOKEN.into(),
-        limits: Limits { rate_per_sec: 0, ..Limits::default() },
+        limits: Limits { rate_per_sec: 0, max_group, ..Limits::default() },
     })
     .await
     .expect("server");
@@ -90,15 +99,21 @@ async fn bench_backend(label: &str, db_url: String, total: usize) {
     }
     // Warm-up (connections, statement caches).
     run(chips.clone(), "warm", 64, 8).await;
+    println!("{label:<10} max_group {max_group:>2}: load before {}", loadavg());
     for concurrency in [1, 8, 32, 64] {
+        let before = server.store().group_stats();
         let f = run(chips.clone(), &format!("c{concurrency}"), total, concurrency).await;
+        let after = server.store().group_stats();
+        let per_commit =
+            (after.mutations - before.mutations) as f64 / (after.commits - before.commits).max(1) as f64;
         println!(
-            "{label:<10} concurrency {concurrency:>2}: {:>7.0} ops/s   p50 {:>6.2} ms   p99 {:>6.2} ms",
+            "{label:<10} max_group {max_group:>2} concurrency {concurrency:>2}: {:>7.0} ops/s   p50 {:>6.2} ms   p99 {:>6.2} ms   {per_commit:>5.1} ops/commit",
             f.ops_per_sec,
             f.p50.as_secs_f64() * 1e3,
             f.p99.as_secs_f64() * 1e3
         );
     }
+    println!("{label:<10} max_group {max_group:>2}: load after {}", loadavg());
     let report = server.store().verify().await.expect("verify");
     assert!(report.ok, "audit log verifies after the benchmark");
     server.shutdown().await.expect("shutdown");
@@ -122,9 +137,16 @@ fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
-        bench_backend("sqlite", claw_points::sqlite_url(&dir.path().join("bench.db")), total).await;
+        for max_group in [claw_points::DEFAULT_GROUP, 1] {
+            let file = dir.path().join(format!("bench-{max_group}.db"));
+            bench_backend("sqlite", claw_points::sqlite_url(&file), total, max_group).await;
+        }
         match std::env::var("CLAW_TEST_PG_URL") {
-            Ok(base) => bench_backend("postgres", pg_database(&base).await, total).await,
+            Ok(base) => {
+                for max_group in [claw_points::DEFAULT_GROUP, 1] {
+                    bench_backend("postgres", pg_database(&base).await, total, max_group).await;
+                }
+            }
             Err(_) => println!("postgres   SKIPPED: set CLAW_TEST_PG_URL (scripts/start-postgres.sh)"),
         }
     });

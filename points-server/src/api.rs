@@ -161,6 +161,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/transactions", get(get_transactions))
         .route("/v1/audit", get(get_audit))
         .route("/v1/audit/verify", get(verify).post(verify))
+        .route("/v1/stats", get(stats))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
     Router::new()
         .route("/v1/health", get(health))
@@ -508,6 +509,11 @@ async fn verify(State(st): State<Arc<AppState>>) -> Result<Response, ApiError> {
         tracing::error!(problems = report.problems.len(), "audit verification failed");
     }
     Ok(ok_json(serde_json::to_value(report).unwrap_or(Value::Null)))
+}
+
+/// The group commit's counters (commits, mutations, largest group).
+async fn stats(State(st): State<Arc<AppState>>) -> Response {
+    ok_json(json!({"group_commit": st.store.group_stats()}))
 }
 
 async fn health(State(st): State<Arc<AppState>>) -> Result<Response, ApiError> {

@@ -34,7 +34,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use audit::{AuditEntry, EntryKind};
-pub use store::{sqlite_url, Backend, Store, StoreError, VerifyReport, MAX_AMOUNT, MAX_BALANCE};
+pub use store::{
+    sqlite_url, Backend, GroupStats, Store, StoreError, VerifyReport, DEFAULT_GROUP, MAX_AMOUNT, MAX_BALANCE,
+};
 
 /// Shortest bearer token accepted (bytes).
 pub const MIN_TOKEN_LEN: usize = 16;
@@ -56,6 +58,9 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// Longest time allowed to receive a request body.
     pub body_timeout: Duration,
+    /// Most mutations committed in one transaction (group commit: one fsync
+    /// for all of them); 1 commits each mutation alone.
+    pub max_group: usize,
 }
 
 impl Default for Limits {
@@ -67,6 +72,7 @@ impl Default for Limits {
             operator_burst: 2000,
             max_body_bytes: 16 * 1024,
             body_timeout: Duration::from_secs(10),
+            max_group: store::DEFAULT_GROUP,
         }
     }
 }
@@ -200,7 +206,10 @@ pub async fn serve(config: ServerConfig) -> Result<RunningServer, ServeError> {
     if config.limits.max_body_bytes == 0 {
         return Err(ServeError::Config("max_body_bytes must be positive".into()));
     }
-    let store = Store::open(&config.db_url).await?;
+    if config.limits.max_group == 0 {
+        return Err(ServeError::Config("max_group must be positive".into()));
+    }
+    let store = Store::open_grouped(&config.db_url, config.limits.max_group).await?;
     let listener = match TcpListener::bind(config.listen).await {
         Ok(l) => l,
         Err(e) => {

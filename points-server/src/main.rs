@@ -54,6 +54,10 @@ struct ServeArgs {
     /// Largest request body in bytes.
     #[arg(long, default_value_t = Limits::default().max_body_bytes)]
     max_body: usize,
+    /// Most mutations committed in one transaction (group commit; 1 = one
+    /// commit, one fsync, per mutation).
+    #[arg(long, default_value_t = Limits::default().max_group as u64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    max_group: u64,
 }
 
 /// Where a running server is (admin subcommands).
@@ -265,6 +269,7 @@ async fn run(db_url: String, args: ServeArgs, token: Option<String>) -> anyhow::
         operator_burst: args.operator_burst,
         max_body_bytes: args.max_body,
         body_timeout: Duration::from_secs(10),
+        max_group: usize::try_from(args.max_group).context("--max-group")?,
     };
     let server = claw_points::serve(ServerConfig { db_url, listen: args.listen, token, limits })
         .await

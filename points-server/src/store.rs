@@ -23,6 +23,8 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::audit::{entry_hash, AuditBody, AuditEntry, AuditMove, EntryFields, EntryKind, GENESIS_HASH};
@@ -235,6 +237,29 @@ pub struct Store {
     pool: AnyPool,
     backend: Backend,
     writer: mpsc::Sender<Job>,
+    counters: Arc<GroupCounters>,
+    max_group: usize,
+}
+
+/// Commits and mutations counted by the writer since the store opened.
+#[derive(Default)]
+struct GroupCounters {
+    commits: AtomicU64,
+    mutations: AtomicU64,
+    largest: AtomicU64,
+}
+
+/// What the group commit has done since the store opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupStats {
+    /// Transactions committed by the writer.
+    pub commits: u64,
+    /// Mutations in those transactions (applied, refused or replayed).
+    pub mutations: u64,
+    /// The most mutations one commit carried.
+    pub largest_group: u64,
+    /// The configured most mutations per commit.
+    pub max_group: u64,
 }
 
 fn now_ms() -> i64 {
@@ -251,9 +276,16 @@ fn from_i64(v: i64, what: &str) -> Result<u64, StoreError> {
 }
 
 impl Store {
-    /// Connects, tunes SQLite (WAL, synchronous=FULL, busy timeout) and applies migrations.
+    /// Connects, tunes SQLite (WAL, synchronous=FULL, busy timeout) and applies
+    /// migrations; groups of up to [`DEFAULT_GROUP`] mutations per commit.
     pub async fn open(db_url: &str) -> Result<Store, StoreError> {
-        let store = Store::connect(db_url).await?;
+        Store::open_grouped(db_url, DEFAULT_GROUP).await
+    }
+
+    /// [`Store::open`] with at most `max_group` mutations per commit (1: one
+    /// commit per mutation, as without group commit).
+    pub async fn open_grouped(db_url: &str, max_group: usize) -> Result<Store, StoreError> {
+        let store = Store::connect_grouped(db_url, max_group).await?;
         match store.backend {
             Backend::Sqlite => SQLITE_MIGRATIONS.run(&store.pool).await?,
             Backend::Postgres => POSTGRES_MIGRATIONS.run(&store.pool).await?,
@@ -263,6 +295,11 @@ impl Store {
 
     /// Connects without migrating (for `verify` on an existing database).
     pub async fn connect(db_url: &str) -> Result<Store, StoreError> {
+        Store::connect_grouped(db_url, DEFAULT_GROUP).await
+    }
+
+    async fn connect_grouped(db_url: &str, max_group: usize) -> Result<Store, StoreError> {
+        let max_group = max_group.clamp(1, 4096);
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(db_url)?;
         let options =
@@ -286,9 +323,20 @@ impl Store {
             });
         }
         let pool = pool.connect_with(options).await?;
-        let (writer, rx) = mpsc::channel(4 * MAX_GROUP);
-        tokio::spawn(writer_loop(pool.clone(), backend, rx));
-        Ok(Store { pool, backend, writer })
+        let (writer, rx) = mpsc::channel(4 * max_group);
+        let counters = Arc::new(GroupCounters::default());
+        tokio::spawn(writer_loop(pool.clone(), backend, rx, max_group, counters.clone()));
+        Ok(Store { pool, backend, writer, counters, max_group })
+    }
+
+    /// Commits and mutations of the group commit so far.
+    pub fn group_stats(&self) -> GroupStats {
+        GroupStats {
+            commits: self.counters.commits.load(Ordering::Relaxed),
+            mutations: self.counters.mutations.load(Ordering::Relaxed),
+            largest_group: self.counters.largest.load(Ordering::Relaxed),
+            max_group: self.max_group as u64,
+        }
     }
 
     /// Which engine this store runs on.
@@ -649,15 +697,21 @@ struct Job {
     reply: oneshot::Sender<Result<Answer, StoreError>>,
 }
 
-/// Most mutations committed in one transaction.
-const MAX_GROUP: usize = 64;
+/// Default most mutations committed in one transaction.
+pub const DEFAULT_GROUP: usize = 64;
 
-/// The single writer: takes every queued mutation (up to MAX_GROUP) and
+/// The single writer: takes every queued mutation (up to `max_group`) and
 /// commits them together.
-async fn writer_loop(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
+async fn writer_loop(
+    pool: AnyPool,
+    backend: Backend,
+    mut rx: mpsc::Receiver<Job>,
+    max_group: usize,
+    counters: Arc<GroupCounters>,
+) {
     while let Some(first) = rx.recv().await {
         let mut batch = vec![first];
-        while batch.len() < MAX_GROUP {
+        while batch.len() < max_group {
             match rx.try_recv() {
                 Ok(j) => batch.push(j),
                 Err(_) => break,
@@ -665,6 +719,10 @@ async fn writer_loop(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job
         }
         match commit_group(&pool, backend, &batch).await {
             Ok(outcomes) => {
+                let n = batch.len() as u64;
+                counters.commits.fetch_add(1, Ordering::Relaxed);
+                counters.mutations.fetch_add(n, Ordering::Relaxed);
+                counters.largest.fetch_max(n, Ordering::Relaxed);
                 for (job, out) in batch.into_iter().zip(outcomes) {
                     let _ = job.reply.send(out);
                 }

@@ -801,3 +801,43 @@ async fn group_commit_mixes_outcomes(db: TestDb) {
 }
 
 on_both_backends!(group_commit_mixes_outcomes);
+
+/// `max_group = 1` commits each mutation alone (the figures "without group
+/// commit" in docs/points-server.md); `/v1/stats` counts what the writer did
+/// and needs the token; a server refuses `max_group = 0`.
+async fn max_group_one_commits_each_alone(db: TestDb) {
+    let s = start(&db, claw_points::Limits { max_group: 1, ..open_limits() }).await;
+    let c = Client::for_server(&s);
+    let mut tasks = Vec::new();
+    for i in 0..24 {
+        let c = c.clone();
+        tasks
+            .push(tokio::spawn(async move { c.grant(&format!("g{i}"), &format!("acct{}", i % 3), 5).await }));
+    }
+    for t in tasks {
+        assert_eq!(t.await.unwrap().status, 200);
+    }
+    // A replay is a mutation the writer handles too.
+    assert!(c.grant("g0", "acct0", 5).await.replayed());
+    let st = c.get("/v1/stats").await;
+    assert_eq!(st.status, 200, "{}", st.text);
+    let g = &st.json["group_commit"];
+    assert_eq!((g["commits"].as_u64(), g["mutations"].as_u64()), (Some(25), Some(25)), "{}", st.text);
+    assert_eq!((g["largest_group"].as_u64(), g["max_group"].as_u64()), (Some(1), Some(1)));
+    let anon = reqwest::Client::new().get(format!("{}/v1/stats", s.url())).send().await.unwrap();
+    assert_eq!(anon.status(), 401);
+    let report = s.store().verify().await.unwrap();
+    assert!(report.ok && report.entries == 24, "{report:?}");
+    s.shutdown().await.unwrap();
+
+    let refused = claw_points::serve(claw_points::ServerConfig {
+        db_url: db.url.clone(),
+        listen: "127.0.0.1:0".parse().unwrap(),
+        token: common::TOKEN.into(),
+        limits: claw_points::Limits { max_group: 0, ..open_limits() },
+    })
+    .await;
+    assert!(matches!(refused, Err(claw_points::ServeError::Config(_))));
+}
+
+on_both_backends!(max_group_one_commits_each_alone);

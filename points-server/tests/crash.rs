@@ -1,5 +1,6 @@
 //! Kill -9 of a `claw-points` child process in the middle of a run of
-//! operations, then a restart on the same database: every acknowledged
+//! operations (also while the writer is committing groups of several
+//! mutations), then a restart on the same database: every acknowledged
 //! operation is there (its repeat is a replay of the same answer), the audit
 //! log verifies, and no chip is created or lost. Also the binary's CLI.
 
@@ -61,7 +62,26 @@ fn transfer(i: u64, worker: u64) -> Value {
     }
 }
 
+/// The group commit's (commits, mutations) counters of a running server.
+async fn group_counters(c: &Client) -> (u64, u64) {
+    let r = c.get("/v1/stats").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let g = &r.json["group_commit"];
+    (g["commits"].as_u64().unwrap(), g["mutations"].as_u64().unwrap())
+}
+
 async fn kill_and_restart(db: TestDb) {
+    crash_run(db, 6, false).await;
+}
+
+/// 48 concurrent clients keep the writer's queue full; the kill comes right
+/// after two samples of the counters 20 ms apart show groups of several
+/// mutations per commit, so it lands in the middle of such a group.
+async fn kill_during_a_group(db: TestDb) {
+    crash_run(db, 48, true).await;
+}
+
+async fn crash_run(db: TestDb, workers_n: u64, during_groups: bool) {
     let (mut child, url) = spawn_server(&db.url).await;
     let c = Client::new(url);
     for a in 0..ACCOUNTS {
@@ -73,7 +93,7 @@ async fn kill_and_restart(db: TestDb) {
     let acked: Arc<Mutex<Vec<(Value, String)>>> = Arc::default();
     let unacked: Arc<Mutex<Vec<Value>>> = Arc::default();
     let mut workers = Vec::new();
-    for w in 0..6u64 {
+    for w in 0..workers_n {
         let (c, acked, unacked) = (c.clone(), acked.clone(), unacked.clone());
         workers.push(tokio::spawn(async move {
             for i in 0..10_000u64 {
@@ -97,6 +117,19 @@ async fn kill_and_restart(db: TestDb) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(acked.lock().unwrap().len() >= 150, "the server acknowledged operations before the kill");
+    if during_groups {
+        let mut grouped = false;
+        for _ in 0..200 {
+            let (c0, m0) = group_counters(&c).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let (c1, m1) = group_counters(&c).await;
+            if c1 > c0 && (m1 - m0) >= 2 * (c1 - c0) {
+                grouped = true;
+                break;
+            }
+        }
+        assert!(grouped, "the writer committed groups of several mutations under 48 clients");
+    }
     child.start_kill().expect("SIGKILL");
     let status = child.wait().await.unwrap();
     assert!(!status.success(), "killed, not exited");
@@ -153,7 +186,7 @@ async fn kill_and_restart(db: TestDb) {
     assert_eq!(report["ok"], true);
 }
 
-on_both_backends!(kill_and_restart);
+on_both_backends!(kill_and_restart, kill_during_a_group);
 
 #[test]
 fn refuses_to_start_without_a_token() {

@@ -2,7 +2,8 @@
 //! stops of the real binary, the data directory lock, hand numbers that
 //! continue across restarts, `--chips evm` on a local anvil, the Guandan
 //! bots demo audited offline, deferred reveals that survive a stop or crash,
-//! the launch paths' defaults, a demo whose table breaks up, the admin API.
+//! the launch paths' defaults, a demo whose table breaks up, the admin API,
+//! two nodes on one PostgreSQL ledger.
 
 mod admin;
 #[path = "../../../chip-providers/tests/support/anvil.rs"]
@@ -12,6 +13,7 @@ mod evm;
 mod guandan;
 mod launch;
 mod reveals;
+mod scale;
 mod stop;
 mod tls;
 

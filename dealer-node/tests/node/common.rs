@@ -143,7 +143,18 @@ impl Client {
         me: Arc<Identity>,
         token: Option<claw_protocol::Nonce>,
     ) -> Result<Client, HandshakeError> {
-        let mut ws = raw_ws(addr, room).await;
+        Client::handshake(raw_ws(addr, room).await, addr, room, dealer, me, token).await
+    }
+
+    /// Runs the handshake on an open WebSocket to `room`.
+    pub async fn handshake(
+        mut ws: Ws,
+        addr: SocketAddr,
+        room: &str,
+        dealer: PlayerId,
+        me: Arc<Identity>,
+        token: Option<claw_protocol::Nonce>,
+    ) -> Result<Client, HandshakeError> {
         let (mut hs, hello) = ClientHandshake::start(
             me.clone(),
             dealer,

@@ -422,8 +422,14 @@ pub struct Limits {
     pub chip_timeout: Duration,
     /// Attempts per chip call for retryable failures.
     pub chip_attempts: u32,
-    /// Outgoing messages queued per connection before it counts as too slow.
-    pub send_queue: usize,
+    /// Bytes queued for one connection and not yet handed to its socket
+    /// above which its reader is behind (SPEC §12). Four times this closes
+    /// it at once (1008 `too slow`).
+    pub send_budget_bytes: usize,
+    /// How long a connection may stay behind before it is closed (1008
+    /// `too slow`); one that catches up within it stays. The room and the
+    /// other players never wait for it.
+    pub send_grace: Duration,
     /// An unseated connection (not seated, not in the hand) that sent no
     /// join request or query for this long is kicked (`idle`).
     pub idle_timeout: Duration,
@@ -459,7 +465,8 @@ impl Default for Limits {
             flood_close_after: 50,
             chip_timeout: Duration::from_secs(5),
             chip_attempts: 3,
-            send_queue: 4096,
+            send_budget_bytes: 256 * 1024,
+            send_grace: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(30),
             max_watchers: 64,
             max_conns_per_identity: 4,
