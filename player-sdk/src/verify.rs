@@ -1,17 +1,15 @@
 //! Live verification: checks each dealer event the moment it arrives.
 //!
-//! Per event: the hand id, sequence number, hash chain and dealer signature
-//! ([`TranscriptVerifier`]). Per body: `game-start` must match
-//! `hand-prepare`, commit to a Merkle root that is the root of its leaves
-//! and carry this player's seed; every dealt position must be the next one;
-//! every face-up or revealed card must open its leaf; every card sealed to
-//! this player is opened at once and checked against its leaf; a card
-//! transfer must move a card its giver holds (and the player's hand view
-//! follows it); an action
-//! attributed to this player must be one it signed. At `game-end` the full
-//! [`Auditor`] runs on the hand's transcript (shuffle, every leaf, seeds,
-//! action signatures, game replay). A failure is a [`VerifyError`] naming
-//! the [`AuditCheck`]; it is never ignored.
+//! Every check is the protocol's one hand verifier,
+//! [`claw_protocol::audit::HandAudit`], fed each event as it arrives (its
+//! dealer signature verified once, there): chain, structure, seeds, Merkle
+//! root, commission, deal order, opened cards (this player's sealed cards
+//! are opened once, with the handshake's box key), and at `game-end` the
+//! checks that need the whole hand (reveal, shuffle, leaves, action
+//! signatures, the game replay). This module keeps only the player's view
+//! ([`HandView`]: own cards, table, balance) and what only this player
+//! knows: an action attributed to it must be one it signed. A failure is a
+//! [`VerifyError`] naming the [`AuditCheck`]; it is never ignored.
 //!
 //! [`SessionVerifier`] follows the hands of one connection; it also
 //! recognises events the dealer re-sends after a reconnect (identical
@@ -25,19 +23,16 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use claw_protocol::audit::{AuditCheck, AuditError, AuditReport};
+use claw_games::audit::GamesReplayer;
+use claw_protocol::audit::{Accepted, AuditCheck, AuditError, AuditReport, HandAudit, Viewer};
 use claw_protocol::messages::{
-    config_hash, expected_start_balance, CardFace, ChipMove, ChipOp, ChipParty, DealTo, EventBody, GameStart,
-    HandPlayer, HandPrepare, HandResult, RevealPolicy,
+    expected_start_balance, CardFace, ChipMove, ChipOp, ChipParty, DealTo, EventBody, HandPlayer, HandResult,
+    RevealPolicy,
 };
-use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader, TranscriptVerifier};
-use claw_protocol::{
-    merkle_root, CardId, CardOpening, Chips, Digest, HandId, Identity, PlayerId, Seat, Seed, SharedKey,
-};
+use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader};
+use claw_protocol::{CardId, CardOpening, Chips, Digest, HandId, Identity, PlayerId, Seat, Seed, SharedKey};
 use serde::Serialize;
 use serde_json::Value;
-
-use crate::audit::Auditor;
 
 /// A failed live check: which check, in which hand and event, and what.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
@@ -143,7 +138,7 @@ pub enum Update {
         /// Why the dealer acted for the seat, when it did.
         timeout: Option<String>,
     },
-    /// The hand is over; the full audit ran on its transcript.
+    /// The hand is over; the hand's audit finished (replay included).
     Ended {
         /// The hand.
         hand_id: HandId,
@@ -152,7 +147,7 @@ pub enum Update {
         /// The audit outcome.
         audit: Box<Result<AuditReport, AuditError>>,
     },
-    /// Deferred secrets arrived; the full audit ran again.
+    /// Deferred secrets arrived; the hand's audit finished again, with them.
     AuditCompleted {
         /// The hand.
         hand_id: HandId,
@@ -198,23 +193,14 @@ pub struct HandView {
     pub result: Option<HandResult>,
 }
 
-/// One hand being verified.
+/// One hand being verified: the protocol's [`HandAudit`] runs every check;
+/// the tracker keeps this player's view.
 struct HandTracker {
-    chain: TranscriptVerifier,
+    audit: HandAudit<'static>,
     envelopes: Vec<EventEnvelope>,
     hashes: Vec<Digest>,
-    prepare: Option<HandPrepare>,
-    start: Option<GameStart>,
-    my_seed: Option<Seed>,
-    /// The seed went out around a dropped connection: the dealer may never
-    /// have had it in time, so its absence is not held against the dealer
-    /// (a different seed in its place still is).
-    my_seed_uncertain: bool,
     /// (seq, action JSON text, signature) of actions this player sent.
     my_actions: Vec<(u32, String, claw_protocol::Signature)>,
-    faces: Vec<CardFace>,
-    /// The seat holding each dealt position (None: not a player's card).
-    holders: Vec<Option<Seat>>,
     /// Position and card of every card this player has seen as its own.
     mine: Vec<(u16, CardId)>,
     view: HandView,
@@ -225,7 +211,6 @@ struct HandTracker {
     game: Option<Arc<dyn claw_games::DynGame>>,
     /// Face-up cards the game gave this player (a landlord's kitty).
     joined: Vec<CardId>,
-    ended: bool,
     failed: bool,
 }
 
@@ -310,21 +295,21 @@ impl SessionVerifier {
     /// Records the seed this player sent for `hand` (it must be published).
     pub fn set_my_seed(&mut self, hand: &HandId, seed: Seed) {
         if let Some(t) = self.tracker(hand) {
-            t.my_seed = Some(seed);
+            t.audit.set_my_seed(seed);
         }
     }
 
     /// The seed this player sent for `hand`, if any.
     pub fn my_seed(&mut self, hand: &HandId) -> Option<Seed> {
-        self.tracker(hand).and_then(|t| t.my_seed)
+        self.tracker(hand).and_then(|t| t.audit.my_seed())
     }
 
     /// The connection dropped: a seed sent for a hand whose `game-start`
     /// has not come may not have reached the dealer in time.
     pub fn seeds_uncertain(&mut self) {
         for (_, t) in &mut self.hands {
-            if t.start.is_none() {
-                t.my_seed_uncertain = true;
+            if t.audit.game_start().is_none() {
+                t.audit.seed_uncertain();
             }
         }
     }
@@ -376,17 +361,20 @@ impl SessionVerifier {
                     "first event seen of this hand is not seq 0",
                 ));
             }
+            let mut audit = HandAudit::live(self.dealer, hand_id).with_viewer(Viewer::Session {
+                id: self.me.id(),
+                encryption_key: self.me.encryption_key(),
+                dealer_encryption_key: self.dealer_encryption,
+                shared: self.shared.clone(),
+            });
+            if let Some(c) = self.binding.commission {
+                audit = audit.with_room_commission(c);
+            }
             let tracker = HandTracker {
-                chain: TranscriptVerifier::for_hand(self.dealer, hand_id),
+                audit,
                 envelopes: Vec::new(),
                 hashes: Vec::new(),
-                prepare: None,
-                start: None,
-                my_seed: None,
-                my_seed_uncertain: false,
                 my_actions: Vec::new(),
-                faces: Vec::new(),
-                holders: Vec::new(),
                 mine: Vec::new(),
                 view: HandView {
                     hand_id,
@@ -408,7 +396,6 @@ impl SessionVerifier {
                 previous: None,
                 game: None,
                 joined: Vec::new(),
-                ended: false,
                 failed: false,
             };
             self.hands.push_back((hand_id, tracker));
@@ -424,32 +411,19 @@ impl SessionVerifier {
                 }
             }
         }
-        let me = Arc::clone(&self.me);
-        let (dealer, room, dealer_encryption) = (self.dealer, self.room.clone(), self.dealer_encryption);
-        let shared = self.shared.clone();
+        let me = self.me.id();
         let mut binding = self.binding;
         let Some(t) = self.tracker(&hand_id) else { return Ok(None) };
         if t.failed {
             return Ok(None);
         }
-        let ctx = Ctx { me: &me, dealer, room: &room, dealer_encryption, shared: &shared };
-        let res = t.accept(env, ctx, &mut binding);
+        let res = t.accept(env, me, &mut binding);
         if res.is_err() {
             t.failed = true;
         }
         self.binding = binding;
         res
     }
-}
-
-/// The session's keys and names an event is checked with.
-#[derive(Clone, Copy)]
-struct Ctx<'a> {
-    me: &'a Identity,
-    dealer: PlayerId,
-    room: &'a str,
-    dealer_encryption: claw_protocol::EncryptionKey,
-    shared: &'a SharedKey,
 }
 
 /// A card of this player's, dealt or transferred to it.
@@ -466,19 +440,18 @@ fn is_audit_reveal(env: &EventEnvelope) -> bool {
 impl HandTracker {
     /// Over, under policy `deferred`, and its `audit-reveal` not received.
     fn reveal_owed(&self) -> bool {
-        self.ended
+        self.audit.ended()
             && !self.failed
-            && self.start.as_ref().is_some_and(|s| s.reveal == RevealPolicy::Deferred)
-            && !self.envelopes.last().is_some_and(is_audit_reveal)
+            && self.audit.reveal_policy() == Some(RevealPolicy::Deferred)
+            && !self.audit.revealed()
     }
 
     fn accept(
         &mut self,
         env: &EventEnvelope,
-        ctx: Ctx<'_>,
+        me: PlayerId,
         binding: &mut Binding,
     ) -> Result<Option<Update>, VerifyError> {
-        let Ctx { me, dealer, room, dealer_encryption, shared } = ctx;
         let (hand_id, seq) = (env.hand_id, env.seq);
         if let Some(seen) = usize::try_from(seq).ok().and_then(|i| self.hashes.get(i)) {
             return if *seen == env.hash() {
@@ -492,199 +465,63 @@ impl HandTracker {
                 ))
             };
         }
-        let body = self.chain.accept(env).map_err(|e| err(e.check(), hand_id, seq, e.to_string()))?;
+        let Accepted { body, mine, action } =
+            self.audit.accept(env).map_err(|e| err(e.check, hand_id, seq, e.detail))?;
         self.envelopes.push(env.clone());
-        self.hashes.push(self.chain.last_hash());
+        self.hashes.push(self.audit.last_hash());
         let fail = |check: AuditCheck, d: String| Err(err(check, hand_id, seq, d));
-        let structure = |d: &str| err(AuditCheck::Structure, hand_id, seq, d);
-        if self.ended && !matches!(body, EventBody::AuditReveal(_)) {
-            return fail(AuditCheck::Structure, format!("{} after game-end", body.type_name()));
-        }
+        let opened = |position: u16| mine.iter().find(|o| o.position == position).map(|o| o.card);
         match body {
             EventBody::HandPrepare(p) => {
-                if seq != 0 {
-                    return fail(AuditCheck::Structure, "hand-prepare must be the first event".into());
-                }
-                let seat = p.players.iter().position(|id| *id == me.id()).map(|i| Seat(i as u8));
+                let seat = p.players.iter().position(|id| *id == me).map(|i| Seat(i as u8));
                 self.view.seat = seat;
                 if seat.is_some() {
                     self.previous = binding.last.take();
                 }
                 self.view.hand_number = p.hand_number;
-                let update = Update::Prepared {
-                    hand_id,
-                    hand_number: p.hand_number,
-                    players: p.players.clone(),
-                    seat,
-                };
-                self.prepare = Some(p);
-                Ok(Some(update))
+                Ok(Some(Update::Prepared { hand_id, hand_number: p.hand_number, players: p.players, seat }))
             }
             EventBody::GameStart(g) => {
-                let p = self.prepare.as_ref().ok_or_else(|| structure("game-start before hand-prepare"))?;
-                if self.start.is_some() {
-                    return fail(AuditCheck::Structure, "second game-start".into());
-                }
-                let ids: Vec<PlayerId> = g.players.iter().map(|p| p.id).collect();
-                if ids != p.players || g.players.iter().enumerate().any(|(i, p)| p.seat.index() != i) {
-                    return fail(
-                        AuditCheck::Structure,
-                        "game-start players differ from hand-prepare's".into(),
-                    );
-                }
-                if g.entropy != p.entropy {
-                    return fail(AuditCheck::Structure, "entropy mode differs from hand-prepare's".into());
-                }
-                if config_hash(&g.game, &g.game_version, &g.settings) != g.config_hash {
-                    return fail(AuditCheck::Structure, "config hash does not match the settings".into());
-                }
-                if g.deck.len() != g.leaves.len() || g.leaves.is_empty() {
-                    return fail(
-                        AuditCheck::Structure,
-                        format!("{} leaves for {} cards", g.leaves.len(), g.deck.len()),
-                    );
-                }
-                if let Some(seat) = self.view.seat {
-                    if g.players[seat.index()].encryption_key != me.encryption_key() {
-                        return fail(
-                            AuditCheck::Structure,
-                            "game-start lists another encryption key for me".into(),
-                        );
-                    }
-                    if g.dealer_encryption_key != dealer_encryption {
-                        return fail(
-                            AuditCheck::Structure,
-                            "dealer encryption key differs from the handshake's".into(),
-                        );
-                    }
+                if let (Some(seat), Some((balance, net))) = (self.view.seat, self.previous) {
                     let mine = &g.players[seat.index()];
-                    if let Some(c) = binding.commission.filter(|c| *c != mine.commission) {
-                        return fail(
-                            AuditCheck::Commission,
-                            format!("my commission is {}, the room's is {c}", mine.commission),
-                        );
-                    }
-                    if let Some((balance, net)) = self.previous {
-                        if let Some(expected) = expected_start_balance(balance, net, mine.commission) {
-                            if mine.balance != expected {
-                                return fail(
-                                    AuditCheck::Balances,
-                                    format!(
-                                        "my balance is {}: my last hand left me {balance} {net:+}, less commission {}, = {expected}",
-                                        mine.balance, mine.commission
-                                    ),
-                                );
-                            }
+                    if let Some(expected) = expected_start_balance(balance, net, mine.commission) {
+                        if mine.balance != expected {
+                            return fail(
+                                AuditCheck::Balances,
+                                format!(
+                                    "my balance is {}: my last hand left me {balance} {net:+}, less commission {}, = {expected}",
+                                    mine.balance, mine.commission
+                                ),
+                            );
                         }
                     }
                 }
-                if merkle_root(&g.leaves) != g.root {
-                    return fail(AuditCheck::MerkleRoot, "root is not the Merkle root of the leaves".into());
-                }
-                if let (Some(seat), Some(mine)) = (self.view.seat, self.my_seed) {
-                    if g.entropy == claw_protocol::messages::EntropyMode::Joint {
-                        match g.player_seeds.iter().find(|s| s.seat == seat) {
-                            Some(s) if s.seed == mine => {}
-                            Some(_) => return fail(AuditCheck::PlayerSeeds, "my seed was replaced".into()),
-                            None if self.my_seed_uncertain => {}
-                            None => return fail(AuditCheck::PlayerSeeds, "my seed is missing".into()),
-                        }
-                    }
-                }
-                let settings = g.settings.to_value().map_err(|e| structure(&format!("settings: {e}")))?;
+                let settings = self.audit.settings().cloned().unwrap_or(Value::Null);
                 self.view.game = g.game.clone();
                 self.game = claw_games::registry::get(&g.game).ok();
                 self.view.players = g.players.clone();
                 self.view.settings = settings.clone();
-                self.view.memory = g.memory.clone();
+                self.view.memory = g.memory;
                 self.view.balance = self.view.seat.map(|s| g.players[s.index()].balance);
-                let update = Update::Started {
+                Ok(Some(Update::Started {
                     hand_id,
-                    game: g.game.clone(),
-                    players: g.players.clone(),
+                    game: g.game,
+                    players: g.players,
                     seat: self.view.seat,
                     settings,
-                };
-                self.start = Some(g);
-                Ok(Some(update))
+                }))
             }
             EventBody::PhaseDeal(d) | EventBody::NewCard(d) => {
-                let start = self.start.as_ref().ok_or_else(|| structure("deal before game-start"))?;
                 let mut seen = Vec::with_capacity(d.cards.len());
                 for c in &d.cards {
-                    let next = self.faces.len();
-                    if usize::from(c.position) != next {
-                        return fail(
-                            AuditCheck::DealOrder,
-                            format!("dealt position {}, expected {next}", c.position),
-                        );
-                    }
-                    let Some(leaf) = start.leaves.get(next) else {
-                        return fail(AuditCheck::DealOrder, format!("position {next} beyond the deck"));
-                    };
-                    let mut card = None;
-                    match (c.face, &c.opening, &c.sealed) {
-                        (CardFace::Up, Some(o), None) => {
-                            if o.position != c.position || !o.matches(&hand_id, leaf) {
-                                return fail(
-                                    AuditCheck::OpenedCards,
-                                    format!(
-                                        "face-up card at position {} does not match its leaf",
-                                        c.position
-                                    ),
-                                );
-                            }
-                            card = Some(o.card);
-                        }
-                        (CardFace::Down, None, sealed) => {
-                            let mine = matches!(c.target, DealTo::Player(s) if Some(s) == self.view.seat);
-                            if sealed.is_some() != matches!(c.target, DealTo::Player(_)) {
-                                return fail(
-                                    AuditCheck::Structure,
-                                    format!("position {}: sealed box does not fit the target", c.position),
-                                );
-                            }
-                            if let (true, Some(sealed)) = (mine, sealed) {
-                                let o = shared.open(&hand_id, sealed).map_err(|e| {
-                                    err(
-                                        AuditCheck::OpenedCards,
-                                        hand_id,
-                                        seq,
-                                        format!("my card at {}: {e}", c.position),
-                                    )
-                                })?;
-                                if o.position != c.position || !o.matches(&hand_id, leaf) {
-                                    return fail(
-                                        AuditCheck::OpenedCards,
-                                        format!(
-                                            "my sealed card at position {} ({}) does not match its leaf",
-                                            c.position, o.card
-                                        ),
-                                    );
-                                }
-                                card = Some(o.card);
-                                receive(&mut self.mine, &mut self.view, c.position, o.card);
-                            }
-                        }
-                        _ => {
-                            return fail(
-                                AuditCheck::Structure,
-                                format!("position {}: opening/sealed box do not fit the face", c.position),
-                            )
-                        }
-                    }
-                    self.faces.push(c.face);
-                    self.holders.push(match c.target {
-                        DealTo::Player(s) => Some(s),
-                        _ => None,
-                    });
+                    let card = c.opening.map(|o| o.card).or_else(|| opened(c.position));
                     let s = SeenCard { position: c.position, target: c.target, face: c.face, card };
-                    if c.face == CardFace::Up {
-                        if let (DealTo::Player(p), Some(card)) = (c.target, card) {
-                            if Some(p) == self.view.seat {
-                                receive(&mut self.mine, &mut self.view, c.position, card);
-                            }
+                    if let (DealTo::Player(p), Some(card)) = (c.target, card) {
+                        if Some(p) == self.view.seat {
+                            receive(&mut self.mine, &mut self.view, c.position, card);
                         }
+                    }
+                    if c.face == CardFace::Up {
                         self.view.table.push(s);
                     }
                     seen.push(s);
@@ -692,24 +529,7 @@ impl HandTracker {
                 Ok(Some(Update::Dealt { hand_id, phase: d.phase, cards: seen }))
             }
             EventBody::Reveal(r) => {
-                let start = self.start.as_ref().ok_or_else(|| structure("reveal before game-start"))?;
                 for o in &r.openings {
-                    let i = usize::from(o.position);
-                    match self.faces.get(i) {
-                        Some(CardFace::Down) => self.faces[i] = CardFace::Up,
-                        Some(CardFace::Up) => {
-                            return fail(AuditCheck::DealOrder, format!("reveal of face-up position {i}"))
-                        }
-                        None => {
-                            return fail(AuditCheck::DealOrder, format!("reveal of undealt position {i}"))
-                        }
-                    }
-                    if !start.leaves.get(i).is_some_and(|l| o.matches(&hand_id, l)) {
-                        return fail(
-                            AuditCheck::OpenedCards,
-                            format!("revealed card at position {i} ({}) does not match its leaf", o.card),
-                        );
-                    }
                     self.view.table.push(SeenCard {
                         position: o.position,
                         target: DealTo::Community,
@@ -720,71 +540,7 @@ impl HandTracker {
                 Ok(Some(Update::Revealed { hand_id, cards: r.openings }))
             }
             EventBody::CardTransfer(x) => {
-                let start =
-                    self.start.as_ref().ok_or_else(|| structure("card transfer before game-start"))?;
-                let n = start.players.len();
-                if x.from.index() >= n || x.to.index() >= n || x.from == x.to {
-                    return fail(
-                        AuditCheck::Structure,
-                        format!(
-                            "transfer of position {} from seat {} to seat {}",
-                            x.position, x.from.0, x.to.0
-                        ),
-                    );
-                }
-                let p = usize::from(x.position);
-                match self.holders.get(p) {
-                    Some(h) if *h == Some(x.from) => {}
-                    Some(_) => {
-                        return fail(
-                            AuditCheck::DealOrder,
-                            format!(
-                                "transfer of position {p} from seat {}, which does not hold it",
-                                x.from.0
-                            ),
-                        )
-                    }
-                    None => return fail(AuditCheck::DealOrder, format!("transfer of undealt position {p}")),
-                }
-                let leaf = &start.leaves[p];
-                let check = |o: &CardOpening, what: &str| {
-                    if o.position == x.position && o.matches(&hand_id, leaf) {
-                        Ok(o.card)
-                    } else {
-                        Err(err(
-                            AuditCheck::OpenedCards,
-                            hand_id,
-                            seq,
-                            format!("{what} at position {p} ({}) does not match its leaf", o.card),
-                        ))
-                    }
-                };
-                let to_me = Some(x.to) == self.view.seat;
-                let mut card = match (x.face, &x.opening, &x.sealed) {
-                    (CardFace::Up, Some(o), None) => Some(check(o, "face-up transferred card")?),
-                    (CardFace::Down, None, Some(sealed)) if to_me => {
-                        let o = shared.open(&hand_id, sealed).map_err(|e| {
-                            err(
-                                AuditCheck::OpenedCards,
-                                hand_id,
-                                seq,
-                                format!("card transferred to me at {p}: {e}"),
-                            )
-                        })?;
-                        Some(check(&o, "card transferred to me")?)
-                    }
-                    (CardFace::Down, None, Some(_)) => None,
-                    _ => {
-                        return fail(
-                            AuditCheck::Structure,
-                            format!("transfer of position {p}: opening/sealed box do not fit the face"),
-                        )
-                    }
-                };
-                self.holders[p] = Some(x.to);
-                if x.face == CardFace::Up {
-                    self.faces[p] = CardFace::Up;
-                }
+                let mut card = x.opening.map(|o| o.card).or_else(|| opened(x.position));
                 if Some(x.from) == self.view.seat {
                     let given = self.mine.iter().find(|(q, _)| *q == x.position).map(|(_, c)| *c);
                     if let Some(c) = given {
@@ -794,15 +550,12 @@ impl HandTracker {
                     }
                     card = card.or(given);
                 }
-                if let (true, Some(c)) = (to_me, card) {
+                if let (true, Some(c)) = (Some(x.to) == self.view.seat, card) {
                     receive(&mut self.mine, &mut self.view, x.position, c);
                 }
                 Ok(Some(Update::Transferred { hand_id, position: x.position, from: x.from, to: x.to, card }))
             }
             EventBody::Chips(c) => {
-                if self.start.is_none() {
-                    return fail(AuditCheck::Structure, "chips before game-start".into());
-                }
                 for m in &c.moves {
                     if matches!(m.party, ChipParty::Seat(s) if Some(s) == self.view.seat) {
                         let amount = i64::try_from(m.amount.0).unwrap_or(i64::MAX);
@@ -819,9 +572,6 @@ impl HandTracker {
                 Ok(Some(Update::Chips { hand_id, moves: c.moves }))
             }
             EventBody::ActionResult(a) => {
-                if self.start.is_none() {
-                    return fail(AuditCheck::Structure, "action before game-start".into());
-                }
                 if Some(a.seat) == self.view.seat {
                     let mine = self.my_actions.iter().any(|(s, text, sig)| {
                         *s == a.seq && text.as_str() == a.action.as_str() && *sig == a.sig
@@ -833,7 +583,7 @@ impl HandTracker {
                         );
                     }
                 }
-                let action = a.action.to_value().map_err(|e| structure(&format!("action: {e}")))?;
+                let action = action.unwrap_or(Value::Null);
                 if Some(a.seat) == self.view.seat {
                     self.note_played(&action);
                 }
@@ -848,9 +598,6 @@ impl HandTracker {
                 }))
             }
             EventBody::TimeoutAction(a) => {
-                if self.start.is_none() {
-                    return fail(AuditCheck::Structure, "timeout action before game-start".into());
-                }
                 if Some(a.seat) == self.view.seat {
                     self.note_played(&a.action);
                 }
@@ -865,24 +612,17 @@ impl HandTracker {
                 }))
             }
             EventBody::GameEnd(g) => {
-                // The openings, seeds and result are checked by the full
-                // audit, which runs now, in the audit's order.
-                let start = self.start.as_ref().ok_or_else(|| structure("game-end before game-start"))?;
-                self.ended = true;
                 self.view.result = Some(g.result.clone());
-                if let Some(seat) = self.view.seat {
+                if let (Some(seat), Some(start)) = (self.view.seat, self.audit.game_start()) {
                     let net = g.result.net.get(seat.index()).copied().unwrap_or(0);
                     binding.last = Some((start.players[seat.index()].balance, net));
                 }
-                let deferred = start.reveal == RevealPolicy::Deferred;
-                let audit = self.audit(dealer, room, deferred, binding.commission);
+                let deferred = self.audit.reveal_policy() == Some(RevealPolicy::Deferred);
+                let audit = self.audit.finish(Some(&GamesReplayer::default()), deferred);
                 Ok(Some(Update::Ended { hand_id, result: g.result, audit: Box::new(audit) }))
             }
             EventBody::AuditReveal(_) => {
-                if !self.ended {
-                    return fail(AuditCheck::Structure, "audit-reveal before game-end".into());
-                }
-                let audit = self.audit(dealer, room, false, binding.commission);
+                let audit = self.audit.finish(Some(&GamesReplayer::default()), false);
                 Ok(Some(Update::AuditCompleted { hand_id, audit: Box::new(audit) }))
             }
         }
@@ -912,26 +652,5 @@ impl HandTracker {
             }
             self.played.push(c);
         }
-    }
-
-    /// The full audit of the hand. This player's sealed cards and seed were
-    /// already checked live (as each arrived), so the audit runs as a third
-    /// party would: no second X25519 or box opening per hand.
-    fn audit(
-        &self,
-        dealer: PlayerId,
-        room: &str,
-        pending_ok: bool,
-        commission: Option<Chips>,
-    ) -> Result<AuditReport, AuditError> {
-        let t = Transcript {
-            header: Some(TranscriptHeader::new(dealer, room.to_owned(), self.view.hand_id)),
-            hand_id: self.view.hand_id,
-            events: self.envelopes.clone(),
-        };
-        let mut a = Auditor::new(Some(dealer));
-        a.allow_pending_reveal = pending_ok;
-        a.commission = commission;
-        a.audit(&t, None)
     }
 }

@@ -1,12 +1,16 @@
-//! The auditor's checks of a hand transcript, in order (SPEC.md §11).
+//! The auditor's checks of a hand transcript (SPEC.md §11), in one
+//! incremental verifier.
 //!
-//! [`audit`] runs the cryptographic checks that need no game rules and
-//! returns the verified inputs of the hand ([`VerifiedHand`]): settings,
-//! players, table memory, the full deck order, the signed actions, the
-//! announced deals and chip movements, the announced result. The game replay
-//! lives outside this crate (protocol does not know the games): a caller
-//! that has the rules implements [`Replayer`] (the player SDK does, with
-//! `claw_games::replay`) and [`audit`] runs it as the last check. The first
+//! [`HandAudit`] is fed the events of a hand in order
+//! ([`HandAudit::accept`]: chain, structure, seeds, Merkle root, commission,
+//! deal order, opened cards as each event arrives) and then finished
+//! ([`HandAudit::finish`]: reveal, seed commitment, shuffle, leaves, action
+//! signatures, the game replay). The live player runs it as events arrive;
+//! the offline [`audit`] batch-verifies the dealer signatures and feeds a
+//! whole transcript. Both return the verified inputs of the hand
+//! ([`VerifiedHand`]). The game replay lives outside this crate (protocol
+//! does not know the games): a caller that has the rules implements
+//! [`Replayer`] (the player SDK does, with `claw_games::replay`). The first
 //! failed check is reported by name ([`AuditCheck`]).
 
 use std::collections::BTreeMap;
@@ -15,19 +19,20 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::bytes::{Digest, HandId, Seed};
+use crate::bytes::{Digest, EncryptionKey, HandId, Seed, Signature};
 use crate::card::CardId;
 use crate::commit::{merkle_root, CardOpening};
 use crate::identity::Identity;
 use crate::ids::{Chips, PlayerId, Seat};
 use crate::messages::{
-    config_hash, expected_start_balance, AuditReveal, CardFace, ChipOp, ChipParty, DealTo, DeckMode,
-    EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, HandResult, RevealPolicy,
-    TimeoutReason,
+    config_hash, expected_start_balance, AuditReveal, CardFace, CardTransfer, ChipOp, ChipParty, DealEvent,
+    DealTo, DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, HandResult,
+    Reveal, RevealPolicy, TimeoutReason,
 };
+use crate::seal::{SealedCard, SharedKey};
 use crate::shuffle::{seed_commitment, shuffle, shuffle_seed};
 use crate::sign::{verify_batch, BatchItem, Purpose, SignatureError};
-use crate::transcript::{Transcript, GENESIS_PREV};
+use crate::transcript::{EventEnvelope, Transcript, TranscriptVerifier};
 
 /// One check of the audit. [`AuditCheck::ALL`] lists them in the order they
 /// run; the audit stops at the first failure.
@@ -360,156 +365,27 @@ pub fn audit_jsonl(text: &str, opts: &AuditOptions<'_>) -> Result<AuditReport, A
     audit(&t, opts)
 }
 
-/// Runs every check of [`AuditCheck::ALL`] in order and returns the verified
-/// hand, or the first failure.
+/// The offline audit of a whole transcript: the dealer signatures of every
+/// event are batch-verified, then every event is fed to one [`HandAudit`]
+/// (which does not verify them again) and the hand is finished. Returns the
+/// verified hand, or the first failure.
 pub fn audit(t: &Transcript, opts: &AuditOptions<'_>) -> Result<AuditReport, AuditError> {
-    run(t, opts, false)
-}
-
-/// [`audit`] for a live player that already checked every event of this very
-/// transcript on arrival with a [`crate::transcript::TranscriptVerifier`] for
-/// the same dealer key: the dealer signatures are not verified a second time
-/// (check 1 is reported passed); every other check runs. Never use it for a
-/// transcript read from a file or received from someone else.
-pub fn audit_verified_live(t: &Transcript, opts: &AuditOptions<'_>) -> Result<AuditReport, AuditError> {
-    run(t, opts, true)
-}
-
-fn run(
-    t: &Transcript,
-    opts: &AuditOptions<'_>,
-    signatures_verified: bool,
-) -> Result<AuditReport, AuditError> {
-    let mut passed = Vec::new();
-    let mut skipped = Vec::new();
-
-    // 1. dealer-signatures
     let dealer = dealer_key(t, opts)?;
-    if !signatures_verified {
-        check_dealer_signatures(t, &dealer)?;
+    check_dealer_signatures(t, &dealer)?;
+    let mut hand = HandAudit::presigned(dealer, t.hand_id);
+    if let Some(v) = opts.viewer {
+        hand = hand.with_viewer(Viewer::Identity(v));
     }
-    passed.push(AuditCheck::DealerSignatures);
-
-    // 2. hash-chain
-    check_chain(t)?;
-    passed.push(AuditCheck::HashChain);
-
-    // 3. structure
-    let hand = Parsed::parse(t)?;
-    passed.push(AuditCheck::Structure);
-
-    // 4. reveal-complete
-    let secrets = hand.secrets()?;
-    let complete = match &secrets {
-        Some(_) => {
-            passed.push(AuditCheck::RevealComplete);
-            true
-        }
-        None if hand.start.reveal == RevealPolicy::Deferred && opts.allow_pending_reveal => false,
-        None if hand.start.reveal == RevealPolicy::Deferred => {
-            return Err(AuditError::new(AuditCheck::RevealComplete, "deferred reveal not published yet"))
-        }
-        None => {
-            return Err(AuditError::new(
-                AuditCheck::RevealComplete,
-                "policy full: game-end must carry the dealer seed and every opening",
-            ))
-        }
-    };
-
-    // 5. seed-commitment
-    if let Some((seed, _)) = &secrets {
-        if seed_commitment(&hand.hand_id, seed) != hand.prepare.seed_commitment {
-            return Err(AuditError::new(
-                AuditCheck::SeedCommitment,
-                "revealed dealer seed does not match hand-prepare's commitment",
-            ));
-        }
-        passed.push(AuditCheck::SeedCommitment);
+    if let Some(c) = opts.commission {
+        hand = hand.with_room_commission(c);
     }
-
-    // 6. player-seeds
-    let player_seeds = hand.check_player_seeds(opts)?;
-    passed.push(AuditCheck::PlayerSeeds);
-
-    // 7. shuffle (+ declared deck against the game's)
-    let deck_checked = match opts.replayer {
-        Some(r) => {
-            let settings = &hand.settings;
-            let canonical = r
-                .canonical_deck(&hand.start.game, &hand.start.game_version, settings)
-                .map_err(|e| AuditError::new(AuditCheck::Shuffle, format!("canonical deck: {e}")))?;
-            if canonical != hand.start.deck {
-                return Err(AuditError::new(
-                    AuditCheck::Shuffle,
-                    "declared deck is not the game's canonical deck",
-                ));
-            }
-            true
-        }
-        None => false,
-    };
-    let deck_order =
-        secrets.as_ref().map(|(_, openings)| openings.iter().map(|o| o.card).collect::<Vec<_>>());
-    if let (Some((seed, _)), Some(order)) = (&secrets, &deck_order) {
-        check_shuffle(&hand.start, seed, &player_seeds, order)?;
-        passed.push(AuditCheck::Shuffle);
+    if let Some(s) = opts.my_seed {
+        hand.set_my_seed(s);
     }
-
-    // 8. leaves
-    if let Some((_, openings)) = &secrets {
-        for (o, l) in openings.iter().zip(&hand.start.leaves) {
-            if !o.matches(&hand.hand_id, l) {
-                return Err(AuditError::new(
-                    AuditCheck::Leaves,
-                    format!("position {}: opening does not match its leaf", o.position),
-                ));
-            }
-        }
-        passed.push(AuditCheck::Leaves);
+    for e in &t.events {
+        hand.accept(e)?;
     }
-
-    // 9. merkle-root
-    if merkle_root(&hand.start.leaves) != hand.start.root {
-        return Err(AuditError::new(AuditCheck::MerkleRoot, "root is not the Merkle root of the leaves"));
-    }
-    passed.push(AuditCheck::MerkleRoot);
-
-    // 10. deal-order
-    hand.check_deal_order()?;
-    passed.push(AuditCheck::DealOrder);
-
-    // 11. opened-cards
-    let my_cards = hand.check_opened_cards(opts.viewer)?;
-    passed.push(AuditCheck::OpenedCards);
-
-    // 12. action-signatures
-    hand.check_action_signatures()?;
-    passed.push(AuditCheck::ActionSignatures);
-
-    let verified = hand.verified(dealer, deck_order, secrets.map(|(s, _)| s), player_seeds, my_cards)?;
-
-    // 13. replay
-    match opts.replayer {
-        Some(r) if complete => {
-            r.replay(&verified).map_err(|e| AuditError::new(AuditCheck::Replay, e))?;
-            passed.push(AuditCheck::Replay);
-        }
-        _ => skipped.push(AuditCheck::Replay),
-    }
-
-    // 14. commission
-    check_commission(&verified.players, opts.commission)?;
-    passed.push(AuditCheck::Commission);
-    if !complete {
-        for c in AuditCheck::ALL {
-            if c.needs_reveal() && c != AuditCheck::Replay {
-                skipped.push(c);
-            }
-        }
-        skipped.sort();
-    }
-    Ok(AuditReport { hand: verified, passed, skipped, deck_checked })
+    hand.finish(opts.replayer, opts.allow_pending_reveal)
 }
 
 fn check_commission(players: &[HandPlayer], room: Option<Chips>) -> Result<(), AuditError> {
@@ -584,27 +460,6 @@ fn check_dealer_signatures(t: &Transcript, dealer: &PlayerId) -> Result<(), Audi
     })
 }
 
-fn check_chain(t: &Transcript) -> Result<(), AuditError> {
-    let fail = |d: String| Err(AuditError::new(AuditCheck::HashChain, d));
-    let mut prev = GENESIS_PREV;
-    for (i, e) in t.events.iter().enumerate() {
-        if e.hand_id != t.hand_id {
-            return fail(format!("event {i}: hand {} is not hand {}", e.hand_id, t.hand_id));
-        }
-        if e.seq != i as u64 {
-            return fail(format!("event {i} has seq {} (missing, repeated or reordered event)", e.seq));
-        }
-        if e.prev != prev {
-            return match i {
-                0 => fail("event 0: prev is not zero".into()),
-                _ => fail(format!("event {i}: prev is not the hash of event {}", i - 1)),
-            };
-        }
-        prev = e.hash();
-    }
-    Ok(())
-}
-
 fn check_shuffle(
     start: &GameStart,
     dealer_seed: &Seed,
@@ -641,83 +496,287 @@ fn check_shuffle(
     Ok(())
 }
 
-/// The transcript's bodies, parsed and structurally checked.
-struct Parsed {
+/// The auditing player: its sealed cards are opened and checked.
+#[derive(Clone)]
+pub enum Viewer<'a> {
+    /// A player's identity; its box key with the dealer is derived from
+    /// `game-start`'s `dealer_encryption_key`.
+    Identity(&'a Identity),
+    /// A live session's keys, agreed in the handshake: `game-start` must
+    /// list this player's and the dealer's encryption keys as given, and
+    /// boxes are opened with `shared` (no key exchange per hand).
+    Session {
+        /// The player.
+        id: PlayerId,
+        /// The player's encryption key.
+        encryption_key: EncryptionKey,
+        /// The dealer's encryption key from the handshake.
+        dealer_encryption_key: EncryptionKey,
+        /// The box key of the two.
+        shared: SharedKey,
+    },
+}
+
+impl Viewer<'_> {
+    fn id(&self) -> PlayerId {
+        match self {
+            Viewer::Identity(i) => i.id(),
+            Viewer::Session { id, .. } => *id,
+        }
+    }
+}
+
+/// How [`HandAudit::accept`] treats dealer signatures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Signatures {
+    /// Each event's signature is verified as it arrives (live).
+    EachEvent,
+    /// The caller batch-verified every event already ([`audit`]).
+    Verified,
+}
+
+/// What one accepted event gives the caller: its decoded body and the
+/// viewer's cards it opened (dealt or transferred to the viewer), checked
+/// against their leaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accepted {
+    /// The event's body.
+    pub body: EventBody,
+    /// The viewer's cards this event sealed to it, opened and checked.
+    pub mine: Vec<CardOpening>,
+    /// The action of an `action-result` or `timeout-action`, parsed once.
+    pub action: Option<Value>,
+}
+
+/// The one hand verifier (SPEC.md §11.2): fed every event of a hand in
+/// order ([`HandAudit::accept`], the per-event checks), then
+/// [`HandAudit::finish`] (the checks that need the whole hand). The live
+/// player runs it as events arrive; the offline [`audit`] feeds a whole
+/// transcript. After a failure every call returns that failure.
+pub struct HandAudit<'a> {
+    chain: TranscriptVerifier,
+    signatures: Signatures,
+    viewer: Option<Viewer<'a>>,
+    my_seed: Option<Seed>,
+    /// See [`HandAudit::seed_uncertain`].
+    seed_uncertain: bool,
+    commission: Option<Chips>,
+    progress: Progress,
+    failed: Option<AuditError>,
+}
+
+/// Where the hand is.
+enum Progress {
+    /// Nothing accepted yet.
+    AwaitPrepare,
+    /// `hand-prepare` accepted.
+    AwaitStart(HandPrepare),
+    /// `game-start` accepted.
+    Hand(Box<HandState>),
+}
+
+/// A started hand's verified state.
+struct HandState {
     hand_id: HandId,
     prepare: HandPrepare,
     start: GameStart,
     settings: Value,
-    /// (seq, body) of the events between game-start and game-end.
-    middle: Vec<(u64, EventBody)>,
-    end: GameEnd,
-    audit_reveal: Option<AuditReveal>,
+    player_seeds: Vec<Option<Seed>>,
+    /// The viewer's box key and seat, when the viewer plays this hand.
+    key: Option<(SharedKey, Seat)>,
+    cards: CardTrack,
+    announced: Vec<AnnouncedEvent>,
+    actions: Vec<VerifiedAction>,
+    /// Action signatures, verified in one batch at finish.
+    signed_actions: Vec<SignedAction>,
+    last_action_seq: Vec<Option<u32>>,
+    my_cards: Vec<CardOpening>,
+    ending: Ending,
+    actions_verified: bool,
+}
+
+/// The end of a hand.
+enum Ending {
+    Playing,
+    Ended(GameEnd),
+    Revealed(GameEnd, AuditReveal),
+}
+
+struct SignedAction {
+    event: u64,
+    seat: Seat,
+    body: [u8; 52],
+    sig: Signature,
+}
+
+/// Who holds each dealt position and whether it is face up (check
+/// `deal-order`, SPEC.md §11.2 step 10).
+#[derive(Default)]
+struct CardTrack {
+    faces: Vec<CardFace>,
+    /// `None`: community, burn or house card.
+    holders: Vec<Option<Seat>>,
 }
 
 fn structure(detail: impl Into<String>) -> AuditError {
     AuditError::new(AuditCheck::Structure, detail)
 }
 
-impl Parsed {
-    fn parse(t: &Transcript) -> Result<Parsed, AuditError> {
-        let mut bodies = Vec::with_capacity(t.events.len());
-        for e in &t.events {
-            bodies
-                .push((e.seq, e.decode_body().map_err(|err| structure(format!("event {}: {err}", e.seq)))?));
+impl<'a> HandAudit<'a> {
+    /// A live verifier for the hand `hand_id` signed by `dealer`: each
+    /// event's signature is verified once, as it arrives.
+    pub fn live(dealer: PlayerId, hand_id: HandId) -> HandAudit<'a> {
+        HandAudit::with(dealer, hand_id, Signatures::EachEvent)
+    }
+
+    fn presigned(dealer: PlayerId, hand_id: HandId) -> HandAudit<'a> {
+        HandAudit::with(dealer, hand_id, Signatures::Verified)
+    }
+
+    fn with(dealer: PlayerId, hand_id: HandId, signatures: Signatures) -> HandAudit<'a> {
+        HandAudit {
+            chain: TranscriptVerifier::for_hand(dealer, hand_id),
+            signatures,
+            viewer: None,
+            my_seed: None,
+            seed_uncertain: false,
+            commission: None,
+            progress: Progress::AwaitPrepare,
+            failed: None,
         }
-        let mut it = bodies.into_iter();
-        let prepare = match it.next() {
-            Some((_, EventBody::HandPrepare(p))) => p,
-            Some((s, b)) => {
-                return Err(structure(format!("event {s}: expected hand-prepare, got {}", b.type_name())))
-            }
-            None => return Err(structure("empty transcript")),
-        };
-        let start = match it.next() {
-            Some((_, EventBody::GameStart(g))) => g,
-            Some((s, b)) => {
-                return Err(structure(format!("event {s}: expected game-start, got {}", b.type_name())))
-            }
-            None => return Err(structure("no game-start")),
-        };
-        let mut middle = Vec::new();
-        let mut end = None;
-        let mut audit_reveal = None;
-        for (seq, b) in it {
-            match (b, end.is_some()) {
-                (EventBody::GameEnd(g), false) => end = Some(g),
-                (EventBody::AuditReveal(a), true) if audit_reveal.is_none() => audit_reveal = Some(a),
-                (
-                    b @ (EventBody::PhaseDeal(_)
-                    | EventBody::NewCard(_)
-                    | EventBody::Reveal(_)
-                    | EventBody::CardTransfer(_)
-                    | EventBody::Chips(_)
-                    | EventBody::ActionResult(_)
-                    | EventBody::TimeoutAction(_)),
-                    false,
-                ) => middle.push((seq, b)),
-                (b, _) => return Err(structure(format!("event {seq}: {} not allowed here", b.type_name()))),
-            }
+    }
+
+    /// Audits as `viewer`: its sealed cards are opened and checked.
+    pub fn with_viewer(mut self, viewer: Viewer<'a>) -> HandAudit<'a> {
+        self.viewer = Some(viewer);
+        self
+    }
+
+    /// The room's commission from the room configuration the dealer signed:
+    /// every seat's `game-start` commission must equal it.
+    pub fn with_room_commission(mut self, commission: Chips) -> HandAudit<'a> {
+        self.commission = Some(commission);
+        self
+    }
+
+    /// The seed the viewer sent in time (before `game-start` is accepted):
+    /// under joint entropy it must be published for the viewer's seat.
+    pub fn set_my_seed(&mut self, seed: Seed) {
+        self.my_seed = Some(seed);
+    }
+
+    /// The seed the viewer sent, if any.
+    pub fn my_seed(&self) -> Option<Seed> {
+        self.my_seed
+    }
+
+    /// The viewer's seed may have reached the dealer after its seed window
+    /// (it went out around a dropped connection, or answered a resent
+    /// `hand-prepare`): its absence is then no failure; a different seed in
+    /// its place still is (SPEC.md §11.2 check 6).
+    pub fn seed_uncertain(&mut self) {
+        self.seed_uncertain = true;
+    }
+
+    /// The dealer key events are checked against.
+    pub fn dealer(&self) -> PlayerId {
+        self.chain.dealer()
+    }
+
+    /// The seq due next.
+    pub fn next_seq(&self) -> u64 {
+        self.chain.next_seq()
+    }
+
+    /// Hash of the last accepted event.
+    pub fn last_hash(&self) -> Digest {
+        self.chain.last_hash()
+    }
+
+    /// The accepted `game-start`, once there.
+    pub fn game_start(&self) -> Option<&GameStart> {
+        match &self.progress {
+            Progress::Hand(h) => Some(&h.start),
+            _ => None,
         }
-        let end = end.ok_or_else(|| structure("no game-end: the hand is not finished"))?;
-        let settings = start.settings.to_value().map_err(|e| structure(format!("settings: {e}")))?;
-        let p = Parsed { hand_id: t.hand_id, prepare, start, settings, middle, end, audit_reveal };
-        p.check_fields()?;
-        Ok(p)
     }
 
-    fn n(&self) -> usize {
-        self.start.players.len()
+    /// The game's settings, parsed from `game-start`'s signed text.
+    pub fn settings(&self) -> Option<&Value> {
+        match &self.progress {
+            Progress::Hand(h) => Some(&h.settings),
+            _ => None,
+        }
     }
 
-    fn seat_ok(&self, s: Seat) -> bool {
-        s.index() < self.n()
+    /// The reveal policy, once `game-start` is accepted.
+    pub fn reveal_policy(&self) -> Option<RevealPolicy> {
+        self.game_start().map(|s| s.reveal)
     }
 
-    fn check_fields(&self) -> Result<(), AuditError> {
-        let (p, g) = (&self.prepare, &self.start);
-        if g.players.is_empty() || g.players.len() > crate::limits::MAX_PLAYERS_PER_HAND {
-            return Err(structure(format!("{} players", g.players.len())));
+    /// Whether `game-end` was accepted.
+    pub fn ended(&self) -> bool {
+        matches!(&self.progress, Progress::Hand(h) if !matches!(h.ending, Ending::Playing))
+    }
+
+    /// Whether `audit-reveal` was accepted.
+    pub fn revealed(&self) -> bool {
+        matches!(&self.progress, Progress::Hand(h) if matches!(h.ending, Ending::Revealed(..)))
+    }
+
+    /// The per-event checks of SPEC.md §11.2 on the next event: chain (and
+    /// its signature when live), structure, player seeds, Merkle root and
+    /// commission at `game-start`, deal order and opened cards, action seqs.
+    pub fn accept(&mut self, env: &EventEnvelope) -> Result<Accepted, AuditError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let r = self.accept_event(env);
+        if let Err(e) = &r {
+            self.failed = Some(e.clone());
+        }
+        r
+    }
+
+    fn accept_event(&mut self, env: &EventEnvelope) -> Result<Accepted, AuditError> {
+        let body = match self.signatures {
+            Signatures::EachEvent => self.chain.accept(env),
+            Signatures::Verified => self.chain.accept_presigned(env),
+        }
+        .map_err(|e| AuditError::new(e.check(), e.to_string()))?;
+        let seq = env.seq;
+        let progress = std::mem::replace(&mut self.progress, Progress::AwaitPrepare);
+        let (progress, accepted) = match (progress, body) {
+            (Progress::AwaitPrepare, EventBody::HandPrepare(p)) => {
+                let accepted =
+                    Accepted { body: EventBody::HandPrepare(p.clone()), mine: Vec::new(), action: None };
+                (Progress::AwaitStart(p), accepted)
+            }
+            (Progress::AwaitPrepare, b) => {
+                return Err(structure(format!("event {seq}: expected hand-prepare, got {}", b.type_name())))
+            }
+            (Progress::AwaitStart(prepare), EventBody::GameStart(g)) => {
+                let state = self.start(env.hand_id, prepare, g.clone())?;
+                let accepted = Accepted { body: EventBody::GameStart(g), mine: Vec::new(), action: None };
+                (Progress::Hand(Box::new(state)), accepted)
+            }
+            (Progress::AwaitStart(_), b) => {
+                return Err(structure(format!("event {seq}: expected game-start, got {}", b.type_name())))
+            }
+            (Progress::Hand(mut h), b) => {
+                let accepted = h.accept(seq, b)?;
+                (Progress::Hand(h), accepted)
+            }
+        };
+        self.progress = progress;
+        Ok(accepted)
+    }
+
+    /// `game-start`: structure, then player seeds, Merkle root, commission.
+    fn start(&self, hand_id: HandId, p: HandPrepare, g: GameStart) -> Result<HandState, AuditError> {
+        let n = g.players.len();
+        if n == 0 || n > crate::limits::MAX_PLAYERS_PER_HAND {
+            return Err(structure(format!("{n} players")));
         }
         let ids: Vec<PlayerId> = g.players.iter().map(|p| p.id).collect();
         if ids != p.players {
@@ -743,80 +802,432 @@ impl Parsed {
         }
         let mut last: Option<Seat> = None;
         for s in &g.player_seeds {
-            if !self.seat_ok(s.seat) || last.is_some_and(|l| l >= s.seat) {
+            if s.seat.index() >= n || last.is_some_and(|l| l >= s.seat) {
                 return Err(structure(format!("player seeds: bad or unordered seat {}", s.seat.0)));
             }
             last = Some(s.seat);
         }
-        for (seq, b) in &self.middle {
-            let bad = |d: String| Err(structure(format!("event {seq}: {d}")));
-            match b {
-                EventBody::PhaseDeal(d) | EventBody::NewCard(d) => {
-                    for c in &d.cards {
-                        if let DealTo::Player(s) = c.target {
-                            if !self.seat_ok(s) {
-                                return bad(format!("deal to missing seat {}", s.0));
-                            }
-                        }
-                        let to_player = matches!(c.target, DealTo::Player(_));
-                        let ok = match c.face {
-                            CardFace::Up => c.opening.is_some() && c.sealed.is_none(),
-                            CardFace::Down => c.opening.is_none() && c.sealed.is_some() == to_player,
-                        };
-                        if !ok {
-                            return bad(format!(
-                                "position {}: opening/sealed box do not fit the face",
-                                c.position
-                            ));
-                        }
-                    }
-                }
-                EventBody::CardTransfer(x) => {
-                    if !self.seat_ok(x.from) || !self.seat_ok(x.to) || x.from == x.to {
-                        return bad(format!(
-                            "card transfer of position {} from seat {} to seat {}",
-                            x.position, x.from.0, x.to.0
-                        ));
-                    }
-                    let ok = match x.face {
-                        CardFace::Up => x.opening.is_some() && x.sealed.is_none(),
-                        CardFace::Down => x.opening.is_none() && x.sealed.is_some(),
-                    };
-                    if !ok {
-                        return bad(format!(
-                            "card transfer of position {}: opening/sealed box do not fit the face",
-                            x.position
-                        ));
-                    }
-                }
-                EventBody::Chips(c) => {
-                    if let Some(m) =
-                        c.moves.iter().find(|m| matches!(m.party, ChipParty::Seat(s) if !self.seat_ok(s)))
-                    {
-                        return bad(format!("chip movement for a missing seat: {m:?}"));
-                    }
-                }
-                EventBody::ActionResult(a) if !self.seat_ok(a.seat) => {
-                    return bad("action by a missing seat".into())
-                }
-                EventBody::TimeoutAction(a) if !self.seat_ok(a.seat) => {
-                    return bad("timeout of a missing seat".into())
-                }
-                _ => {}
+        let seat =
+            self.viewer.as_ref().and_then(|v| g.players.iter().find(|q| q.id == v.id())).map(|q| q.seat);
+        if let (Some(Viewer::Session { encryption_key, dealer_encryption_key, .. }), Some(seat)) =
+            (&self.viewer, seat)
+        {
+            if g.players[seat.index()].encryption_key != *encryption_key {
+                return Err(structure("game-start lists another encryption key for the viewer"));
+            }
+            if g.dealer_encryption_key != *dealer_encryption_key {
+                return Err(structure("dealer encryption key differs from the handshake's"));
             }
         }
-        let r = &self.end.result;
-        if r.net.len() != self.n() || r.winners.iter().any(|w| !self.seat_ok(*w)) {
-            return Err(structure("game-end result does not fit the players"));
+        let settings = g.settings.to_value().map_err(|e| structure(format!("settings: {e}")))?;
+        let player_seeds = self.check_player_seeds(&hand_id, &g, seat)?;
+        if merkle_root(&g.leaves) != g.root {
+            return Err(AuditError::new(AuditCheck::MerkleRoot, "root is not the Merkle root of the leaves"));
         }
+        check_commission(&g.players, self.commission)?;
+        let key = match (&self.viewer, seat) {
+            (Some(Viewer::Identity(v)), Some(seat)) => match v.shared_key(&g.dealer_encryption_key) {
+                Ok(k) => Some((k, seat)),
+                Err(e) => {
+                    return Err(AuditError::new(
+                        AuditCheck::OpenedCards,
+                        format!("dealer encryption key: {e}"),
+                    ))
+                }
+            },
+            (Some(Viewer::Session { shared, .. }), Some(seat)) => Some((shared.clone(), seat)),
+            _ => None,
+        };
+        Ok(HandState {
+            hand_id,
+            prepare: p,
+            settings,
+            player_seeds,
+            key,
+            cards: CardTrack::default(),
+            announced: Vec::new(),
+            actions: Vec::new(),
+            signed_actions: Vec::new(),
+            last_action_seq: vec![None; n],
+            my_cards: Vec::new(),
+            ending: Ending::Playing,
+            actions_verified: false,
+            start: g,
+        })
+    }
+
+    fn check_player_seeds(
+        &self,
+        hand_id: &HandId,
+        g: &GameStart,
+        viewer_seat: Option<Seat>,
+    ) -> Result<Vec<Option<Seed>>, AuditError> {
+        let fail = |d: String| Err(AuditError::new(AuditCheck::PlayerSeeds, d));
+        let bodies: Vec<[u8; 48]> = g
+            .player_seeds
+            .iter()
+            .map(|s| crate::messages::player_seed_signing_body(hand_id, &s.seed))
+            .collect();
+        let items: Vec<BatchItem<'_>> = g
+            .player_seeds
+            .iter()
+            .zip(&bodies)
+            .map(|(s, b)| BatchItem {
+                signer: &g.players[s.seat.index()].id,
+                purpose: Purpose::PlayerSeed,
+                body: b,
+                signature: &s.sig,
+            })
+            .collect();
+        if let Err(e) = verify_batch(&items) {
+            let seat = match &e {
+                SignatureError::BatchItem { index, .. } => g.player_seeds.get(*index).map(|s| s.seat.0),
+                _ => None,
+            };
+            return fail(format!("seed of seat {seat:?} not signed by its player: {e}"));
+        }
+        let mut seeds = vec![None; g.players.len()];
+        for s in &g.player_seeds {
+            seeds[s.seat.index()] = Some(s.seed);
+        }
+        if let (Some(seat), Some(mine)) = (viewer_seat, self.my_seed) {
+            match seeds[seat.index()] {
+                _ if g.entropy != EntropyMode::Joint => {}
+                Some(s) if s == mine => {}
+                Some(_) => return fail(format!("the viewer's seed (seat {}) was replaced", seat.0)),
+                None if self.seed_uncertain => {}
+                None => return fail(format!("the viewer's seed (seat {}) is missing", seat.0)),
+            }
+        }
+        Ok(seeds)
+    }
+
+    /// The checks that need the whole hand, in SPEC.md §11.2 order: a
+    /// `game-end` was accepted (structure), reveal complete, seed
+    /// commitment, shuffle, leaves, the `game-end` / `audit-reveal`
+    /// openings (opened cards), action signatures (one batch), replay. Under
+    /// a deferred reveal not yet published, `allow_pending_reveal` skips the
+    /// checks that need it. May run again once `audit-reveal` is accepted;
+    /// action signatures are verified once.
+    pub fn finish(
+        &mut self,
+        replayer: Option<&dyn Replayer>,
+        allow_pending_reveal: bool,
+    ) -> Result<AuditReport, AuditError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let dealer = self.chain.dealer();
+        let r = match &mut self.progress {
+            Progress::Hand(h) => h.finish(dealer, replayer, allow_pending_reveal),
+            _ => Err(structure("no game-end: the hand is not finished")),
+        };
+        if let Err(e) = &r {
+            self.failed = Some(e.clone());
+        }
+        r
+    }
+}
+
+impl HandState {
+    fn n(&self) -> usize {
+        self.start.players.len()
+    }
+
+    fn seat_ok(&self, s: Seat) -> bool {
+        s.index() < self.n()
+    }
+
+    fn accept(&mut self, seq: u64, body: EventBody) -> Result<Accepted, AuditError> {
+        let bad = |d: String| Err(structure(format!("event {seq}: {d}")));
+        let playing = matches!(self.ending, Ending::Playing);
+        match &body {
+            EventBody::GameEnd(g) if playing => {
+                let r = &g.result;
+                if r.net.len() != self.n() || r.winners.iter().any(|w| !self.seat_ok(*w)) {
+                    return Err(structure("game-end result does not fit the players"));
+                }
+                self.ending = Ending::Ended(g.clone());
+                return Ok(Accepted { body, mine: Vec::new(), action: None });
+            }
+            EventBody::AuditReveal(a) if matches!(self.ending, Ending::Ended(_)) => {
+                let a = a.clone();
+                if let Ending::Ended(g) = std::mem::replace(&mut self.ending, Ending::Playing) {
+                    self.ending = Ending::Revealed(g, a);
+                }
+                return Ok(Accepted { body, mine: Vec::new(), action: None });
+            }
+            EventBody::PhaseDeal(_)
+            | EventBody::NewCard(_)
+            | EventBody::Reveal(_)
+            | EventBody::CardTransfer(_)
+            | EventBody::Chips(_)
+            | EventBody::ActionResult(_)
+            | EventBody::TimeoutAction(_)
+                if playing => {}
+            b => return bad(format!("{} not allowed here", b.type_name())),
+        }
+        let mut mine = Vec::new();
+        let mut action = None;
+        match &body {
+            EventBody::PhaseDeal(d) | EventBody::NewCard(d) => self.deal(seq, d, &mut mine)?,
+            EventBody::Reveal(r) => self.reveal(seq, r)?,
+            EventBody::CardTransfer(x) => self.card_transfer(seq, x, &mut mine)?,
+            EventBody::Chips(c) => {
+                if let Some(m) =
+                    c.moves.iter().find(|m| matches!(m.party, ChipParty::Seat(s) if !self.seat_ok(s)))
+                {
+                    return bad(format!("chip movement for a missing seat: {m:?}"));
+                }
+                for m in &c.moves {
+                    let (party, amount, reason) = (m.party, m.amount, m.reason.clone());
+                    self.announced.push(match m.op {
+                        ChipOp::Debit => AnnouncedEvent::Debit { party, amount, reason },
+                        ChipOp::Credit => AnnouncedEvent::Credit { party, amount, reason },
+                    });
+                }
+            }
+            EventBody::ActionResult(a) => {
+                if !self.seat_ok(a.seat) {
+                    return bad("action by a missing seat".into());
+                }
+                let value =
+                    a.action.to_value().map_err(|e| structure(format!("event {seq}: action: {e}")))?;
+                let last = &mut self.last_action_seq[a.seat.index()];
+                if last.is_some_and(|l| a.seq <= l) {
+                    return Err(AuditError::new(
+                        AuditCheck::ActionSignatures,
+                        format!("event {seq}: seat {} action seq {} not increasing", a.seat.0, a.seq),
+                    ));
+                }
+                *last = Some(a.seq);
+                self.signed_actions.push(SignedAction {
+                    event: seq,
+                    seat: a.seat,
+                    body: crate::messages::action_signing_body(&self.hand_id, a.seq, &a.action),
+                    sig: a.sig,
+                });
+                self.actions.push(VerifiedAction {
+                    seat: a.seat,
+                    action: value.clone(),
+                    source: ActionSource::Player { seq: a.seq },
+                    events_before: self.announced.len(),
+                    public_state: a.public_state.clone(),
+                });
+                action = Some(value);
+            }
+            EventBody::TimeoutAction(t) => {
+                if !self.seat_ok(t.seat) {
+                    return bad("timeout of a missing seat".into());
+                }
+                self.actions.push(VerifiedAction {
+                    seat: t.seat,
+                    action: t.action.clone(),
+                    source: ActionSource::Timeout { reason: t.reason },
+                    events_before: self.announced.len(),
+                    public_state: t.public_state.clone(),
+                });
+                action = Some(t.action.clone());
+            }
+            _ => {}
+        }
+        Ok(Accepted { body, mine, action })
+    }
+
+    fn leaf_check(&self, o: &CardOpening, what: &str) -> Result<(), AuditError> {
+        if self.start.leaves.get(usize::from(o.position)).is_some_and(|l| o.matches(&self.hand_id, l)) {
+            Ok(())
+        } else {
+            Err(AuditError::new(
+                AuditCheck::OpenedCards,
+                format!("{what}: position {} ({}) does not match its leaf", o.position, o.card),
+            ))
+        }
+    }
+
+    /// Opens a box sealed to the viewer at `position` and checks it.
+    fn open_mine(&self, sealed: &SealedCard, position: u16, what: &str) -> Result<CardOpening, AuditError> {
+        let fail = |d: String| AuditError::new(AuditCheck::OpenedCards, d);
+        let Some((k, _)) = &self.key else { return Err(fail(format!("{what}: no viewer key"))) };
+        let o = k.open(&self.hand_id, sealed).map_err(|e| fail(format!("{what} at {position}: {e}")))?;
+        if o.position != position {
+            return Err(fail(format!("{what}: sealed card at {position} opens position {}", o.position)));
+        }
+        self.leaf_check(&o, what)?;
+        Ok(o)
+    }
+
+    fn viewer_seat(&self) -> Option<Seat> {
+        self.key.as_ref().map(|(_, s)| *s)
+    }
+
+    /// A `phase-deal` or `new-card`: structure, deal order, opened cards.
+    fn deal(&mut self, seq: u64, d: &DealEvent, mine: &mut Vec<CardOpening>) -> Result<(), AuditError> {
+        let size = self.start.leaves.len();
+        for c in &d.cards {
+            if let DealTo::Player(s) = c.target {
+                if !self.seat_ok(s) {
+                    return Err(structure(format!("event {seq}: deal to missing seat {}", s.0)));
+                }
+            }
+            let to_player = matches!(c.target, DealTo::Player(_));
+            let ok = match c.face {
+                CardFace::Up => c.opening.is_some() && c.sealed.is_none(),
+                CardFace::Down => c.opening.is_none() && c.sealed.is_some() == to_player,
+            };
+            if !ok {
+                return Err(structure(format!(
+                    "event {seq}: position {}: opening/sealed box do not fit the face",
+                    c.position
+                )));
+            }
+        }
+        let order = |d: String| Err(AuditError::new(AuditCheck::DealOrder, format!("event {seq}: {d}")));
+        for c in &d.cards {
+            let next = self.cards.faces.len();
+            if usize::from(c.position) != next {
+                return order(format!("dealt position {}, expected {next}", c.position));
+            }
+            if next >= size {
+                return order(format!("position {next} beyond the {size}-card deck"));
+            }
+            self.cards.faces.push(c.face);
+            self.cards.holders.push(match c.target {
+                DealTo::Player(s) => Some(s),
+                _ => None,
+            });
+        }
+        let mut cards = Vec::with_capacity(d.cards.len());
+        for c in &d.cards {
+            let mut card = None;
+            if let Some(o) = &c.opening {
+                if o.position != c.position {
+                    return Err(AuditError::new(
+                        AuditCheck::OpenedCards,
+                        format!("event {seq}: face-up card at {} opens position {}", c.position, o.position),
+                    ));
+                }
+                self.leaf_check(o, &format!("event {seq}: face-up card"))?;
+                card = Some(o.card);
+            }
+            if let (Some(sealed), DealTo::Player(to)) = (&c.sealed, c.target) {
+                if Some(to) == self.viewer_seat() {
+                    let o = self.open_mine(sealed, c.position, &format!("event {seq}: my sealed card"))?;
+                    self.my_cards.push(o);
+                    mine.push(o);
+                    card = Some(o.card);
+                }
+            }
+            cards.push(AnnouncedCard { position: c.position, target: c.target, face: c.face, card });
+        }
+        self.announced.push(AnnouncedEvent::Dealt { phase: d.phase.clone(), cards });
         Ok(())
+    }
+
+    /// A `reveal`: deal order (face-down dealt positions), opened cards.
+    fn reveal(&mut self, seq: u64, r: &Reveal) -> Result<(), AuditError> {
+        for o in &r.openings {
+            let order = |d: String| Err(AuditError::new(AuditCheck::DealOrder, format!("event {seq}: {d}")));
+            match self.cards.faces.get_mut(usize::from(o.position)) {
+                Some(f @ CardFace::Down) => *f = CardFace::Up,
+                Some(CardFace::Up) => {
+                    return order(format!("reveal of position {} already face up", o.position))
+                }
+                None => return order(format!("reveal of undealt position {}", o.position)),
+            }
+        }
+        for o in &r.openings {
+            self.leaf_check(o, &format!("event {seq}: revealed card"))?;
+        }
+        self.announced
+            .push(AnnouncedEvent::Reveal { positions: r.openings.iter().map(|o| o.position).collect() });
+        Ok(())
+    }
+
+    /// A `card-transfer`: structure, deal order (the giver holds the
+    /// position), opened cards (face-up opening, or the box sealed to the
+    /// viewer).
+    fn card_transfer(
+        &mut self,
+        seq: u64,
+        x: &CardTransfer,
+        mine: &mut Vec<CardOpening>,
+    ) -> Result<(), AuditError> {
+        if !self.seat_ok(x.from) || !self.seat_ok(x.to) || x.from == x.to {
+            return Err(structure(format!(
+                "event {seq}: card transfer of position {} from seat {} to seat {}",
+                x.position, x.from.0, x.to.0
+            )));
+        }
+        let fits = match x.face {
+            CardFace::Up => x.opening.is_some() && x.sealed.is_none(),
+            CardFace::Down => x.opening.is_none() && x.sealed.is_some(),
+        };
+        if !fits {
+            return Err(structure(format!(
+                "event {seq}: card transfer of position {}: opening/sealed box do not fit the face",
+                x.position
+            )));
+        }
+        let p = usize::from(x.position);
+        let order = |d: String| Err(AuditError::new(AuditCheck::DealOrder, format!("event {seq}: {d}")));
+        match self.cards.holders.get_mut(p) {
+            Some(h) if *h == Some(x.from) => *h = Some(x.to),
+            Some(h) => {
+                let held = h.map_or("not a player's card".into(), |s| format!("seat {} does", s.0));
+                return order(format!(
+                    "transfer of position {p} from seat {}, which does not hold it ({held})",
+                    x.from.0
+                ));
+            }
+            None => return order(format!("transfer of undealt position {p}")),
+        }
+        if x.face == CardFace::Up {
+            self.cards.faces[p] = CardFace::Up;
+        }
+        if let Some(o) = &x.opening {
+            if o.position != x.position {
+                return Err(AuditError::new(
+                    AuditCheck::OpenedCards,
+                    format!("event {seq}: face-up transfer of {} opens position {}", x.position, o.position),
+                ));
+            }
+            self.leaf_check(o, &format!("event {seq}: transferred card"))?;
+        }
+        if let Some(sealed) = &x.sealed {
+            if Some(x.to) == self.viewer_seat() {
+                let o =
+                    self.open_mine(sealed, x.position, &format!("event {seq}: card transferred to me"))?;
+                self.my_cards.push(o);
+                mine.push(o);
+            }
+        }
+        self.announced.push(AnnouncedEvent::Transfer {
+            position: x.position,
+            from: x.from,
+            to: x.to,
+            face: x.face,
+        });
+        Ok(())
+    }
+
+    fn end(&self) -> Option<(&GameEnd, Option<&AuditReveal>)> {
+        match &self.ending {
+            Ending::Playing => None,
+            Ending::Ended(g) => Some((g, None)),
+            Ending::Revealed(g, a) => Some((g, Some(a))),
+        }
     }
 
     /// The dealer seed and the opening of every position, in position order,
     /// if all are published. Conflicting or out-of-range openings fail.
-    fn secrets(&self) -> Result<Option<(Seed, Vec<CardOpening>)>, AuditError> {
+    fn secrets(
+        &self,
+        end: &GameEnd,
+        reveal: Option<&AuditReveal>,
+    ) -> Result<Option<(Seed, Vec<CardOpening>)>, AuditError> {
         let fail = |d: String| Err(AuditError::new(AuditCheck::RevealComplete, d));
-        let seed = match (self.end.dealer_seed, self.audit_reveal.as_ref().map(|a| a.dealer_seed)) {
+        let seed = match (end.dealer_seed, reveal.map(|a| a.dealer_seed)) {
             (Some(a), Some(b)) if a != b => {
                 return fail("game-end and audit-reveal give different dealer seeds".into())
             }
@@ -824,8 +1235,7 @@ impl Parsed {
         };
         let size = self.start.leaves.len();
         let mut by_pos: BTreeMap<u16, CardOpening> = BTreeMap::new();
-        let extra = self.audit_reveal.iter().flat_map(|a| a.openings.iter());
-        for o in self.end.openings.iter().chain(extra) {
+        for o in end.openings.iter().chain(reveal.iter().flat_map(|a| a.openings.iter())) {
             if usize::from(o.position) >= size {
                 return fail(format!("opening of position {} beyond the deck", o.position));
             }
@@ -841,365 +1251,157 @@ impl Parsed {
         }
     }
 
-    fn check_player_seeds(&self, opts: &AuditOptions<'_>) -> Result<Vec<Option<Seed>>, AuditError> {
-        let fail = |d: String| Err(AuditError::new(AuditCheck::PlayerSeeds, d));
-        let mut seeds = vec![None; self.n()];
-        let bodies: Vec<[u8; 48]> = self
-            .start
-            .player_seeds
-            .iter()
-            .map(|s| crate::messages::player_seed_signing_body(&self.hand_id, &s.seed))
-            .collect();
+    fn check_action_signatures(&mut self) -> Result<(), AuditError> {
+        if self.actions_verified {
+            return Ok(());
+        }
         let items: Vec<BatchItem<'_>> = self
-            .start
-            .player_seeds
+            .signed_actions
             .iter()
-            .zip(&bodies)
-            .map(|(s, b)| BatchItem {
-                signer: &self.start.players[s.seat.index()].id,
-                purpose: Purpose::PlayerSeed,
-                body: b,
-                signature: &s.sig,
-            })
-            .collect();
-        if let Err(e) = verify_batch(&items) {
-            let seat = match &e {
-                SignatureError::BatchItem { index, .. } => {
-                    self.start.player_seeds.get(*index).map(|s| s.seat.0)
-                }
-                _ => None,
-            };
-            return fail(format!("seed of seat {seat:?} not signed by its player: {e}"));
-        }
-        for s in &self.start.player_seeds {
-            seeds[s.seat.index()] = Some(s.seed);
-        }
-        if let (Some(me), Some(mine)) = (opts.viewer, opts.my_seed) {
-            if let Some(p) = self.start.players.iter().find(|p| p.id == me.id()) {
-                if self.start.entropy == EntropyMode::Joint && seeds[p.seat.index()] != Some(mine) {
-                    return fail(format!("the viewer's seed (seat {}) is missing or replaced", p.seat.0));
-                }
-            }
-        }
-        Ok(seeds)
-    }
-
-    fn deals(&self) -> impl Iterator<Item = (u64, &crate::messages::DealEvent)> {
-        self.middle.iter().filter_map(|(s, b)| match b {
-            EventBody::PhaseDeal(d) | EventBody::NewCard(d) => Some((*s, d)),
-            _ => None,
-        })
-    }
-
-    fn check_deal_order(&self) -> Result<(), AuditError> {
-        let fail = |d: String| Err(AuditError::new(AuditCheck::DealOrder, d));
-        let size = self.start.leaves.len();
-        let mut next = 0usize;
-        // face of each dealt position (revealed or shown positions become
-        // Up) and the seat holding it (None: community, burn, house).
-        let mut faces: Vec<CardFace> = Vec::new();
-        let mut holders: Vec<Option<Seat>> = Vec::new();
-        for (seq, b) in &self.middle {
-            match b {
-                EventBody::PhaseDeal(d) | EventBody::NewCard(d) => {
-                    for c in &d.cards {
-                        if usize::from(c.position) != next {
-                            return fail(format!(
-                                "event {seq}: dealt position {}, expected {next}",
-                                c.position
-                            ));
-                        }
-                        if next >= size {
-                            return fail(format!("event {seq}: position {next} beyond the {size}-card deck"));
-                        }
-                        faces.push(c.face);
-                        holders.push(match c.target {
-                            DealTo::Player(s) => Some(s),
-                            _ => None,
-                        });
-                        next += 1;
-                    }
-                }
-                EventBody::Reveal(r) => {
-                    for o in &r.openings {
-                        match faces.get_mut(usize::from(o.position)) {
-                            Some(f @ CardFace::Down) => *f = CardFace::Up,
-                            Some(CardFace::Up) => {
-                                return fail(format!(
-                                    "event {seq}: reveal of position {} already face up",
-                                    o.position
-                                ))
-                            }
-                            None => {
-                                return fail(format!(
-                                    "event {seq}: reveal of undealt position {}",
-                                    o.position
-                                ))
-                            }
-                        }
-                    }
-                }
-                EventBody::CardTransfer(x) => {
-                    let p = usize::from(x.position);
-                    match holders.get_mut(p) {
-                        Some(h) if *h == Some(x.from) => *h = Some(x.to),
-                        Some(h) => {
-                            return fail(format!(
-                            "event {seq}: transfer of position {p} from seat {}, which does not hold it ({})",
-                            x.from.0,
-                            h.map_or("not a player's card".into(), |s| format!("seat {} does", s.0))
-                        ))
-                        }
-                        None => return fail(format!("event {seq}: transfer of undealt position {p}")),
-                    }
-                    if x.face == CardFace::Up {
-                        faces[p] = CardFace::Up;
-                    }
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
-    fn leaf_check(&self, o: &CardOpening, what: &str) -> Result<(), AuditError> {
-        let ok = self.start.leaves.get(usize::from(o.position)).is_some_and(|l| o.matches(&self.hand_id, l));
-        if ok {
-            Ok(())
-        } else {
-            Err(AuditError::new(
-                AuditCheck::OpenedCards,
-                format!("{what}: position {} ({}) does not match its leaf", o.position, o.card),
-            ))
-        }
-    }
-
-    fn check_opened_cards(&self, viewer: Option<&Identity>) -> Result<Vec<CardOpening>, AuditError> {
-        let fail = |d: String| Err(AuditError::new(AuditCheck::OpenedCards, d));
-        let me = viewer.and_then(|v| self.start.players.iter().find(|p| p.id == v.id()).map(|p| (v, p.seat)));
-        let key = match me {
-            Some((v, seat)) => match v.shared_key(&self.start.dealer_encryption_key) {
-                Ok(k) => Some((k, seat)),
-                Err(e) => return fail(format!("dealer encryption key: {e}")),
-            },
-            None => None,
-        };
-        let mut mine = Vec::new();
-        for (seq, d) in self.deals() {
-            for c in &d.cards {
-                if let Some(o) = &c.opening {
-                    if o.position != c.position {
-                        return fail(format!(
-                            "event {seq}: face-up card at {} opens position {}",
-                            c.position, o.position
-                        ));
-                    }
-                    self.leaf_check(o, &format!("event {seq}: face-up card"))?;
-                }
-                if let (Some(sealed), Some((k, seat)), DealTo::Player(to)) = (&c.sealed, &key, c.target) {
-                    if to == *seat {
-                        let o = match k.open(&self.hand_id, sealed) {
-                            Ok(o) => o,
-                            Err(e) => return fail(format!("event {seq}: my card at {}: {e}", c.position)),
-                        };
-                        if o.position != c.position {
-                            return fail(format!(
-                                "event {seq}: sealed card at {} opens position {}",
-                                c.position, o.position
-                            ));
-                        }
-                        self.leaf_check(&o, &format!("event {seq}: my sealed card"))?;
-                        mine.push(o);
-                    }
-                }
-            }
-        }
-        for (seq, b) in &self.middle {
-            match b {
-                EventBody::Reveal(r) => {
-                    for o in &r.openings {
-                        self.leaf_check(o, &format!("event {seq}: revealed card"))?;
-                    }
-                }
-                EventBody::CardTransfer(x) => {
-                    if let Some(o) = &x.opening {
-                        if o.position != x.position {
-                            return fail(format!(
-                                "event {seq}: face-up transfer of {} opens position {}",
-                                x.position, o.position
-                            ));
-                        }
-                        self.leaf_check(o, &format!("event {seq}: transferred card"))?;
-                    }
-                    if let (Some(sealed), Some((k, seat))) = (&x.sealed, &key) {
-                        if x.to == *seat {
-                            let o = match k.open(&self.hand_id, sealed) {
-                                Ok(o) => o,
-                                Err(e) => {
-                                    return fail(format!(
-                                        "event {seq}: card transferred to me at {}: {e}",
-                                        x.position
-                                    ))
-                                }
-                            };
-                            if o.position != x.position {
-                                return fail(format!(
-                                    "event {seq}: sealed transfer of {} opens position {}",
-                                    x.position, o.position
-                                ));
-                            }
-                            self.leaf_check(&o, &format!("event {seq}: card transferred to me"))?;
-                            mine.push(o);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        for o in &self.end.openings {
-            self.leaf_check(o, "game-end opening")?;
-        }
-        for o in self.audit_reveal.iter().flat_map(|a| a.openings.iter()) {
-            self.leaf_check(o, "audit-reveal opening")?;
-        }
-        Ok(mine)
-    }
-
-    fn check_action_signatures(&self) -> Result<(), AuditError> {
-        let fail = |d: String| Err(AuditError::new(AuditCheck::ActionSignatures, d));
-        let actions: Vec<(u64, &crate::messages::ActionResult)> = self
-            .middle
-            .iter()
-            .filter_map(|(s, b)| match b {
-                EventBody::ActionResult(a) => Some((*s, a)),
-                _ => None,
-            })
-            .collect();
-        let bodies: Vec<[u8; 52]> = actions
-            .iter()
-            .map(|(_, a)| crate::messages::action_signing_body(&self.hand_id, a.seq, &a.action))
-            .collect();
-        let items: Vec<BatchItem<'_>> = actions
-            .iter()
-            .zip(&bodies)
-            .map(|((_, a), b)| BatchItem {
+            .map(|a| BatchItem {
                 signer: &self.start.players[a.seat.index()].id,
                 purpose: Purpose::Action,
-                body: b,
+                body: &a.body,
                 signature: &a.sig,
             })
             .collect();
         if let Err(e) = verify_batch(&items) {
             let seq = match &e {
-                SignatureError::BatchItem { index, .. } => actions.get(*index).map(|(s, _)| *s),
+                SignatureError::BatchItem { index, .. } => self.signed_actions.get(*index).map(|a| a.event),
                 _ => None,
             };
-            return fail(format!("event {seq:?}: action not signed by its seat's player: {e}"));
+            return Err(AuditError::new(
+                AuditCheck::ActionSignatures,
+                format!("event {seq:?}: action not signed by its seat's player: {e}"),
+            ));
         }
-        let mut last: Vec<Option<u32>> = vec![None; self.n()];
-        for (seq, a) in &actions {
-            let l = &mut last[a.seat.index()];
-            if l.is_some_and(|l| a.seq <= l) {
-                return fail(format!("event {seq}: seat {} action seq {} not increasing", a.seat.0, a.seq));
-            }
-            *l = Some(a.seq);
-        }
+        self.actions_verified = true;
         Ok(())
     }
 
+    fn finish(
+        &mut self,
+        dealer: PlayerId,
+        replayer: Option<&dyn Replayer>,
+        allow_pending_reveal: bool,
+    ) -> Result<AuditReport, AuditError> {
+        let (end, reveal) = self.end().ok_or_else(|| structure("no game-end: the hand is not finished"))?;
+        let secrets = self.secrets(end, reveal)?;
+        let complete = match &secrets {
+            Some(_) => true,
+            None if self.start.reveal == RevealPolicy::Deferred && allow_pending_reveal => false,
+            None if self.start.reveal == RevealPolicy::Deferred => {
+                return Err(AuditError::new(AuditCheck::RevealComplete, "deferred reveal not published yet"))
+            }
+            None => {
+                return Err(AuditError::new(
+                    AuditCheck::RevealComplete,
+                    "policy full: game-end must carry the dealer seed and every opening",
+                ))
+            }
+        };
+        if let Some((seed, _)) = &secrets {
+            if seed_commitment(&self.hand_id, seed) != self.prepare.seed_commitment {
+                return Err(AuditError::new(
+                    AuditCheck::SeedCommitment,
+                    "revealed dealer seed does not match hand-prepare's commitment",
+                ));
+            }
+        }
+        let deck_checked = match replayer {
+            Some(r) => {
+                let canonical = r
+                    .canonical_deck(&self.start.game, &self.start.game_version, &self.settings)
+                    .map_err(|e| AuditError::new(AuditCheck::Shuffle, format!("canonical deck: {e}")))?;
+                if canonical != self.start.deck {
+                    return Err(AuditError::new(
+                        AuditCheck::Shuffle,
+                        "declared deck is not the game's canonical deck",
+                    ));
+                }
+                true
+            }
+            None => false,
+        };
+        let deck_order =
+            secrets.as_ref().map(|(_, openings)| openings.iter().map(|o| o.card).collect::<Vec<_>>());
+        if let (Some((seed, _)), Some(order)) = (&secrets, &deck_order) {
+            check_shuffle(&self.start, seed, &self.player_seeds, order)?;
+        }
+        if let Some((_, openings)) = &secrets {
+            for (o, l) in openings.iter().zip(&self.start.leaves) {
+                if !o.matches(&self.hand_id, l) {
+                    return Err(AuditError::new(
+                        AuditCheck::Leaves,
+                        format!("position {}: opening does not match its leaf", o.position),
+                    ));
+                }
+            }
+        }
+        for o in &end.openings {
+            self.leaf_check(o, "game-end opening")?;
+        }
+        for o in reveal.iter().flat_map(|a| a.openings.iter()) {
+            self.leaf_check(o, "audit-reveal opening")?;
+        }
+        let (result, memory_after) = (end.result.clone(), end.memory_after.clone());
+        self.check_action_signatures()?;
+        let verified = self.verified(dealer, deck_order, secrets.map(|(s, _)| s), result, memory_after);
+        let mut skipped = Vec::new();
+        match replayer {
+            Some(r) if complete => r.replay(&verified).map_err(|e| AuditError::new(AuditCheck::Replay, e))?,
+            _ => skipped.push(AuditCheck::Replay),
+        }
+        if !complete {
+            skipped
+                .extend(AuditCheck::ALL.into_iter().filter(|c| c.needs_reveal() && *c != AuditCheck::Replay));
+            skipped.sort();
+        }
+        let passed = AuditCheck::ALL.into_iter().filter(|c| !skipped.contains(c)).collect();
+        Ok(AuditReport { hand: verified, passed, skipped, deck_checked })
+    }
+
     fn verified(
-        self,
+        &self,
         dealer: PlayerId,
         deck_order: Option<Vec<CardId>>,
         dealer_seed: Option<Seed>,
-        player_seeds: Vec<Option<Seed>>,
-        my_cards: Vec<CardOpening>,
-    ) -> Result<VerifiedHand, AuditError> {
-        let mut announced = Vec::new();
-        let mut actions = Vec::new();
-        let known = |pos: u16, opening: &Option<CardOpening>| -> Option<CardId> {
-            deck_order
-                .as_ref()
-                .and_then(|d| d.get(usize::from(pos)).copied())
-                .or_else(|| opening.map(|o| o.card))
-                .or_else(|| my_cards.iter().find(|o| o.position == pos).map(|o| o.card))
-        };
-        for (seq, b) in &self.middle {
-            match b {
-                EventBody::PhaseDeal(d) | EventBody::NewCard(d) => announced.push(AnnouncedEvent::Dealt {
-                    phase: d.phase.clone(),
-                    cards: d
-                        .cards
-                        .iter()
-                        .map(|c| AnnouncedCard {
-                            position: c.position,
-                            target: c.target,
-                            face: c.face,
-                            card: known(c.position, &c.opening),
-                        })
-                        .collect(),
-                }),
-                EventBody::Reveal(r) => announced.push(AnnouncedEvent::Reveal {
-                    positions: r.openings.iter().map(|o| o.position).collect(),
-                }),
-                EventBody::CardTransfer(x) => announced.push(AnnouncedEvent::Transfer {
-                    position: x.position,
-                    from: x.from,
-                    to: x.to,
-                    face: x.face,
-                }),
-                EventBody::Chips(c) => {
-                    for m in &c.moves {
-                        let (party, amount, reason) = (m.party, m.amount, m.reason.clone());
-                        announced.push(match m.op {
-                            ChipOp::Debit => AnnouncedEvent::Debit { party, amount, reason },
-                            ChipOp::Credit => AnnouncedEvent::Credit { party, amount, reason },
-                        });
+        result: HandResult,
+        memory_after: Value,
+    ) -> VerifiedHand {
+        let mut announced = self.announced.clone();
+        if let Some(order) = &deck_order {
+            for e in &mut announced {
+                if let AnnouncedEvent::Dealt { cards, .. } = e {
+                    for c in cards {
+                        c.card = order.get(usize::from(c.position)).copied().or(c.card);
                     }
                 }
-                EventBody::ActionResult(a) => actions.push(VerifiedAction {
-                    seat: a.seat,
-                    action: a
-                        .action
-                        .to_value()
-                        .map_err(|e| structure(format!("event {seq}: action: {e}")))?,
-                    source: ActionSource::Player { seq: a.seq },
-                    events_before: announced.len(),
-                    public_state: a.public_state.clone(),
-                }),
-                EventBody::TimeoutAction(t) => actions.push(VerifiedAction {
-                    seat: t.seat,
-                    action: t.action.clone(),
-                    source: ActionSource::Timeout { reason: t.reason },
-                    events_before: announced.len(),
-                    public_state: t.public_state.clone(),
-                }),
-                _ => {}
             }
         }
-        let Parsed { hand_id, prepare, start, settings, end, .. } = self;
-        Ok(VerifiedHand {
-            hand_id,
+        let start = &self.start;
+        VerifiedHand {
+            hand_id: self.hand_id,
             dealer,
-            hand_number: prepare.hand_number,
-            game: start.game,
-            game_version: start.game_version,
-            settings,
+            hand_number: self.prepare.hand_number,
+            game: start.game.clone(),
+            game_version: start.game_version.clone(),
+            settings: self.settings.clone(),
             config_hash: start.config_hash,
-            players: start.players,
-            memory: start.memory,
+            players: start.players.clone(),
+            memory: start.memory.clone(),
             deck_mode: start.deck_mode,
             entropy: start.entropy,
             reveal: start.reveal,
-            declared_deck: start.deck,
+            declared_deck: start.deck.clone(),
             deck_order,
             dealer_seed,
-            player_seeds,
+            player_seeds: self.player_seeds.clone(),
             announced,
-            actions,
-            result: end.result,
-            memory_after: end.memory_after,
-            my_cards,
-        })
+            actions: self.actions.clone(),
+            result,
+            memory_after,
+            my_cards: self.my_cards.clone(),
+        }
     }
 }

@@ -149,18 +149,33 @@ fn the_header_key_is_used_when_no_dealer_is_given_and_must_agree_otherwise() {
 }
 
 #[test]
-fn a_live_verified_transcript_can_skip_the_signature_recheck() {
+fn the_live_hand_audit_checks_each_event_as_it_arrives() {
     let h = Hand::new(Opts::default());
-    let mut t = h.transcript();
-    let r = audit_verified_live(&t, &opts_for(&h)).unwrap();
-    let mut expected = AuditCheck::ALL[..12].to_vec();
-    expected.push(AuditCheck::Commission);
-    assert_eq!(r.passed, expected);
-    // Only the signatures are skipped: a bad one passes, the chain is still checked.
-    t.events[3].sig.0[0] ^= 1;
-    audit_verified_live(&t, &opts_for(&h)).unwrap();
-    t.events.swap(3, 4);
-    assert_eq!(audit_verified_live(&t, &opts_for(&h)).unwrap_err().check, AuditCheck::HashChain);
+    let t = h.transcript();
+    let live = |events: &[claw_protocol::transcript::EventEnvelope]| {
+        let mut a = HandAudit::live(h.dealer.id(), h.hand_id);
+        for (i, e) in events.iter().enumerate() {
+            a.accept(e).map_err(|err| (i, err.check))?;
+        }
+        a.finish(None, false).map_err(|err| (events.len(), err.check))
+    };
+    let r = live(&t.events).unwrap();
+    let offline = audit(&t, &opts_for(&h)).unwrap();
+    assert_eq!(r.passed, offline.passed);
+    assert_eq!(r.hand, offline.hand);
+    // A bad signature is caught at its event, before any later event is fed.
+    let mut bad = t.events.clone();
+    bad[3].sig.0[0] ^= 1;
+    assert_eq!(live(&bad).unwrap_err(), (3, AuditCheck::DealerSignatures));
+    let mut swapped = t.events.clone();
+    swapped.swap(3, 4);
+    assert_eq!(live(&swapped).unwrap_err(), (3, AuditCheck::HashChain));
+    // After a failure the audit stays failed.
+    let mut a = HandAudit::live(h.dealer.id(), h.hand_id);
+    a.accept(&t.events[0]).unwrap();
+    assert_eq!(a.accept(&t.events[2]).unwrap_err().check, AuditCheck::HashChain);
+    assert_eq!(a.accept(&t.events[1]).unwrap_err().check, AuditCheck::HashChain);
+    assert_eq!(a.finish(None, false).unwrap_err().check, AuditCheck::HashChain);
 }
 
 #[test]
@@ -325,7 +340,8 @@ fn a_declared_deck_that_is_not_the_games_fails_the_shuffle() {
 #[test]
 fn a_changed_salt_or_leaf_fails_leaves() {
     tampered(|h| h.end_mut().openings[17].salt.0[0] ^= 1, AuditCheck::Leaves);
-    tampered(|h| h.start_mut().leaves[30].0[0] ^= 1, AuditCheck::Leaves);
+    // A changed leaf no longer has the announced root: caught at game-start.
+    tampered(|h| h.start_mut().leaves[30].0[0] ^= 1, AuditCheck::MerkleRoot);
     // A different card with the seed still consistent is caught by the shuffle first.
     tampered(|h| h.end_mut().openings[40].card = CardId::from_code(0).unwrap(), AuditCheck::Shuffle);
 }
@@ -580,8 +596,9 @@ proptest! {
                 AuditCheck::Leaves
             }
             1 => {
+                // The root no longer commits to the leaves: caught at game-start.
                 h.start_mut().leaves[pos].0[byte] ^= 1 << bit;
-                AuditCheck::Leaves
+                AuditCheck::MerkleRoot
             }
             2 => {
                 h.start_mut().root.0[byte] ^= 1 << bit;
