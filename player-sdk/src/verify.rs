@@ -181,6 +181,9 @@ pub struct HandView {
     /// Every card dealt or transferred to this player, opened and checked,
     /// in the order received.
     pub my_cards: Vec<CardId>,
+    /// The deck position of each of `my_cards`, in the same order (an action
+    /// naming a position, like Guandan's tribute, needs it).
+    pub my_positions: Vec<(u16, CardId)>,
     /// The cards this player holds: `my_cards`, plus the face-up cards the
     /// game gave it (a Dou Di Zhu landlord's kitty, once its public state
     /// names the landlord), minus the cards it played (`"cards"` of its
@@ -211,8 +214,6 @@ struct HandTracker {
     faces: Vec<CardFace>,
     /// The seat holding each dealt position (None: not a player's card).
     holders: Vec<Option<Seat>>,
-    /// Position and card of every card this player has seen as its own.
-    mine: Vec<(u16, CardId)>,
     view: HandView,
     played: Vec<CardId>,
     /// Where this player's previous hand left it (taken at `hand-prepare`).
@@ -367,7 +368,6 @@ impl SessionVerifier {
                 my_actions: Vec::new(),
                 faces: Vec::new(),
                 holders: Vec::new(),
-                mine: Vec::new(),
                 view: HandView {
                     hand_id,
                     hand_number: 0,
@@ -377,6 +377,7 @@ impl SessionVerifier {
                     settings: Value::Null,
                     memory: Value::Null,
                     my_cards: Vec::new(),
+                    my_positions: Vec::new(),
                     hand: Vec::new(),
                     table: Vec::new(),
                     public_state: Value::Null,
@@ -433,8 +434,8 @@ struct Ctx<'a> {
 }
 
 /// A card of this player's, dealt or transferred to it.
-fn receive(mine: &mut Vec<(u16, CardId)>, view: &mut HandView, position: u16, card: CardId) {
-    mine.push((position, card));
+fn receive(view: &mut HandView, position: u16, card: CardId) {
+    view.my_positions.push((position, card));
     view.my_cards.push(card);
     view.hand.push(card);
 }
@@ -642,7 +643,7 @@ impl HandTracker {
                                     );
                                 }
                                 card = Some(o.card);
-                                receive(&mut self.mine, &mut self.view, c.position, o.card);
+                                receive(&mut self.view, c.position, o.card);
                             }
                         }
                         _ => {
@@ -661,7 +662,7 @@ impl HandTracker {
                     if c.face == CardFace::Up {
                         if let (DealTo::Player(p), Some(card)) = (c.target, card) {
                             if Some(p) == self.view.seat {
-                                receive(&mut self.mine, &mut self.view, c.position, card);
+                                receive(&mut self.view, c.position, card);
                             }
                         }
                         self.view.table.push(s);
@@ -765,7 +766,7 @@ impl HandTracker {
                     self.faces[p] = CardFace::Up;
                 }
                 if Some(x.from) == self.view.seat {
-                    let given = self.mine.iter().find(|(q, _)| *q == x.position).map(|(_, c)| *c);
+                    let given = self.view.my_positions.iter().find(|(q, _)| *q == x.position).map(|(_, c)| *c);
                     if let Some(c) = given {
                         if let Some(i) = self.view.hand.iter().position(|h| *h == c) {
                             self.view.hand.remove(i);
@@ -774,7 +775,7 @@ impl HandTracker {
                     card = card.or(given);
                 }
                 if let (true, Some(c)) = (to_me, card) {
-                    receive(&mut self.mine, &mut self.view, x.position, c);
+                    receive(&mut self.view, x.position, c);
                 }
                 Ok(Some(Update::Transferred { hand_id, position: x.position, from: x.from, to: x.to, card }))
             }

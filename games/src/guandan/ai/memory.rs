@@ -2,12 +2,12 @@
 //! unseen, which big cards are out, which suits are void, and what the other
 //! seats' passes and tribute say about their hands.
 
-use claw_protocol::Suit;
+use claw_protocol::{CardId, Suit};
 
 use super::View;
-use crate::guandan::cards::{natural, order, slot, Wilds, ACE, BIG_JOKER, SMALL_JOKER};
-use crate::guandan::moves::Move;
-use crate::guandan::patterns::Kind;
+use crate::guandan::cards::{natural, order, slot, Tally, Wilds, ACE, BIG_JOKER, SMALL_JOKER};
+use crate::guandan::moves::{legal_moves, Move};
+use crate::guandan::patterns::{readings, Kind};
 use crate::guandan::team;
 
 /// The hidden-information pool of one seat.
@@ -149,37 +149,48 @@ impl Memory {
         self.unseen_suits[usize::from(suit.index())] == 0
     }
 
-    /// L3's adjustment of L2's score for a play.
-    pub fn adjust(&self, v: &View, m: &Move, following: bool, threat: bool) -> f64 {
+    /// L3's adjustment of L2's score for a play: zero unless the memory
+    /// decides. A play nobody can beat (bombs aside) that leaves one pattern
+    /// wins the table and then the deal; a boss single or pair is a safe lead
+    /// against an opponent about to go out (L2 fears every short lead).
+    pub fn adjust(&self, v: &View, m: &Move, after: &[CardId], table_by: Option<u8>, opp_min: u8) -> f64 {
         let r = m.reading;
-        let st = order(r.rank, v.level);
-        let boss = self.is_boss(m, v);
+        if !self.is_boss(m, v) {
+            return 0.0;
+        }
         let mut s = 0.0;
-        let opponents: Vec<u8> =
-            (0..4u8).filter(|x| team(*x) != team(v.seat) && v.cards_left[usize::from(*x)] > 0).collect();
-        if following {
-            // A sure winner takes the table against a dangerous opponent.
-            if boss && threat {
-                s += 2.0;
-            }
-            // No bomb can be out against us: big cards need not be saved.
-            if self.possible_bombs == 0 && r.kind.is_bomb() {
-                s -= 1.0;
-            }
-        } else {
-            // Lead what the opponents showed they cannot beat.
-            let weak = opponents.iter().all(|o| {
-                self.passed_on[usize::from(*o)][kind_index(r.kind)].is_some_and(|x| x <= st)
-                    || self.tribute_cap[usize::from(*o)].is_some_and(|cap| r.kind == Kind::Single && cap < st)
-            });
-            if weak && !opponents.is_empty() {
-                s += 1.5;
-            }
-            // Keep sure winners for the end; play them when few cards are left.
-            if boss && v.hand.len() <= 6 {
-                s += 2.0;
-            }
+        let against_opponent = table_by.is_none_or(|by| team(by) != team(v.seat));
+        if against_opponent && self.plays_out(after, v, 2) {
+            s += 20.0;
+        }
+        if table_by.is_none() && opp_min <= 2 && r.len <= opp_min {
+            let st = f64::from(crate::guandan::ai::heuristics::strength(&r, v.level));
+            s += 2.0 + 0.1 * (17.0 - st);
         }
         s
     }
+}
+
+impl Memory {
+    /// Whether `cards` go out as up to `depth` plays nobody can beat (bombs
+    /// aside), each winning the lead back, and then one last play.
+    fn plays_out(&self, cards: &[CardId], v: &View, depth: u8) -> bool {
+        if one_pattern(cards, v) {
+            return true;
+        }
+        if depth == 0 || cards.len() > 12 {
+            return false;
+        }
+        legal_moves(cards, v.rules(), v.settings.wild_count, &v.profile, None).iter().any(|m2| {
+            self.is_boss(m2, v) && {
+                let rest: Vec<CardId> = cards.iter().copied().filter(|c| !m2.cards.contains(c)).collect();
+                self.plays_out(&rest, v, depth - 1)
+            }
+        })
+    }
+}
+
+/// Whether these cards are one play.
+fn one_pattern(cards: &[CardId], v: &View) -> bool {
+    !cards.is_empty() && !readings(&Tally::of_ids(cards, v.wilds()), v.rules()).is_empty()
 }
