@@ -7,9 +7,10 @@
 //!   play (turns left, bombs kept, wilds kept), teammate awareness (do not
 //!   beat the partner, feed a partner about to go out), opponent threat
 //!   (bombs and big cards against an opponent about to go out).
-//! - L3 (策略): L2 plus card memory ([`memory::Memory`]): jokers, level
-//!   cards and aces played, void suits, cards left per rank, and inference
-//!   from tribute and passes.
+//! - L3 (策略): L2's scoring plus card memory ([`memory::Memory`]: unseen
+//!   cards per rank, tribute inference) where it decides — plays nobody can
+//!   beat that lead out of the hand — and, with few cards left, a search
+//!   over random deals of the unseen cards played out by L2 ([`search`]).
 
 pub mod heuristics;
 pub mod memory;
@@ -266,7 +267,7 @@ pub fn decide(level: AiLevel, v: &View, ties: &mut Ties) -> GdAction {
                 AiLevel::L3 => {
                     let mem = memory::Memory::of(v);
                     let scored = heuristics::score(v, moves, Some(&mem));
-                    match search::applies(v).then(|| search::best(v, &scored, ties)).flatten() {
+                    match search::applies(v).then(|| search::best(v, &mem, &scored, ties)).flatten() {
                         Some(m) => m,
                         None => heuristics::pick(scored, ties),
                     }

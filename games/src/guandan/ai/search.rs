@@ -1,11 +1,14 @@
 //! L3's endgame search (seed §三 "策略"): when few cards are left, the best
-//! few plays by L2's score are each tried on hands dealt at random from the
-//! unseen cards, the deal played out by L2 for every seat; the play with the
-//! best mean result (levels won or lost by this seat's team) is chosen.
+//! few plays by L3's score are each tried on hands dealt at random from the
+//! unseen cards (a tribute payer gets no card above its tribute it could
+//! have given, while others can take them), the deal played out by L2 for
+//! every seat; the play with the best total result (levels won or lost by
+//! this seat's team) is chosen.
 
 use claw_protocol::{CardId, Chips};
 
 use super::heuristics;
+use super::memory::Memory;
 use super::{play, Ties, View};
 use crate::guandan::cards::{DECK_SIZE, PACKS};
 use crate::guandan::moves::Move;
@@ -30,7 +33,7 @@ pub fn applies(v: &View) -> bool {
 
 /// The best of `scored` (L2's scores) after the search; `None` when the
 /// unseen cards do not add up (then the caller keeps L2's choice).
-pub fn best(v: &View, scored: &[(f64, Option<Move>)], ties: &mut Ties) -> Option<Option<Move>> {
+pub fn best(v: &View, mem: &Memory, scored: &[(f64, Option<Move>)], ties: &mut Ties) -> Option<Option<Move>> {
     let mut order: Vec<usize> = (0..scored.len()).collect();
     order.sort_by(|a, b| scored[*b].0.total_cmp(&scored[*a].0));
     order.truncate(CANDIDATES);
@@ -39,7 +42,7 @@ pub fn best(v: &View, scored: &[(f64, Option<Move>)], ties: &mut Ties) -> Option
     }
     let mut totals = vec![0i32; order.len()];
     for _ in 0..SAMPLES {
-        let st = sample(v, ties)?;
+        let st = sample(v, mem, ties)?;
         for (t, i) in totals.iter_mut().zip(&order) {
             *t += rollout(st.clone(), v.seat, &scored[*i].1);
         }
@@ -51,7 +54,7 @@ pub fn best(v: &View, scored: &[(f64, Option<Move>)], ties: &mut Ties) -> Option
 
 /// A full state consistent with the view: the unseen cards dealt at random
 /// to the other seats, as many as each holds.
-fn sample(v: &View, ties: &mut Ties) -> Option<GdState> {
+fn sample(v: &View, mem: &Memory, ties: &mut Ties) -> Option<GdState> {
     let mut hands: Vec<Vec<CardId>> = vec![Vec::new(); 4];
     hands[usize::from(v.seat)] = v.hand.clone();
     let mut gone: Vec<CardId> = v.hand.clone();
@@ -69,14 +72,22 @@ fn sample(v: &View, ties: &mut Ties) -> Option<GdState> {
     for i in (1..pool.len()).rev() {
         pool.swap(i, ties.pick(i + 1));
     }
-    for s in (0..4u8).filter(|s| *s != v.seat) {
+    let mut seats: Vec<u8> = (0..4u8).filter(|s| *s != v.seat).collect();
+    seats.sort_by_key(|s| mem.tribute_cap[usize::from(*s)].is_none());
+    for s in seats {
         let want = usize::from(v.cards_left[usize::from(s)]);
         let h = &mut hands[usize::from(s)];
         if h.len() > want || pool.len() < want - h.len() {
             return None;
         }
         let need = want - h.len();
-        h.extend(pool.drain(..need));
+        let (mut fit, mut rest): (Vec<CardId>, Vec<CardId>) =
+            pool.iter().partition(|c| mem.may_hold(s, **c, v));
+        let from_fit = need.min(fit.len());
+        h.extend(fit.drain(..from_fit));
+        h.extend(rest.drain(..need - from_fit));
+        fit.append(&mut rest);
+        pool = fit;
     }
     if !pool.is_empty() {
         return None;
