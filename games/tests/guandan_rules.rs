@@ -260,10 +260,7 @@ fn single_tribute_and_return() {
     let choices = tribute_choices(&st.hands[3], st.wilds(), &s);
     let low = *st.hands[3].iter().min_by_key(|c| claw_games::guandan::tribute::value(**c, st.level)).unwrap();
     assert!(Guandan.validate(&st, Seat(3), &tribute_of(&st, low)).is_err());
-    assert!(
-        Guandan.validate(&st, Seat(0), &tribute_of(&st, choices[0])).is_err(),
-        "not seat 0's turn"
-    );
+    assert!(Guandan.validate(&st, Seat(0), &tribute_of(&st, choices[0])).is_err(), "not seat 0's turn");
     assert!(Guandan.validate(&st, Seat(3), &GdAction::Pass {}).is_err());
     let card = choices[0];
     let pos = st.positions[usize::from(card.code())].unwrap();
@@ -331,10 +328,7 @@ fn double_tribute_bigger_card_to_the_first() {
     assert_eq!((t.payers.clone(), t.receivers.clone()), (vec![1, 3], vec![0, 2]));
     assert_eq!(to_act(&st), Some(1));
     let give = tribute_of(&st, cards("BJ")[0]);
-    assert!(
-        act(&mut st, 1, give).is_empty(),
-        "the receiver is known after both gave"
-    );
+    assert!(act(&mut st, 1, give).is_empty(), "the receiver is known after both gave");
     let give = tribute_of(&st, cards("RJ#1")[0]);
     let out = act(&mut st, 3, give);
     let moves: Vec<_> = out.iter().map(transfer).map(|t| (t.1, t.2, t.3)).collect();

@@ -766,7 +766,8 @@ impl HandTracker {
                     self.faces[p] = CardFace::Up;
                 }
                 if Some(x.from) == self.view.seat {
-                    let given = self.view.my_positions.iter().find(|(q, _)| *q == x.position).map(|(_, c)| *c);
+                    let given =
+                        self.view.my_positions.iter().find(|(q, _)| *q == x.position).map(|(_, c)| *c);
                     if let Some(c) = given {
                         if let Some(i) = self.view.hand.iter().position(|h| *h == c) {
                             self.view.hand.remove(i);
