@@ -29,6 +29,8 @@ pub struct TurnInfo<'a> {
     pub public_state: &'a Value,
     /// The seat's own dealt cards (face down or up), minus those it played.
     pub hand: &'a [CardId],
+    /// The deck position of each card of `hand`.
+    pub positions: &'a [(u16, CardId)],
     /// Face-up community and house cards.
     pub table: &'a [CardId],
     /// The seat's chips left in the hand.
@@ -236,13 +238,15 @@ impl Table {
                 }
                 continue;
             }
-            let (own, table) = cards_of(hand.game_events(), seat, &played[seat.index()]);
+            let (positions, table) = cards_of(hand.game_events(), seat, &played[seat.index()]);
+            let own: Vec<CardId> = positions.iter().map(|(_, c)| *c).collect();
             let public = hand.public_state().unwrap_or(Value::Null);
             let info = TurnInfo {
                 seat,
                 actions: &turn.actions,
                 public_state: &public,
                 hand: &own,
+                positions: &positions,
                 table: &table,
                 balance: turn.balance,
                 settings: &self.settings,
@@ -276,9 +280,9 @@ fn played_cards(action: &Value) -> Vec<CardId> {
     action.get("cards").and_then(|c| serde_json::from_value(c.clone()).ok()).unwrap_or_default()
 }
 
-/// A seat's own cards (dealt or transferred to it, minus those played and
-/// transferred away) and the face-up table cards.
-fn cards_of(events: &[HandEvent], seat: Seat, played: &[CardId]) -> (Vec<CardId>, Vec<CardId>) {
+/// A seat's own cards with their deck positions (dealt or transferred to it,
+/// minus those played and transferred away) and the face-up table cards.
+fn cards_of(events: &[HandEvent], seat: Seat, played: &[CardId]) -> (Vec<(u16, CardId)>, Vec<CardId>) {
     let mut held: Vec<(u16, CardId, DealTarget)> = Vec::new();
     let mut table = Vec::new();
     for e in events {
@@ -302,7 +306,7 @@ fn cards_of(events: &[HandEvent], seat: Seat, played: &[CardId]) -> (Vec<CardId>
     let own = held
         .into_iter()
         .filter(|(_, c, t)| *t == DealTarget::Player(seat) && !played.contains(c))
-        .map(|(_, c, _)| c)
+        .map(|(p, c, _)| (p, c))
         .collect();
     (own, table)
 }

@@ -232,7 +232,13 @@ fn team_of(s: u8) -> u8 {
 /// Seat returns the first card it may return.
 fn give_back(st: &mut GdState, seat: u8, s: &GdSettings) -> Vec<PendingAction> {
     let card = return_choices(&st.hands[usize::from(seat)], st.wilds(), s)[0];
-    act(st, seat, GdAction::Return { card })
+    let position = st.position_of(card).unwrap();
+    act(st, seat, GdAction::Return { position })
+}
+
+/// The tribute action that gives `card` (named by its deck position).
+fn tribute_of(st: &GdState, card: CardId) -> GdAction {
+    GdAction::Tribute { position: st.position_of(card).unwrap() }
 }
 
 fn transfer(p: &PendingAction) -> (u16, u8, u8, Face) {
@@ -253,15 +259,13 @@ fn single_tribute_and_return() {
     assert_eq!((t.payers.clone(), t.receivers.clone(), t.resisted), (vec![3], vec![0], false));
     let choices = tribute_choices(&st.hands[3], st.wilds(), &s);
     let low = *st.hands[3].iter().min_by_key(|c| claw_games::guandan::tribute::value(**c, st.level)).unwrap();
-    assert!(Guandan.validate(&st, Seat(3), &GdAction::Tribute { card: low }).is_err());
-    assert!(
-        Guandan.validate(&st, Seat(0), &GdAction::Tribute { card: choices[0] }).is_err(),
-        "not seat 0's turn"
-    );
+    assert!(Guandan.validate(&st, Seat(3), &tribute_of(&st, low)).is_err());
+    assert!(Guandan.validate(&st, Seat(0), &tribute_of(&st, choices[0])).is_err(), "not seat 0's turn");
     assert!(Guandan.validate(&st, Seat(3), &GdAction::Pass {}).is_err());
     let card = choices[0];
     let pos = st.positions[usize::from(card.code())].unwrap();
-    let out = act(&mut st, 3, GdAction::Tribute { card });
+    let give = tribute_of(&st, card);
+    let out = act(&mut st, 3, give);
     assert_eq!(out.len(), 1);
     assert_eq!(transfer(&out[0]), (pos, 3, 0, Face::Down));
     assert!(st.hands[0].contains(&card) && !st.hands[3].contains(&card));
@@ -269,12 +273,50 @@ fn single_tribute_and_return() {
     assert_eq!(st.phase, GdPhase::Return);
     assert_eq!(to_act(&st), Some(0));
     let back = return_choices(&st.hands[0], st.wilds(), &s)[0];
-    let out = act(&mut st, 0, GdAction::Return { card: back });
+    let position = st.position_of(back).unwrap();
+    let out = act(&mut st, 0, GdAction::Return { position });
     assert_eq!(transfer(&out[0]).1, 0);
     assert_eq!(transfer(&out[0]).2, 3);
     assert_eq!(st.hands.iter().map(|h| h.len()).collect::<Vec<_>>(), vec![27; 4]);
     assert_eq!(st.phase, GdPhase::Playing);
     assert_eq!(to_act(&st), Some(3), "the tribute giver leads");
+}
+
+#[test]
+fn tribute_and_return_name_positions_the_giver_holds() {
+    let s = GdSettings::default();
+    // Level 3: 3h is wild. Seat 3 pays seat 0 and holds the wild.
+    let mut st = tribute_deal([0, 1, 2, 3], ["RJ", "RJ#1", "", "3h"], &s);
+    let refused = |st: &GdState, seat: u8, a: GdAction, e: GuandanError| {
+        assert_eq!(Guandan.validate(st, Seat(seat), &a), Err(GameError::from(e)), "{a:?}");
+    };
+    for p in [108, 500, u16::MAX] {
+        refused(&st, 3, GdAction::Tribute { position: p }, GuandanError::PositionOutOfRange(p));
+    }
+    // Another player's position (seat 0's red joker).
+    let theirs = st.position_of(cards("RJ")[0]).unwrap();
+    refused(&st, 3, GdAction::Tribute { position: theirs }, GuandanError::PositionNotHeld(theirs));
+    // The wild, though seat 3 holds it.
+    let wild = cards("3h")[0];
+    let at = st.position_of(wild).unwrap();
+    refused(&st, 3, GdAction::Tribute { position: at }, GuandanError::TributeOfWild(wild));
+    // The face form of v0 is no longer an action.
+    let face = serde_json::json!({"type": "tribute", "card": "RJ#1"});
+    assert!(serde_json::from_value::<GdAction>(face).is_err());
+    let card = tribute_choices(&st.hands[3], st.wilds(), &s)[0];
+    let given = st.position_of(card).unwrap();
+    act(&mut st, 3, GdAction::Tribute { position: given });
+    // Given away: seat 3 no longer holds it; seat 0 cannot return a seat-3 card.
+    assert_eq!(st.held(3, given), Err(GuandanError::PositionNotHeld(given)));
+    assert_eq!(st.held(0, given), Ok(card));
+    let seat3 = st.position_of(st.hands[3][0]).unwrap();
+    refused(&st, 0, GdAction::Return { position: seat3 }, GuandanError::PositionNotHeld(seat3));
+    refused(&st, 0, GdAction::Return { position: 108 }, GuandanError::PositionOutOfRange(108));
+    // Every offered return names a position seat 0 holds.
+    for o in Guandan.valid_actions(&st) {
+        let GdAction::Return { position } = o.action else { panic!("{:?}", o.action) };
+        assert!(st.held(0, position).is_ok());
+    }
 }
 
 #[test]
@@ -285,11 +327,10 @@ fn double_tribute_bigger_card_to_the_first() {
     let t = st.tribute.clone().unwrap();
     assert_eq!((t.payers.clone(), t.receivers.clone()), (vec![1, 3], vec![0, 2]));
     assert_eq!(to_act(&st), Some(1));
-    assert!(
-        act(&mut st, 1, GdAction::Tribute { card: cards("BJ")[0] }).is_empty(),
-        "the receiver is known after both gave"
-    );
-    let out = act(&mut st, 3, GdAction::Tribute { card: cards("RJ#1")[0] });
+    let give = tribute_of(&st, cards("BJ")[0]);
+    assert!(act(&mut st, 1, give).is_empty(), "the receiver is known after both gave");
+    let give = tribute_of(&st, cards("RJ#1")[0]);
+    let out = act(&mut st, 3, give);
     let moves: Vec<_> = out.iter().map(transfer).map(|t| (t.1, t.2, t.3)).collect();
     assert_eq!(moves, vec![(3, 0, Face::Up), (1, 2, Face::Up)]);
     assert_eq!(to_act(&st), Some(0));
@@ -308,8 +349,10 @@ fn double_tribute_equal_cards() {
     let mut st = tribute_deal([2, 0, 3, 1], ["RJ", "BJ", "RJ#1", "BJ#1"], &s);
     let t = st.tribute.clone().unwrap();
     assert_eq!(t.payers, vec![3, 1], "clockwise from the first (seat 2)");
-    act(&mut st, 3, GdAction::Tribute { card: cards("BJ#1")[0] });
-    let out = act(&mut st, 1, GdAction::Tribute { card: cards("BJ")[0] });
+    let give = tribute_of(&st, cards("BJ#1")[0]);
+    act(&mut st, 3, give);
+    let give = tribute_of(&st, cards("BJ")[0]);
+    let out = act(&mut st, 1, give);
     let moves: Vec<_> = out.iter().map(transfer).map(|t| (t.1, t.2)).collect();
     assert_eq!(moves, vec![(3, 2), (1, 0)], "equal: the payer next after the first gives to the first");
     give_back(&mut st, 2, &s);

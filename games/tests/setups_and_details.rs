@@ -139,10 +139,11 @@ fn guandan_details_name_the_level_tribute_and_match_end() {
     let (mut r, _) =
         HandRunner::start(g.as_ref(), &settings, &players(&[100, 100, 100, 100]), &memory, d).unwrap();
     for (s, a) in [
-        (1, json!({"type": "tribute", "card": "RJ"})),
-        (3, json!({"type": "tribute", "card": "RJ#1"})),
-        (0, json!({"type": "return", "card": "2c"})),
-        (2, json!({"type": "return", "card": "2h"})),
+        // Unshuffled deck: RJ at 53, RJ#1 at 107, 2c at 0, 2h at 2.
+        (1, json!({"type": "tribute", "position": 53})),
+        (3, json!({"type": "tribute", "position": 107})),
+        (0, json!({"type": "return", "position": 0})),
+        (2, json!({"type": "return", "position": 2})),
         (1, json!({"type": "surrender"})),
         (3, json!({"type": "vote", "accept": true})),
         (2, json!({"type": "vote", "accept": true})),

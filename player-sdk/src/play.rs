@@ -157,6 +157,7 @@ async fn take_turn(
         (Value::Null, Some(v)) => v.public_state.clone(),
         (p, _) => p.clone(),
     };
+    let positions = view.as_ref().map(|v| v.my_positions.clone()).unwrap_or_default();
     let opts = options(actions);
     let (settings, memory) = match &view {
         Some(v) => (v.settings.clone(), v.memory.clone()),
@@ -168,6 +169,7 @@ async fn take_turn(
         actions: &opts,
         public_state: &public,
         hand,
+        positions: &positions,
         table: &table,
         balance: *balance,
         settings: &settings,

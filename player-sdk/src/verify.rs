@@ -176,6 +176,9 @@ pub struct HandView {
     /// Every card dealt or transferred to this player, opened and checked,
     /// in the order received.
     pub my_cards: Vec<CardId>,
+    /// The deck position of each of `my_cards`, in the same order (an action
+    /// naming a position, like Guandan's tribute, needs it).
+    pub my_positions: Vec<(u16, CardId)>,
     /// The cards this player holds: `my_cards`, plus the face-up cards the
     /// game gave it (a Dou Di Zhu landlord's kitty, once its public state
     /// names the landlord), minus the cards it played (`"cards"` of its
@@ -201,8 +204,6 @@ struct HandTracker {
     hashes: Vec<Digest>,
     /// (seq, action JSON text, signature) of actions this player sent.
     my_actions: Vec<(u32, String, claw_protocol::Signature)>,
-    /// Position and card of every card this player has seen as its own.
-    mine: Vec<(u16, CardId)>,
     view: HandView,
     played: Vec<CardId>,
     /// Where this player's previous hand left it (taken at `hand-prepare`).
@@ -375,7 +376,6 @@ impl SessionVerifier {
                 envelopes: Vec::new(),
                 hashes: Vec::new(),
                 my_actions: Vec::new(),
-                mine: Vec::new(),
                 view: HandView {
                     hand_id,
                     hand_number: 0,
@@ -385,6 +385,7 @@ impl SessionVerifier {
                     settings: Value::Null,
                     memory: Value::Null,
                     my_cards: Vec::new(),
+                    my_positions: Vec::new(),
                     hand: Vec::new(),
                     table: Vec::new(),
                     public_state: Value::Null,
@@ -427,8 +428,8 @@ impl SessionVerifier {
 }
 
 /// A card of this player's, dealt or transferred to it.
-fn receive(mine: &mut Vec<(u16, CardId)>, view: &mut HandView, position: u16, card: CardId) {
-    mine.push((position, card));
+fn receive(view: &mut HandView, position: u16, card: CardId) {
+    view.my_positions.push((position, card));
     view.my_cards.push(card);
     view.hand.push(card);
 }
@@ -518,7 +519,7 @@ impl HandTracker {
                     let s = SeenCard { position: c.position, target: c.target, face: c.face, card };
                     if let (DealTo::Player(p), Some(card)) = (c.target, card) {
                         if Some(p) == self.view.seat {
-                            receive(&mut self.mine, &mut self.view, c.position, card);
+                            receive(&mut self.view, c.position, card);
                         }
                     }
                     if c.face == CardFace::Up {
@@ -542,7 +543,8 @@ impl HandTracker {
             EventBody::CardTransfer(x) => {
                 let mut card = x.opening.map(|o| o.card).or_else(|| opened(x.position));
                 if Some(x.from) == self.view.seat {
-                    let given = self.mine.iter().find(|(q, _)| *q == x.position).map(|(_, c)| *c);
+                    let given =
+                        self.view.my_positions.iter().find(|(q, _)| *q == x.position).map(|(_, c)| *c);
                     if let Some(c) = given {
                         if let Some(i) = self.view.hand.iter().position(|h| *h == c) {
                             self.view.hand.remove(i);
@@ -551,7 +553,7 @@ impl HandTracker {
                     card = card.or(given);
                 }
                 if let (true, Some(c)) = (Some(x.to) == self.view.seat, card) {
-                    receive(&mut self.mine, &mut self.view, x.position, c);
+                    receive(&mut self.view, x.position, c);
                 }
                 Ok(Some(Update::Transferred { hand_id, position: x.position, from: x.from, to: x.to, card }))
             }

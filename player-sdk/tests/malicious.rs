@@ -516,6 +516,20 @@ fn a_transfer_of_a_card_the_giver_does_not_hold() {
 }
 
 #[test]
+fn a_transfer_of_another_position_than_the_action_names() {
+    // The giver's signed action names a deck position; the dealer moves
+    // another card the giver holds (a higher one, say). Every card-transfer
+    // rule holds (the giver holds it), so only the replay catches it.
+    let (sim, mut h) = guandan_tribute_hand(serde_json::json!({}), CardFace::Down);
+    let (i, x) = transfers(&h).next().map(|(i, x)| (i, x.clone())).unwrap();
+    let moved: Vec<u16> = transfers(&h).map(|(_, x)| x.position).collect();
+    let other = (0..108u16).find(|p| p % 4 == u16::from(x.from.0) && !moved.contains(p)).unwrap();
+    transfer_mut(&mut h, i).position = other;
+    let t = signed(&sim, &h);
+    expect("another position than the action's", &sim, &h, &t, AuditCheck::Replay, AuditCheck::Replay);
+}
+
+#[test]
 fn a_transfer_to_the_wrong_seat() {
     let (sim, mut h) = guandan_tribute_hand(serde_json::json!({}), CardFace::Down);
     // A transfer not to seat 0, redirected to the one seat that is neither

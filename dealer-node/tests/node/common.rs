@@ -131,7 +131,8 @@ pub struct Client {
     pub events: Vec<EventEnvelope>,
     verifier: Option<TranscriptVerifier>,
     pub my_seed: Option<Seed>,
-    seq: HashMap<HandId, u32>,
+    /// The next action seq per hand (a reconnecting test client carries it over).
+    pub seq: HashMap<HandId, u32>,
 }
 
 impl Client {
@@ -348,9 +349,14 @@ pub async fn bot(mut c: Client, game: Arc<dyn DynGame>, hands: usize, seed: u64)
 
 /// A random affordable, modest action (cost at most a twentieth of the
 /// player's chips when possible, so tests do not go broke); bet ranges
-/// pick an amount in range.
+/// pick an amount in range. Never a Guandan surrender proposal while there
+/// is another option, so deals are played out.
 pub fn pick(t: &YourTurn, rng: &mut impl Rng) -> Value {
+    let playing = |o: &&claw_protocol::messages::ActionChoice| {
+        o.action.get("type").and_then(Value::as_str) != Some("surrender")
+    };
     let all: Vec<_> = t.actions.iter().filter(|o| o.affordable).collect();
+    let all = if all.iter().any(playing) { all.into_iter().filter(playing).collect() } else { all };
     let modest: Vec<_> = all.iter().copied().filter(|o| o.cost.0 <= t.balance.0 / 20).collect();
     let options = if modest.is_empty() { all } else { modest };
     assert!(!options.is_empty(), "your-turn without an affordable action");

@@ -174,3 +174,162 @@ async fn fast_back_to_back_hands_never_lose_an_action() {
         assert!(r.actions > 40);
     }
 }
+
+/// When a Guandan test player stops.
+#[derive(Clone, Copy)]
+enum Stop {
+    /// After this many actions.
+    Acted(usize),
+    /// At the game end of this hand number (after a reconnect: the first
+    /// `hand-prepare` is the re-sent one of the hand in progress, whose seed
+    /// was sent before, so it sends none).
+    GameEndOf(u64),
+}
+
+/// Plays `c` with random legal actions (auditing each hand it sees end)
+/// until `stop`; returns the actions it took. Panics on a rejection.
+async fn guandan_player(c: &mut Client, stop: Stop, seed: u64) -> usize {
+    use claw_protocol::messages::EventBody;
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let (mut number, mut acted, mut prepared) = (0u64, 0usize, 0usize);
+    // Auto actions the dealer took for this seat, and refusals excused by
+    // them (an answer to a turn the dealer had just taken over).
+    let (mut seat, mut taken, mut excused) = (None, 0usize, 0usize);
+    loop {
+        match c.recv().await.expect("the dealer keeps the connection") {
+            ServerMessage::Event(e) => match e.decode_body().unwrap() {
+                EventBody::HandPrepare(p) => {
+                    number = p.hand_number;
+                    prepared += 1;
+                    let resent = matches!(stop, Stop::GameEndOf(_)) && prepared == 1;
+                    if p.players.contains(&c.id()) && !resent {
+                        c.seed(e.hand_id).await;
+                    }
+                }
+                EventBody::GameStart(g) => {
+                    seat =
+                        g.players.iter().position(|p| p.id == c.id()).map(|i| claw_protocol::Seat(i as u8));
+                }
+                EventBody::TimeoutAction(t) if Some(t.seat) == seat => taken += 1,
+                EventBody::GameEnd(_) => {
+                    let r = c.audit(claw_games::registry::get("guandan").unwrap(), false);
+                    assert!(r.complete(), "every check ran");
+                    if matches!(stop, Stop::GameEndOf(n) if n == number) {
+                        return acted;
+                    }
+                }
+                _ => {}
+            },
+            // The same turn offered again (re-sent at the reconnect) after
+            // this seat already answered it: its next seq is past the offer's.
+            ServerMessage::YourTurn(t) if c.seq.get(&t.hand_id).is_some_and(|n| *n > t.seq) => {}
+            ServerMessage::YourTurn(t) => {
+                let a = pick(&t, &mut rng);
+                c.act(t.hand_id, &a).await;
+                acted += 1;
+                if matches!(stop, Stop::Acted(n) if n == acted) {
+                    return acted;
+                }
+            }
+            // Back from away, the re-sent turn may already have run out (the
+            // away deadline is short): the dealer took its auto action before
+            // this answer arrived, which is then refused (not this seat's
+            // turn, or no longer beating the table).
+            ServerMessage::ActionRejected(r) if excused < taken => {
+                excused += 1;
+                acted -= 1;
+                // The refused seq was not used: the next action may carry it.
+                c.seq.insert(r.hand_id, r.seq);
+            }
+            ServerMessage::ActionRejected(r) => panic!("a legal action was rejected: {r:?}"),
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_away_guandan_player_is_played_by_the_takeover_then_plays_on() {
+    // Seed §七 断线托管: one of four players drops mid-deal; the dealer plays
+    // its seat with the games crate's L2 takeover (`timeout-action`, reason
+    // `disconnected`, replayed by every auditor as the game's auto action);
+    // the deal finishes, the player comes back with its token and plays on.
+    use claw_protocol::messages::{EventBody, TimeoutReason};
+    const HANDS: u64 = 2;
+    let mut room = fast_room("r", "guandan");
+    room.max_hands = Some(HANDS);
+    room.min_players = 4;
+    room.away_timeout = std::time::Duration::from_millis(20);
+    let f = Fixture::start(vec![room]).await;
+    let g = claw_games::registry::get("guandan").unwrap();
+    let mut clients = seat_players(&f, "r", 30, 4).await;
+    let mut away = clients.pop().unwrap();
+    let others = tokio::spawn(run_bots(clients, g, HANDS as usize));
+    // Two turns of the first deal, then the connection drops.
+    guandan_player(&mut away, Stop::Acted(2), 7).await;
+    let seat = away
+        .events
+        .iter()
+        .find_map(|e| match e.decode_body() {
+            Ok(EventBody::GameStart(g)) => g.players.iter().position(|p| p.id == away.id()),
+            _ => None,
+        })
+        .map(|i| claw_protocol::Seat(i as u8))
+        .expect("seated in the first deal");
+    let (me, token, seqs) = (away.me.clone(), away.session.reconnect_token, away.seq.clone());
+    drop(away);
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    let mut back = Client::connect(f.addr(), "r", f.dealer(), me, Some(token)).await.unwrap();
+    assert_eq!(back.session.seat, Some(seat), "the seat was kept");
+    back.seq = seqs;
+    let acted = guandan_player(&mut back, Stop::GameEndOf(HANDS - 1), 8).await;
+    assert!(acted > 0, "the player acted again after it came back");
+    for (_, r) in others.await.unwrap() {
+        assert_eq!(r.hands_audited as u64, HANDS);
+    }
+    f.node.room("r").unwrap().wait_closed().await;
+    // The archived deals: the seat's moves while away are the dealer's
+    // takeover; nobody else was played for; every deal audits with the replay
+    // (which recomputes each timeout action as the game's auto action).
+    let dir = f.dir.path().join("rooms").join("r").join("transcripts");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len() as u64, HANDS);
+    let (mut taken_over, mut own_after, mut away_now) = (0, 0, false);
+    for (i, path) in files.iter().enumerate() {
+        let text = std::fs::read_to_string(path).unwrap();
+        let t = claw_protocol::transcript::Transcript::from_jsonl(&text).unwrap();
+        for e in &t.events {
+            match e.decode_body().unwrap() {
+                EventBody::TimeoutAction(x) => {
+                    // Away: `disconnected`; a re-sent turn that ran out just
+                    // after the reconnect: `timeout`.
+                    assert_eq!(x.seat, seat, "only the away seat is played for");
+                    assert!(matches!(x.reason, TimeoutReason::Disconnected | TimeoutReason::Timeout));
+                    taken_over += usize::from(x.reason == TimeoutReason::Disconnected);
+                    away_now = true;
+                }
+                EventBody::ActionResult(a) if a.seat == seat => {
+                    own_after += usize::from(away_now);
+                }
+                _ => {}
+            }
+        }
+        let r = claw_games::audit::GamesReplayer::default()
+            .with_game(claw_games::registry::get("guandan").unwrap());
+        let opts = claw_protocol::audit::AuditOptions {
+            dealer: Some(f.dealer()),
+            replayer: Some(&r),
+            ..Default::default()
+        };
+        let rep = claw_protocol::audit::audit_jsonl(&text, &opts).unwrap_or_else(|e| panic!("deal {i}: {e}"));
+        assert!(rep.complete(), "deal {i}: every check ran");
+    }
+    assert!(taken_over > 0, "the dealer played the away seat");
+    assert!(own_after > 0, "the seat's own signed actions follow the takeover");
+}

@@ -78,6 +78,12 @@ pub enum GuandanError {
     /// A card the player does not hold.
     #[error("{0}")]
     NotInHand(CardId),
+    /// A deck position beyond the two packs.
+    #[error("deck position {0} is not in the two packs (0–107)")]
+    PositionOutOfRange(u16),
+    /// A deck position the player does not hold now (another player's, or given away).
+    #[error("deck position {0} is not in your hand")]
+    PositionNotHeld(u16),
     /// The cards form no pattern.
     #[error("these cards form no pattern")]
     NoPattern,
@@ -141,11 +147,13 @@ impl From<GuandanError> for GameError {
     fn from(e: GuandanError) -> GameError {
         match e {
             GuandanError::NotInHand(c) => GameError::CardNotInHand(c.to_string()),
+            GuandanError::PositionNotHeld(p) => GameError::CardNotInHand(format!("deck position {p}")),
             GuandanError::NotYourTurn => GameError::NotYourTurn,
             GuandanError::Over => GameError::HandOver,
             e @ (GuandanError::EmptyPlay
             | GuandanError::DuplicateCard(_)
             | GuandanError::OutOfRange(_)
+            | GuandanError::PositionOutOfRange(_)
             | GuandanError::TooManyCopies { .. }) => GameError::Malformed(e.to_string()),
             e => GameError::Illegal(e.to_string()),
         }
@@ -369,8 +377,10 @@ impl GdMemory {
 
 /// A player's move: `{"type": "play", "cards": ["3c", "3d"]}`, with an
 /// optional `"reading": {"kind": "straight", "rank": 8}`; `{"type": "pass"}`;
-/// `{"type": "tribute", "card": "As"}`; `{"type": "return", "card": "4c"}`;
-/// `{"type": "surrender"}`; `{"type": "vote", "accept": true}`.
+/// `{"type": "tribute", "position": 41}`; `{"type": "return", "position": 7}`;
+/// `{"type": "surrender"}`; `{"type": "vote", "accept": true}`. Tribute and
+/// return name the deck position the giver holds, never the face, so the
+/// signed action tells the other players nothing about the card.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum GdAction {
@@ -384,15 +394,15 @@ pub enum GdAction {
     },
     /// Do not beat the table (not when leading).
     Pass {},
-    /// Give this card as tribute.
+    /// Give the card at this deck position as tribute.
     Tribute {
-        /// The physical card.
-        card: CardId,
+        /// A deck position the giver holds.
+        position: u16,
     },
-    /// Give this card back.
+    /// Give the card at this deck position back.
     Return {
-        /// The physical card.
-        card: CardId,
+        /// A deck position the giver holds.
+        position: u16,
     },
     /// Propose that this team gives up the match (once per team and deal).
     Surrender {},
@@ -585,6 +595,23 @@ impl GdState {
     /// Pattern rules of this deal.
     pub fn rules(&self) -> PatternRules {
         PatternRules { level: self.level, ace_high: self.settings.straight_extends_to_ace }
+    }
+
+    /// The deck position a dealt card lies at.
+    pub fn position_of(&self, card: CardId) -> Option<u16> {
+        self.positions.get(usize::from(card.code())).copied().flatten()
+    }
+
+    /// The card at deck `position`, if `seat` holds it now.
+    pub fn held(&self, seat: u8, position: u16) -> Result<CardId, GuandanError> {
+        if usize::from(position) >= DECK_SIZE {
+            return Err(GuandanError::PositionOutOfRange(position));
+        }
+        self.hands[usize::from(seat)]
+            .iter()
+            .copied()
+            .find(|c| self.position_of(*c) == Some(position))
+            .ok_or(GuandanError::PositionNotHeld(position))
     }
 
     /// Whether the seat still holds cards.
@@ -903,16 +930,16 @@ impl Guandan {
         let hand = &st.hands[seat.index()];
         let phase = |what: &str| Err(GuandanError::WrongPhase(format!("{what} during {:?}", st.phase)));
         match (st.phase, action) {
-            (GdPhase::Tribute, GdAction::Tribute { card }) => {
-                check_ids(std::slice::from_ref(card))?;
-                tribute::check_tribute(hand, *card, st.wilds(), &st.settings).map(|_| None)
+            (GdPhase::Tribute, GdAction::Tribute { position }) => {
+                let card = st.held(s, *position)?;
+                tribute::check_tribute(hand, card, st.wilds(), &st.settings).map(|_| None)
             }
-            (GdPhase::Return, GdAction::Return { card }) => {
-                check_ids(std::slice::from_ref(card))?;
-                if tribute::return_choices(hand, st.wilds(), &st.settings).contains(card) {
+            (GdPhase::Return, GdAction::Return { position }) => {
+                let card = st.held(s, *position)?;
+                if tribute::return_choices(hand, st.wilds(), &st.settings).contains(&card) {
                     Ok(None)
                 } else {
-                    tribute::check_return(hand, *card, st.wilds(), &st.settings)?;
+                    tribute::check_return(hand, card, st.wilds(), &st.settings)?;
                     Err(GuandanError::WrongPhase("return".into()))
                 }
             }
@@ -1058,8 +1085,14 @@ impl GamePlugin for Guandan {
         let reading = self.check(st, seat, action)?;
         let s = seat.0;
         let out = match action {
-            GdAction::Tribute { card } => self.give(st, s, *card)?,
-            GdAction::Return { card } => self.give_back(st, s, *card)?,
+            GdAction::Tribute { position } => {
+                let card = st.held(s, *position)?;
+                self.give(st, s, card)?
+            }
+            GdAction::Return { position } => {
+                let card = st.held(s, *position)?;
+                self.give_back(st, s, card)?
+            }
             GdAction::Play { cards, .. } => match reading {
                 Some(r) => self.play(st, s, cards, r),
                 None => return Err(GameError::Illegal("no reading".into())),
@@ -1110,11 +1143,13 @@ impl GamePlugin for Guandan {
         match st.phase {
             GdPhase::Tribute => tribute::tribute_choices(hand, st.wilds(), &st.settings)
                 .into_iter()
-                .map(|card| free(GdAction::Tribute { card }))
+                .filter_map(|card| st.position_of(card))
+                .map(|position| free(GdAction::Tribute { position }))
                 .collect(),
             GdPhase::Return => tribute::return_choices(hand, st.wilds(), &st.settings)
                 .into_iter()
-                .map(|card| free(GdAction::Return { card }))
+                .filter_map(|card| st.position_of(card))
+                .map(|position| free(GdAction::Return { position }))
                 .collect(),
             GdPhase::Playing => {
                 let mut out: Vec<_> = st.lead.as_ref().map(|_| free(GdAction::Pass {})).into_iter().collect();

@@ -50,7 +50,7 @@ impl GuandanAi {
             m => serde_json::from_value(m.clone()).map_err(|e| e.to_string())?,
         };
         let may_surrender = turn.actions.iter().any(|o| action_type(&o.action) == Some("surrender"));
-        View::from_public(
+        let mut view = View::from_public(
             turn.seat.0,
             turn.hand.to_vec(),
             &settings,
@@ -59,7 +59,9 @@ impl GuandanAi {
             turn.public_state,
             may_surrender,
         )
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+        view.positions = turn.positions.to_vec();
+        Ok(view)
     }
 }
 
@@ -131,13 +133,14 @@ mod tests {
             let deck = claw_protocol::shuffle(&g.create_deck(&settings).unwrap(), &[9; 32]);
             let (runner, _) = HandRunner::start(g.as_ref(), &settings, &infos, &memory, deck).unwrap();
             let seat = runner.hand().to_act().unwrap();
-            let hand: Vec<_> = runner
+            let positions: Vec<_> = runner
                 .dealt()
                 .iter()
                 .zip(runner.holders())
                 .filter(|(_, h)| **h == DealTarget::Player(seat))
-                .map(|(d, _)| d.card)
+                .map(|(d, _)| (d.position, d.card))
                 .collect();
+            let hand: Vec<_> = positions.iter().map(|(_, c)| *c).collect();
             let actions = runner.hand().valid_actions();
             let turn = super::super::TurnView {
                 game: "guandan",
@@ -145,6 +148,7 @@ mod tests {
                 actions: &actions,
                 public_state: &serde_json::Value::Null,
                 hand: &hand,
+                positions: &positions,
                 table: &[],
                 balance: Chips(100),
                 settings: &settings,

@@ -37,6 +37,9 @@ pub struct TurnView<'a> {
     /// The bot's own cards still in its hand (dealt, opened and verified,
     /// minus those it has played).
     pub hand: &'a [CardId],
+    /// The deck position of each card dealt or transferred to the bot (a
+    /// superset of `hand`'s; Guandan's tribute and return name positions).
+    pub positions: &'a [(u16, CardId)],
     /// Face-up cards on the table that everyone can see (board, house cards).
     pub table: &'a [CardId],
     /// The bot's chips available in this hand.

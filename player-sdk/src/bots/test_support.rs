@@ -45,13 +45,14 @@ pub fn play(game: &str, settings: Value, name: &str, players: usize, hands: usiz
             assert!(guard < 5000, "{game}: hand {h} does not end");
             let actions = runner.hand().valid_actions();
             let public = runner.hand().public_state();
-            let hand: Vec<CardId> = runner
+            let positions: Vec<(u16, CardId)> = runner
                 .dealt()
                 .iter()
                 .zip(runner.holders())
                 .filter(|(d, h)| **h == DealTarget::Player(seat) && !played[seat.index()].contains(&d.card))
-                .map(|(d, _)| d.card)
+                .map(|(d, _)| (d.position, d.card))
                 .collect();
+            let hand: Vec<CardId> = positions.iter().map(|(_, c)| *c).collect();
             let table: Vec<CardId> = runner
                 .dealt()
                 .iter()
@@ -64,6 +65,7 @@ pub fn play(game: &str, settings: Value, name: &str, players: usize, hands: usiz
                 actions: &actions,
                 public_state: &public,
                 hand: &hand,
+                positions: &positions,
                 table: &table,
                 balance: Chips(10_000),
                 settings: &settings,

@@ -17,6 +17,7 @@ pub fn play(table: &mut Table, bot: &dyn Strategy) -> PlayedHand {
             actions: &actions,
             public_state: t.public_state,
             hand: t.hand,
+            positions: t.positions,
             table: t.table,
             balance: t.balance,
             settings: t.settings,

@@ -129,6 +129,19 @@ pub fn keep_best(hand: &[CardId], choices: &[CardId], v: &View) -> Option<CardId
 
 /// Picks the best-scored play (None = pass) for L2, or L3 with `mem`.
 pub fn choose(v: &View, moves: Vec<Move>, mem: Option<&Memory>, ties: &mut Ties) -> Option<Move> {
+    pick(score(v, moves, mem), ties)
+}
+
+/// One of the best-scored plays, ties broken by `ties`.
+pub fn pick(scored: Vec<(f64, Option<Move>)>, ties: &mut Ties) -> Option<Move> {
+    let best = scored.iter().map(|x| x.0).fold(f64::NEG_INFINITY, f64::max);
+    let mut top: Vec<(f64, Option<Move>)> = scored.into_iter().filter(|x| x.0 >= best - 1e-9).collect();
+    let i = ties.pick(top.len());
+    top.swap_remove(i).1
+}
+
+/// Every legal play (and the pass, when following) with its score.
+pub fn score(v: &View, moves: Vec<Move>, mem: Option<&Memory>) -> Vec<(f64, Option<Move>)> {
     let w = v.wilds();
     let level = v.level;
     let me = v.seat;
@@ -139,12 +152,7 @@ pub fn choose(v: &View, moves: Vec<Move>, mem: Option<&Memory>, ties: &mut Ties)
         .min()
         .unwrap_or(27);
     let partner_left = v.cards_left[usize::from(partner)];
-    let q = |h: &[CardId]| match mem {
-        Some(m) => {
-            quality_by(h, w, &|slot, n| m.weight(slot, n, level).max(default_weight(slot, level) * 0.5))
-        }
-        None => quality(h, w),
-    };
+    let q = |h: &[CardId]| quality(h, w);
     let now = q(&v.hand);
     let following = v.lead.as_ref();
     let threat = opp_min <= 4;
@@ -202,12 +210,9 @@ pub fn choose(v: &View, moves: Vec<Move>, mem: Option<&Memory>, ties: &mut Ties)
             }
         }
         if let Some(mem) = mem {
-            s += mem.adjust(v, &m, following.is_some(), threat);
+            s += mem.adjust(v, &m, &after, following.map(|l| l.seat), opp_min);
         }
         scored.push((s, Some(m)));
     }
-    let best = scored.iter().map(|x| x.0).fold(f64::NEG_INFINITY, f64::max);
-    let mut top: Vec<(f64, Option<Move>)> = scored.into_iter().filter(|x| x.0 >= best - 1e-9).collect();
-    let i = ties.pick(top.len());
-    top.swap_remove(i).1
+    scored
 }

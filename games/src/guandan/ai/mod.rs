@@ -7,12 +7,14 @@
 //!   play (turns left, bombs kept, wilds kept), teammate awareness (do not
 //!   beat the partner, feed a partner about to go out), opponent threat
 //!   (bombs and big cards against an opponent about to go out).
-//! - L3 (策略): L2 plus card memory ([`memory::Memory`]): jokers, level
-//!   cards and aces played, void suits, cards left per rank, and inference
-//!   from tribute and passes.
+//! - L3 (策略): L2's scoring plus card memory ([`memory::Memory`]: unseen
+//!   cards per rank, tribute inference) where it decides — plays nobody can
+//!   beat that lead out of the hand — and, with few cards left, a search
+//!   over random deals of the unseen cards played out by L2 ([`search`]).
 
 pub mod heuristics;
 pub mod memory;
+pub mod search;
 
 use claw_protocol::CardId;
 use serde::{Deserialize, Serialize};
@@ -73,6 +75,9 @@ pub struct View {
     pub phase: GdPhase,
     /// Its cards.
     pub hand: Vec<CardId>,
+    /// The deck position of each card dealt or given to it (tribute and
+    /// return name positions, not faces); may list cards no longer held.
+    pub positions: Vec<(u16, CardId)>,
     /// Room settings.
     pub settings: GdSettings,
     /// The bomb ordering in force.
@@ -116,6 +121,10 @@ impl View {
             seat,
             phase: st.phase,
             hand: st.hands[usize::from(seat)].clone(),
+            positions: st.hands[usize::from(seat)]
+                .iter()
+                .filter_map(|c| st.position_of(*c).map(|p| (p, *c)))
+                .collect(),
             settings: st.settings.clone(),
             profile: st.profile.clone(),
             level: st.level,
@@ -135,7 +144,8 @@ impl View {
     /// game's public state after the last action (`null` before the first
     /// action of the deal, when `phase` — known from the offered actions —
     /// and the memory say everything). `may_surrender`: a surrender is
-    /// among the offered actions.
+    /// among the offered actions. `positions` is left empty for the caller
+    /// to fill from its own deal (needed for tribute and return).
     pub fn from_public(
         seat: u8,
         hand: Vec<CardId>,
@@ -154,6 +164,7 @@ impl View {
             phase,
             cards_left: [super::HAND_SIZE as u8; 4],
             hand,
+            positions: Vec::new(),
             settings: settings.clone(),
             profile: settings.profile(),
             level: memory.level(),
@@ -207,6 +218,11 @@ impl View {
         )
     }
 
+    /// The deck position of one of its cards.
+    pub fn position_of(&self, card: CardId) -> Option<u16> {
+        self.positions.iter().rev().find(|(_, c)| *c == card).map(|(p, _)| *p)
+    }
+
     /// The partner of the deciding seat.
     pub fn partner(&self) -> u8 {
         partner(self.seat)
@@ -228,7 +244,8 @@ pub fn decide(level: AiLevel, v: &View, ties: &mut Ties) -> GdAction {
                 AiLevel::L1 => choices.first().copied(),
                 _ => heuristics::keep_best(&v.hand, &choices, v),
             }
-            .map(|card| GdAction::Tribute { card })
+            .and_then(|card| v.position_of(card))
+            .map(|position| GdAction::Tribute { position })
             .unwrap_or(GdAction::Pass {})
         }
         GdPhase::Return => {
@@ -237,7 +254,8 @@ pub fn decide(level: AiLevel, v: &View, ties: &mut Ties) -> GdAction {
                 AiLevel::L1 => choices.iter().copied().min_by_key(|c| tribute::value(*c, v.level)),
                 _ => heuristics::keep_best(&v.hand, &choices, v),
             }
-            .map(|card| GdAction::Return { card })
+            .and_then(|card| v.position_of(card))
+            .map(|position| GdAction::Return { position })
             .unwrap_or(GdAction::Pass {})
         }
         GdPhase::Vote => GdAction::Vote { accept: false },
@@ -248,7 +266,11 @@ pub fn decide(level: AiLevel, v: &View, ties: &mut Ties) -> GdAction {
                 AiLevel::L2 => heuristics::choose(v, moves, None, ties),
                 AiLevel::L3 => {
                     let mem = memory::Memory::of(v);
-                    heuristics::choose(v, moves, Some(&mem), ties)
+                    let scored = heuristics::score(v, moves, Some(&mem));
+                    match search::applies(v).then(|| search::best(v, &mem, &scored, ties)).flatten() {
+                        Some(m) => m,
+                        None => heuristics::pick(scored, ties),
+                    }
                 }
             };
             chosen.map(play).unwrap_or(GdAction::Pass {})
