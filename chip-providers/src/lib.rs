@@ -1,16 +1,26 @@
 //! Chip providers: where the dealer moves chips. Every mutating call carries
 //! an idempotency key, so a retry after a timeout never moves chips twice.
 
+#[cfg(any(feature = "evm", feature = "solana"))]
+mod book;
 #[cfg(feature = "evm")]
 pub mod evm;
+#[cfg(any(feature = "evm", feature = "solana"))]
+pub mod hand_journal;
 pub mod http;
+#[cfg(any(feature = "evm", feature = "solana"))]
+mod key_file;
 pub mod local;
+#[cfg(feature = "solana")]
+pub mod solana;
 pub mod types;
 
 #[cfg(feature = "evm")]
 pub use evm::{EvmChips, EvmChipsConfig};
 pub use http::{HttpChips, HttpChipsConfig};
 pub use local::LocalChips;
+#[cfg(feature = "solana")]
+pub use solana::{SolanaChips, SolanaChipsConfig};
 pub use types::{AccountId, ChipError, ChipOp, ChipOpKind, HandRef, IdempotencyKey, Reconciled};
 
 use async_trait::async_trait;

@@ -6,7 +6,8 @@
 //! claw-dealer --game texas-holdem --bots 6 --hands 100
 //! ```
 
-use claw_dealer_cli::demo;
+use claw_dealer_cli::rooms_chips::ChipsTable;
+use claw_dealer_cli::{demo, solana_demo};
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
@@ -17,7 +18,10 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
 use claw_chips::http::HttpConfigError;
-use claw_chips::{AccountId, ChipProvider, EvmChips, EvmChipsConfig, HttpChips, HttpChipsConfig, LocalChips};
+use claw_chips::{
+    AccountId, ChipProvider, EvmChips, EvmChipsConfig, HttpChips, HttpChipsConfig, LocalChips, SolanaChips,
+    SolanaChipsConfig,
+};
 use claw_dealer::chips::Grants;
 use claw_dealer::config::{has_house, parse_duration, EntropyMode, RevealPolicy};
 use claw_dealer::lock::DataDirLock;
@@ -38,6 +42,10 @@ enum ChipsKind {
     /// The ChipVault contract on an EVM chain (--evm-rpc-url, --evm-chain-id,
     /// --evm-vault, --evm-key-file; docs/chips-evm.md).
     Evm,
+    /// An SPL Token mint on Solana, buy-ins approved by the players
+    /// (--solana-rpc-url, --solana-mint, --solana-escrow, --solana-key-file,
+    /// or --solana-litesvm for an in-process demo bank; docs/chips-solana.md).
+    Solana,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -132,8 +140,11 @@ struct Cli {
     /// Key file, transcripts, chip journals, points database.
     #[arg(long, default_value = "claw-data")]
     data_dir: PathBuf,
-    /// Where chips live.
-    #[arg(long, value_enum, default_value = "auto")]
+    /// Where chips live (default: the rooms file's `[chips] type`, else auto).
+    #[arg(long = "chips", value_enum)]
+    chips_flag: Option<ChipsKind>,
+    /// `--chips`, else the rooms file's, else auto (set after parsing).
+    #[arg(skip = ChipsKind::Auto)]
     chips: ChipsKind,
     /// URL of an external points service.
     #[arg(long, env = "CLAW_CHIPS_URL")]
@@ -157,19 +168,39 @@ struct Cli {
     /// EVM: file with the operator's secp256k1 key in hex (mode 0600).
     #[arg(long, env = "CLAW_EVM_KEY_FILE", value_name = "FILE")]
     evm_key_file: Option<PathBuf>,
-    /// EVM: blocks on top of the including block before a transaction counts.
-    #[arg(long, default_value_t = 0)]
-    evm_confirmations: u64,
+    /// EVM: blocks on top of the including block before a transaction counts (default 0).
+    #[arg(long)]
+    evm_confirmations: Option<u64>,
     /// EVM: how long a hand's stakes stay locked without a settlement
     /// (then players can withdraw them without the dealer).
     #[arg(long, value_parser = dur, default_value = "15m")]
     evm_lock: Duration,
-    /// EVM: first block to search for player registrations (the vault's deployment).
-    #[arg(long, default_value_t = 0)]
-    evm_from_block: u64,
+    /// EVM: first block to search for player registrations (the vault's deployment; default 0).
+    #[arg(long)]
+    evm_from_block: Option<u64>,
     /// EVM: permit an RPC host on a private network (still over TLS).
     #[arg(long)]
     evm_allow_private: bool,
+    /// Solana: JSON-RPC URL of the cluster (https, or http to a loopback host).
+    #[arg(long, env = "CLAW_SOLANA_RPC_URL", value_name = "URL")]
+    solana_rpc_url: Option<String>,
+    /// Solana: the chip mint (an SPL Token mint, base58).
+    #[arg(long, env = "CLAW_SOLANA_MINT", value_name = "ADDRESS")]
+    solana_mint: Option<String>,
+    /// Solana: the table's escrow, a token account of the mint owned by the operator key.
+    #[arg(long, env = "CLAW_SOLANA_ESCROW", value_name = "ADDRESS")]
+    solana_escrow: Option<String>,
+    /// Solana: the operator's keypair file (Solana CLI JSON format, mode 0600).
+    #[arg(long, env = "CLAW_SOLANA_KEY_FILE", value_name = "FILE")]
+    solana_key_file: Option<PathBuf>,
+    /// Solana: permit an RPC host on a private network (still over TLS).
+    #[arg(long)]
+    solana_allow_private: bool,
+    /// Solana demo: run an in-process bank (litesvm, the real SPL programs)
+    /// behind a JSON-RPC responder on 127.0.0.1, with a fresh mint, escrow
+    /// and operator key; the --bots get 1000 chips each and approve the dealer.
+    #[arg(long, requires = "bots")]
+    solana_litesvm: bool,
     /// Welcome chips granted once to every new identity. Off (0) unless
     /// given, except in the `--bots` demo (10000 with local or built-in chips).
     #[arg(long)]
@@ -289,16 +320,81 @@ fn evm_config(cli: &Cli) -> anyhow::Result<EvmChipsConfig> {
         vault.parse().with_context(|| format!("--evm-vault {vault:?} is not an address"))?;
     let key = cli.evm_key_file.clone().context("--chips evm needs --evm-key-file")?;
     let mut cfg = EvmChipsConfig::new(url, chain_id, vault, key, cli.data_dir.join("evm-journal"));
-    cfg.confirmations = cli.evm_confirmations;
+    cfg.confirmations = cli.evm_confirmations.unwrap_or(0);
     cfg.allow_private = cli.evm_allow_private;
     cfg.lock_seconds = u32::try_from(cli.evm_lock.as_secs()).context("--evm-lock is too long")?;
-    cfg.from_block = cli.evm_from_block;
+    cfg.from_block = cli.evm_from_block.unwrap_or(0);
+    Ok(cfg)
+}
+
+/// Fills what the flags left unset from the rooms file's `[chips]` table
+/// (flags win; `allow_private` is on when either says so).
+fn apply_file_chips(cli: &mut Cli, file: Option<ChipsTable>) -> anyhow::Result<()> {
+    let f = file.unwrap_or_default();
+    let from_file = match f.kind.as_deref() {
+        Some(k) => Some(ChipsKind::from_str(k, true).map_err(|_| {
+            anyhow::anyhow!("rooms file [chips] type = {k:?}: expected auto, local, http, evm or solana")
+        })?),
+        None => None,
+    };
+    cli.chips = cli.chips_flag.or(from_file).unwrap_or(ChipsKind::Auto);
+    fill(&mut cli.chips_url, f.url);
+    fill(&mut cli.chips_token, f.token);
+    cli.chips_allow_private |= f.allow_private;
+    if let Some(e) = f.evm {
+        fill(&mut cli.evm_rpc_url, e.rpc_url);
+        fill(&mut cli.evm_chain_id, e.chain_id);
+        fill(&mut cli.evm_vault, e.contract);
+        fill(&mut cli.evm_key_file, e.key_file);
+        fill(&mut cli.evm_confirmations, e.confirmations);
+        fill(&mut cli.evm_from_block, e.from_block);
+        cli.evm_allow_private |= e.allow_private;
+    }
+    if let Some(s) = f.solana {
+        fill(&mut cli.solana_rpc_url, s.rpc_url);
+        fill(&mut cli.solana_mint, s.mint);
+        fill(&mut cli.solana_escrow, s.escrow);
+        fill(&mut cli.solana_key_file, s.key_file);
+        cli.solana_allow_private |= s.allow_private;
+    }
+    Ok(())
+}
+
+/// `slot` keeps its flag value; unset, it takes the file's.
+fn fill<T>(slot: &mut Option<T>, file: Option<T>) {
+    if slot.is_none() {
+        *slot = file;
+    }
+}
+
+/// The Solana provider's settings from the `--solana-*` flags (or the demo
+/// bank); its journal lives in the data directory.
+fn solana_config(cli: &Cli, demo: Option<&solana_demo::DemoChain>) -> anyhow::Result<SolanaChipsConfig> {
+    let journal = cli.data_dir.join("solana-journal");
+    if let Some(d) = demo {
+        return Ok(SolanaChipsConfig::new(d.rpc_url.clone(), d.mint, d.escrow, d.key_file.clone(), journal));
+    }
+    let url =
+        cli.solana_rpc_url.clone().context("--chips solana needs --solana-rpc-url (or --solana-litesvm)")?;
+    let address = |flag: &str, v: &Option<String>| -> anyhow::Result<claw_chips::solana::Address> {
+        let v = v.as_deref().with_context(|| format!("--chips solana needs --{flag}"))?;
+        v.parse().map_err(|_| anyhow::anyhow!("--{flag} {v:?} is not a base58 Solana address"))
+    };
+    let mint = address("solana-mint", &cli.solana_mint)?;
+    let escrow = address("solana-escrow", &cli.solana_escrow)?;
+    let key = cli.solana_key_file.clone().context("--chips solana needs --solana-key-file")?;
+    let mut cfg = SolanaChipsConfig::new(url, mint, escrow, key, journal);
+    cfg.allow_private = cli.solana_allow_private;
     Ok(cfg)
 }
 
 /// The chip provider of `--chips`; `dealer` (the dealer's id) names the
 /// account commission goes to where the provider needs it up front.
-async fn chips_setup(cli: &Cli, dealer: Option<PlayerId>) -> anyhow::Result<ChipsSetup> {
+async fn chips_setup(
+    cli: &Cli,
+    dealer: Option<PlayerId>,
+    solana_bank: Option<&solana_demo::DemoChain>,
+) -> anyhow::Result<ChipsSetup> {
     let kind = match (cli.chips, &cli.chips_url) {
         (ChipsKind::Auto, Some(_)) => ChipsKind::Http,
         (k, _) => k,
@@ -355,6 +451,23 @@ async fn chips_setup(cli: &Cli, dealer: Option<PlayerId>) -> anyhow::Result<Chip
                 cfg.chain_id,
                 cfg.contract,
                 c.chain().address(),
+                cfg.rpc_url
+            );
+            Ok(ChipsSetup { provider: Arc::new(c), grants: None, welcome: Chips::ZERO, points: None, label })
+        }
+        ChipsKind::Solana => {
+            let cfg = solana_config(cli, solana_bank)?;
+            let dealer = dealer.context("the dealer identity")?;
+            let house = AccountId::new(format!("dealer:{dealer}")).context("dealer account")?;
+            let c = SolanaChips::connect(&cfg, house).await.with_context(|| {
+                format!("Solana chips: cluster {}, mint {}, escrow {}", cfg.rpc_url, cfg.mint, cfg.escrow)
+            })?;
+            let demo = if solana_bank.is_some() { ", in-process litesvm bank" } else { "" };
+            let label = format!(
+                "solana mint {} escrow {} operator {} ({}{demo})",
+                cfg.mint,
+                cfg.escrow,
+                c.operator(),
                 cfg.rpc_url
             );
             Ok(ChipsSetup { provider: Arc::new(c), grants: None, welcome: Chips::ZERO, points: None, label })
@@ -430,14 +543,25 @@ impl StopSignals {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
     claw_player::logging::init(cli.log_format, "RUST_LOG", if cli.bots > 0 { "warn" } else { "info" });
     let mut signals = StopSignals::install()?;
-    let rooms = match (&cli.rooms, &cli.game) {
-        (Some(path), _) => RoomsFile::load(path)?.room,
-        (None, Some(game)) => vec![room_from_flags(&cli, game)?],
+    let (rooms, file_chips) = match (&cli.rooms, &cli.game) {
+        (Some(path), _) => {
+            let f = RoomsFile::load(path)?;
+            let chips =
+                f.chips.map(|t| ChipsTable::parse(t, path)).transpose().map_err(anyhow::Error::msg)?;
+            (f.room, chips)
+        }
+        (None, Some(game)) => (vec![room_from_flags(&cli, game)?], None),
         (None, None) => bail!("give --game or --rooms"),
     };
+    apply_file_chips(&mut cli, file_chips)?;
+    let mut rooms = rooms;
+    if cli.bots > 0 {
+        // The demo ends after --hands, in a rooms-file room too.
+        rooms.iter_mut().for_each(|r| r.max_hands = r.max_hands.or(Some(cli.hands)));
+    }
     if cli.bots > 0 && rooms.len() != 1 {
         bail!("--bots needs a single room (--game)");
     }
@@ -468,14 +592,18 @@ async fn main() -> anyhow::Result<()> {
         idle_timeout: cli.idle_timeout,
         ..Limits::default()
     };
-    if cli.chips == ChipsKind::Evm {
+    if matches!(cli.chips, ChipsKind::Evm | ChipsKind::Solana) {
         if let Some(r) = rooms.iter().find(|r| has_house(&r.game)) {
             bail!(
-                "room {}: {} has a house, and the EVM vault has no house account; use another --chips",
+                "room {}: {} has a house, and {:?} chips have no house account; use another --chips",
                 r.id,
-                r.game
+                r.game,
+                cli.chips
             );
         }
+    }
+    if cli.solana_litesvm && cli.chips != ChipsKind::Solana {
+        bail!("--solana-litesvm goes with --chips solana");
     }
     let config_rooms = rooms.clone();
     let config = NodeConfig {
@@ -498,13 +626,35 @@ async fn main() -> anyhow::Result<()> {
     // The EVM provider credits commission to the dealer's account: it needs
     // the dealer's id before the node starts.
     let identity = match cli.chips {
-        ChipsKind::Evm => Some(
+        ChipsKind::Evm | ChipsKind::Solana => Some(
             Identity::load_or_create(cli.data_dir.join("dealer.key"), &mut rand::rngs::OsRng)
                 .context("dealer key")?,
         ),
         _ => None,
     };
-    let chips = chips_setup(&cli, identity.as_ref().map(Identity::id)).await?;
+    // The Solana demo bank: the bots' keys must exist to fund and approve.
+    let bot_keys = match (&cli.bot_keys, cli.solana_litesvm) {
+        (None, true) => Some(cli.data_dir.join("bots")),
+        (k, _) => k.clone(),
+    };
+    let (solana_bank, bot_ids) = if cli.solana_litesvm {
+        let dir = bot_keys.clone().context("bot keys directory")?;
+        std::fs::create_dir_all(&dir).with_context(|| format!("bot keys {}", dir.display()))?;
+        let mut ids = Vec::new();
+        for i in 0..cli.bots {
+            let path = dir.join(format!("bot-{i}.key"));
+            ids.push(
+                Identity::load_or_create(&path, &mut rand::rngs::OsRng)
+                    .with_context(|| format!("bot key {}", path.display()))?,
+            );
+        }
+        let bank = solana_demo::start(&cli.data_dir, &ids, 1000).await.context("Solana demo bank")?;
+        eprintln!("claw-dealer: solana demo bank (litesvm) JSON-RPC {}, mint {}", bank.rpc_url, bank.mint);
+        (Some(bank), ids)
+    } else {
+        (None, Vec::new())
+    };
+    let chips = chips_setup(&cli, identity.as_ref().map(Identity::id), solana_bank.as_ref()).await?;
     let mut builder = DealerNode::builder(config).chips(chips.provider.clone()).data_dir_lock(lock);
     if let Some(id) = identity {
         builder = builder.identity(id);
@@ -575,14 +725,15 @@ async fn main() -> anyhow::Result<()> {
     }
     let code = if demo {
         let room = node.invite_urls().first().map(|r| r.0.clone()).unwrap_or_default();
-        let game = cli.game.clone().unwrap_or_default();
+        let game =
+            cli.game.clone().or_else(|| config_rooms.first().map(|r| r.game.clone())).unwrap_or_default();
         let params = demo::DemoParams {
             room,
             game,
             bots: cli.bots,
             hands: cli.hands,
             strategy: cli.bot_strategy.clone(),
-            bot_keys: cli.bot_keys.clone(),
+            bot_keys,
             progress: std::io::stderr().is_terminal(),
         };
         let mut out = std::io::stdout();
@@ -594,6 +745,12 @@ async fn main() -> anyhow::Result<()> {
                 return Ok(());
             }
         };
+        if let Some(bank) = &solana_bank {
+            for (i, id) in bot_ids.iter().enumerate() {
+                println!("solana tokens: bot-{i} {} {}", id.id().short(), bank.tokens_of(id));
+            }
+            println!("solana tokens: escrow {}", bank.escrow_tokens());
+        }
         println!(
             "transcripts: {}",
             cli.data_dir.join("rooms").join(&params.room).join("transcripts").display()

@@ -13,13 +13,18 @@ pub use claw_engine::room::config::{
 use claw_protocol::limits::{HANDSHAKE_DEADLINE_MS, MAX_PING_INTERVAL_MS};
 use serde::{Deserialize, Serialize};
 
-/// The rooms file: `[[room]]` tables.
+/// The rooms file: `[[room]]` tables and an optional `[chips]` table.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoomsFile {
     /// The rooms, in file order.
     #[serde(default, deserialize_with = "rooms_with_defaults")]
     pub room: Vec<RoomConfig>,
+    /// Where chips live (`type` and the provider's fields), kept as a plain
+    /// table: the binary that picks the provider reads it (so this crate
+    /// links no chain SDK), with its flags taking precedence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chips: Option<toml::Table>,
 }
 
 /// The `[[room]]` tables, each with its game-dependent defaults.

@@ -41,6 +41,14 @@ pub enum Command {
     /// Write audited hands as hand histories: PokerStars text or Open Hand
     /// History JSON (Texas Hold'em), or readable text (every game).
     Export(crate::export::ExportArgs),
+    /// Solana chips: approve a dealer's operator to move at most AMOUNT
+    /// chips from your token account (signed with your game key; creates
+    /// the token account if needed). Prints one JSON line.
+    #[cfg(feature = "solana")]
+    Approve(crate::solana::ApproveArgs),
+    /// Solana chips: revoke your approval (the dealer can move nothing more).
+    #[cfg(feature = "solana")]
+    Revoke(crate::solana::ChainArgs),
 }
 
 /// Arguments of `claw-player join`.

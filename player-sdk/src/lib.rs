@@ -11,6 +11,8 @@ pub mod invite;
 pub mod logging;
 pub mod node;
 pub mod play;
+#[cfg(feature = "solana")]
+pub mod solana;
 pub mod transport;
 pub mod verify;
 

@@ -120,6 +120,14 @@ impl Identity {
         PlayerId::from_bytes(self.signing.verifying_key().to_bytes())
     }
 
+    /// The Ed25519 secret key seed, for the one other signer of this key:
+    /// a Solana wallet (the player id is their Solana address,
+    /// docs/chips-solana.md). Solana messages start with a signature count
+    /// or 0x80, never with a `claw/` tag, so the domains stay apart.
+    pub fn signing_secret(&self) -> Zeroizing<[u8; 32]> {
+        Zeroizing::new(self.signing.to_bytes())
+    }
+
     /// Both public keys.
     pub fn public(&self) -> PublicIdentity {
         PublicIdentity { signing: self.id(), encryption: self.encryption_public }

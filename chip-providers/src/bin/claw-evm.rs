@@ -68,7 +68,8 @@ enum Cmd {
     Register {
         #[arg(long)]
         vault: Address,
-        /// The player's claw key file (player-sdk `--key-file`).
+        /// The player's claw key file (player-sdk `--key`; created, mode
+        /// 0600, if missing).
         #[arg(long)]
         identity: PathBuf,
     },
@@ -146,7 +147,8 @@ async fn main() -> Result<()> {
             json!({"token": token, "to": to, "minted": amount})
         }
         Cmd::Register { identity, .. } => {
-            let id = Identity::load(&identity).with_context(|| format!("reading {}", identity.display()))?;
+            let id = Identity::load_or_create(&identity, &mut rand::rngs::OsRng)
+                .with_context(|| format!("key file {}", identity.display()))?;
             let sig = sign_binding(&id, cli.chain_id, vault, me);
             let game_id = alloy::primitives::B256::from(*id.id().as_bytes());
             let call = ChipVault::registerCall { gameId: game_id, binding: sig.0.to_vec().into() };

@@ -50,27 +50,10 @@ pub struct Chain {
 /// Reads an operator key file: one hex secp256k1 secret key (with or
 /// without `0x`), readable by the owner only (mode 0600 or 0400).
 pub fn load_key_file(path: &Path) -> Result<PrivateKeySigner, EvmError> {
-    let shown = path.display();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(path)
-            .map_err(|e| EvmError::Config(format!("key file {shown}: {e}")))?
-            .permissions()
-            .mode();
-        if mode & 0o077 != 0 {
-            return Err(EvmError::Config(format!(
-                "key file {shown} has mode {:o}: group and others must have no access (chmod 600)",
-                mode & 0o777
-            )));
-        }
-    }
-    let text = zeroize::Zeroizing::new(
-        std::fs::read_to_string(path).map_err(|e| EvmError::Config(format!("key file {shown}: {e}")))?,
-    );
+    let text = crate::key_file::read_private(path).map_err(EvmError::Config)?;
     text.trim()
         .parse::<PrivateKeySigner>()
-        .map_err(|_| EvmError::Config(format!("key file {shown}: not a hex secp256k1 secret key")))
+        .map_err(|_| EvmError::Config(format!("key file {}: not a hex secp256k1 secret key", path.display())))
 }
 
 impl Chain {

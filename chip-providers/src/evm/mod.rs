@@ -29,11 +29,13 @@ use async_trait::async_trait;
 use claw_protocol::{Chips, PlayerId};
 use serde::{Deserialize, Serialize};
 
+use crate::book::{bad, lock, HandBook};
+use crate::hand_journal::{HandFile, Journal};
 use crate::{AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, HandRef, IdempotencyKey, Reconciled};
 pub use chain::{load_key_file, Chain, ChainSettings};
 use contract::{ChipVault, OnChainHand};
 pub use error::{EvmError, Revert};
-use journal::{HandFile, Journal, Line, Outcome, Record, Stake};
+use journal::{Line, Outcome, Record, Stake};
 
 /// Settings of an [`EvmChips`] provider (rooms-file `chips.evm` / `--evm-*` flags).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,37 +129,16 @@ pub fn room_id(room: &str) -> B256 {
     keccak256(room.as_bytes())
 }
 
-/// A seat's movements during the hand.
-#[derive(Debug, Clone, Copy, Default)]
-struct Flow {
-    debited: u64,
-    credited: u64,
-}
-
 /// A hand this process runs.
 struct Live {
     rec: Record,
-    flows: Vec<Flow>,
-    fee: u64,
-    /// Key → (request fingerprint, answer).
-    done: HashMap<IdempotencyKey, (String, Result<Chips, ChipError>)>,
+    book: HandBook,
     /// The lock is confirmed on chain.
     opened: bool,
     /// The settlement is decided (`close` journaled): no more operations.
     closing: bool,
     /// None while a transaction of the hand is in flight.
     file: Option<HandFile>,
-}
-
-impl Live {
-    fn seat(&self, account: &AccountId) -> Option<usize> {
-        self.rec.stakes.iter().position(|s| &s.account == account)
-    }
-
-    fn in_hand(&self, i: usize) -> u64 {
-        let f = self.flows[i];
-        self.rec.stakes[i].stake.0.saturating_add(f.credited).saturating_sub(f.debited)
-    }
 }
 
 /// Chip provider over a `ChipVault` contract.
@@ -178,14 +159,6 @@ impl std::fmt::Debug for EvmChips {
             .field("operator", &self.chain.address())
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn bad(m: impl Into<String>) -> ChipError {
-    ChipError::BadRequest(m.into())
 }
 
 impl EvmChips {
@@ -329,7 +302,7 @@ impl EvmChips {
 
     fn end(&self, mut file: HandFile, outcome: Outcome) -> Result<(), EvmError> {
         file.append(&Line::End { outcome }, true)?;
-        self.journal.archive(file)
+        Ok(self.journal.archive(file)?)
     }
 
     /// Finishes every hand of the journal that this process is not running
@@ -364,20 +337,12 @@ impl EvmChips {
     /// Applies `ops` (all of one hand, named by `key`) to the hand's local
     /// state, all or none; answers the last account's chips in the hand.
     fn apply(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<Chips, ChipError> {
-        if ops.iter().any(|o| o.amount.0 == 0) {
-            return Err(bad("amount must be positive"));
-        }
         let mut live = lock(&self.live);
         let (hand, h) = live.iter_mut().find(|(hand, _)| hand.contains(key)).ok_or_else(|| {
             bad(format!("{key}: EVM chips move only inside an open hand (open_hand first)"))
         })?;
-        let fingerprint = format!("{ops:?}");
-        if let Some((fp, answer)) = h.done.get(key) {
-            return if *fp == fingerprint {
-                answer.clone()
-            } else {
-                Err(ChipError::KeyReused(key.to_string()))
-            };
+        if let Some(answer) = h.book.replay(key, ops) {
+            return answer;
         }
         if h.closing {
             return Err(bad(format!("hand {hand} is being settled")));
@@ -385,55 +350,9 @@ impl EvmChips {
         if !h.opened {
             return Err(bad(format!("hand {hand}: the lock is not confirmed")));
         }
-        let (mut flows, mut fee) = (h.flows.clone(), h.fee);
-        let mut answer = Ok(Chips::ZERO);
-        for op in ops {
-            let a = op.amount.0;
-            answer = if op.account == self.house {
-                match op.kind {
-                    ChipOpKind::Credit => fee.checked_add(a),
-                    ChipOpKind::Debit => fee.checked_sub(a),
-                }
-                .map(|f| {
-                    fee = f;
-                    Chips(f)
-                })
-                .ok_or_else(|| ChipError::Insufficient {
-                    account: op.account.to_string(),
-                    balance: fee,
-                    needed: a,
-                })
-            } else {
-                let i = h
-                    .seat(&op.account)
-                    .ok_or_else(|| bad(format!("{} is not seated in hand {hand}", op.account)))?;
-                let stake = h.rec.stakes[i].stake.0;
-                let f = &mut flows[i];
-                let available = stake.saturating_add(f.credited).saturating_sub(f.debited);
-                match op.kind {
-                    ChipOpKind::Debit if a > available => Err(ChipError::Insufficient {
-                        account: op.account.to_string(),
-                        balance: available,
-                        needed: a,
-                    }),
-                    ChipOpKind::Debit => {
-                        f.debited += a;
-                        Ok(Chips(available - a))
-                    }
-                    ChipOpKind::Credit => {
-                        f.credited = f.credited.checked_add(a).ok_or_else(|| bad("overflow"))?;
-                        Ok(Chips(available + a))
-                    }
-                }
-            };
-            if answer.is_err() {
-                break;
-            }
-        }
-        if answer.is_ok() {
-            h.flows = flows;
-            h.fee = fee;
-            if let Some(file) = h.file.as_mut() {
+        let file = &mut h.file;
+        h.book.apply(hand, &self.house, key, ops, || {
+            if let Some(file) = file.as_mut() {
                 for op in ops {
                     let line = Line::Op {
                         key: key.clone(),
@@ -444,9 +363,8 @@ impl EvmChips {
                     file.append(&line, false).map_err(ChipError::from)?;
                 }
             }
-        }
-        h.done.insert(key.clone(), (fingerprint, answer.clone()));
-        answer
+            Ok(())
+        })
     }
 }
 
@@ -466,9 +384,9 @@ impl ChipProvider for EvmChips {
             .filter(|h| h.opened)
             .map(|h| {
                 if *account == self.house {
-                    u128::from(h.fee)
+                    u128::from(h.book.fee())
                 } else {
-                    h.seat(account).map(|i| u128::from(h.in_hand(i))).unwrap_or(0)
+                    h.book.seat(account).map(|i| u128::from(h.book.in_hand(i))).unwrap_or(0)
                 }
             })
             .sum();
@@ -561,9 +479,7 @@ impl ChipProvider for EvmChips {
                     hand.clone(),
                     Live {
                         rec: rec.clone(),
-                        flows: vec![Flow::default(); stakes.len()],
-                        fee: 0,
-                        done: HashMap::new(),
+                        book: HandBook::new(stakes.to_vec()),
                         opened: false,
                         closing: false,
                         file: Some(file),
@@ -606,19 +522,12 @@ impl ChipProvider for EvmChips {
                 return Err(ChipError::Service(format!("hand {hand}: a transaction is in flight")));
             }
             if h.rec.close.is_none() {
-                let payouts: Vec<Chips> = (0..h.flows.len()).map(|i| Chips(h.in_hand(i))).collect();
-                let paid: u128 = payouts.iter().map(|c| u128::from(c.0)).sum::<u128>() + u128::from(h.fee);
-                let staked: u128 = h.rec.stakes.iter().map(|s| u128::from(s.stake.0)).sum();
-                if paid != staked {
-                    return Err(bad(format!(
-                        "hand {hand} does not net to zero: staked {staked}, paid {paid}"
-                    )));
-                }
-                let close = Line::Close { payouts: payouts.clone(), fee: Chips(h.fee) };
+                let (payouts, fee) = h.book.result(hand)?;
+                let close = Line::Close { payouts: payouts.clone(), fee };
                 if let Some(f) = h.file.as_mut() {
                     f.append(&close, true)?;
                 }
-                h.rec.close = Some((payouts, Chips(h.fee)));
+                h.rec.close = Some((payouts, fee));
                 h.closing = true;
             }
             (h.rec.clone(), h.file.take())

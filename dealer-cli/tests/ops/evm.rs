@@ -6,6 +6,7 @@
 //! balance is the balance the dealer reported.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -18,7 +19,7 @@ use claw_chips::evm::Chain;
 use claw_protocol::Identity;
 
 use crate::anvil::{anvil_bin, deploy, fund, register, settings, signer, write_key_file, Anvil, CHAIN_ID};
-use crate::GUARD;
+use crate::{wait_dealer, GUARD};
 
 const PLAYERS: usize = 6;
 const HANDS: u64 = 20;
@@ -43,29 +44,50 @@ async fn gas(admin: &Chain, logs: &[Log]) -> (u64, u64, u64) {
     (min, used.iter().sum::<u64>() / n, max)
 }
 
-#[tokio::test]
-async fn dealer_binary_plays_twenty_hands_settled_on_chain() {
-    let Some(bin) = anvil_bin("dealer_binary_plays_twenty_hands_settled_on_chain") else { return };
-    let anvil = Anvil::start(&bin, 0);
+/// A node with the token and vault deployed, the operator (anvil key 1)
+/// appointed, and `n` bots (key files `dir/bots/bot-<i>.key`) registered to
+/// anvil keys 4… with `deposit` chips each.
+pub struct VaultWithBots {
+    pub anvil: Anvil,
+    pub url: String,
+    pub admin: Chain,
+    pub operator: Address,
+    pub token: Address,
+    pub vault: Address,
+    /// Bot id (short) → its EVM address.
+    pub owners: BTreeMap<String, Address>,
+    /// The operator key file, `dir/operator.key`.
+    pub key_file: PathBuf,
+    pub bots: PathBuf,
+}
+
+pub async fn vault_with_bots(bin: &Path, dir: &Path, n: usize, deposit: u64) -> VaultWithBots {
+    let anvil = Anvil::start(bin, 0);
     let url = anvil.url();
-    let dir = tempfile::tempdir().expect("temp dir");
     let admin = Chain::connect(settings(&url), Address::ZERO, signer(&anvil.keys[0])).await.expect("admin");
     let operator = signer(&anvil.keys[1]).address();
     let (token, vault) = deploy(&admin, 3600, &[operator]).await;
-
-    // Players: the bots' key files, each id bound to its own EVM address.
-    let bots = dir.path().join("bots");
+    let bots = dir.join("bots");
     std::fs::create_dir_all(&bots).expect("bots dir");
-    let mut owners: BTreeMap<String, Address> = BTreeMap::new();
-    for i in 0..PLAYERS {
+    let mut owners = BTreeMap::new();
+    for i in 0..n {
         let id = Identity::load_or_create(bots.join(format!("bot-{i}.key")), &mut rand::rngs::OsRng)
             .expect("bot key");
         let chain = Chain::connect(settings(&url), vault, signer(&anvil.keys[4 + i])).await.expect("player");
         register(&id, &chain, vault).await.expect("register");
-        fund(&admin, token, &chain, DEPOSIT).await;
+        fund(&admin, token, &chain, deposit).await;
         owners.insert(id.id().short(), chain.address());
     }
-    let key_file = write_key_file(&dir.path().join("operator.key"), &anvil.keys[1]);
+    let key_file = write_key_file(&dir.join("operator.key"), &anvil.keys[1]);
+    VaultWithBots { anvil, url, admin, operator, token, vault, owners, key_file, bots }
+}
+
+#[tokio::test]
+async fn dealer_binary_plays_twenty_hands_settled_on_chain() {
+    let Some(bin) = anvil_bin("dealer_binary_plays_twenty_hands_settled_on_chain") else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let VaultWithBots { anvil: _anvil, url, admin, operator, token, vault, owners, key_file, bots } =
+        vault_with_bots(&bin, dir.path(), PLAYERS, DEPOSIT).await;
     let data = dir.path().join("data");
 
     let hands = HANDS.to_string();
@@ -83,14 +105,7 @@ async fn dealer_binary_plays_twenty_hands_settled_on_chain() {
         .spawn()
         .expect("start claw-dealer");
     let started = Instant::now();
-    while child.try_wait().expect("dealer status").is_none() {
-        if started.elapsed() > GUARD * 3 {
-            let _ = child.kill();
-            panic!("guard: claw-dealer did not finish 20 hands");
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
-    let out = child.wait_with_output().expect("dealer output");
+    let out = wait_dealer(child, GUARD * 3).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "claw-dealer failed:\n{stdout}\n{stderr}");

@@ -1,6 +1,7 @@
 //! Operating a dealer: TLS (`wss://`) joins with a generated CA, SIGTERM
 //! stops of the real binary, the data directory lock, hand numbers that
-//! continue across restarts, `--chips evm` on a local anvil, the Guandan
+//! continue across restarts, `--chips evm` on a local anvil, `--chips
+//! solana` on an in-process Solana bank, the Guandan
 //! bots demo audited offline, deferred reveals that survive a stop or crash,
 //! the launch paths' defaults, a demo whose table breaks up, the admin API,
 //! two nodes on one PostgreSQL ledger.
@@ -13,7 +14,9 @@ mod evm;
 mod guandan;
 mod launch;
 mod reveals;
+mod rooms_chips;
 mod scale;
+mod solana;
 mod stop;
 mod tls;
 
@@ -33,6 +36,20 @@ use rand_chacha::ChaCha20Rng;
 
 /// Failure guard for every wait (never an assertion about speed).
 pub const GUARD: Duration = Duration::from_secs(120);
+
+/// Waits for a spawned `claw-dealer` (output piped) to exit; past `guard`
+/// it is killed and the test fails.
+pub async fn wait_dealer(mut child: std::process::Child, guard: Duration) -> std::process::Output {
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("dealer status").is_none() {
+        if started.elapsed() > guard {
+            let _ = child.kill();
+            panic!("guard: claw-dealer did not finish within {guard:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    child.wait_with_output().expect("dealer output")
+}
 
 /// A Hold'em room that deals at once and closes after `hands` hands.
 pub fn holdem(hands: u64) -> RoomConfig {

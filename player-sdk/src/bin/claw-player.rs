@@ -32,6 +32,10 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Audit(a) => audit(a),
         Command::Export(e) => claw_player::export::run(&e),
+        #[cfg(feature = "solana")]
+        Command::Approve(a) => chain_command(claw_player::solana::approve(&a)),
+        #[cfg(feature = "solana")]
+        Command::Revoke(r) => chain_command(claw_player::solana::revoke(&r)),
         Command::Join(j) => {
             let rt = match tokio::runtime::Runtime::new() {
                 Ok(rt) => rt,
@@ -53,6 +57,22 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(code as u8)
+}
+
+/// Runs a chain command: its line on stdout and 0, or the error and 2.
+#[cfg(feature = "solana")]
+fn chain_command(f: impl std::future::Future<Output = anyhow::Result<String>>) -> i32 {
+    let r = tokio::runtime::Runtime::new().map_err(anyhow::Error::from).and_then(|rt| rt.block_on(f));
+    match r {
+        Ok(line) => {
+            println!("{line}");
+            0
+        }
+        Err(e) => {
+            eprintln!("claw-player: {e:#}");
+            exit::UNREADABLE
+        }
+    }
 }
 
 fn audit(a: AuditArgs) -> i32 {
