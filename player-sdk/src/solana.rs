@@ -30,6 +30,7 @@ pub struct ChainArgs {
 /// Arguments of `claw-player approve`.
 #[derive(Debug, clap::Args)]
 pub struct ApproveArgs {
+    /// The chain, the mint and the player's key.
     #[command(flatten)]
     pub chain: ChainArgs,
     /// The dealer's operator address (base58; `claw-dealer` prints it at start).

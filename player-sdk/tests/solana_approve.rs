@@ -34,12 +34,17 @@ async fn approve_and_revoke_with_the_game_key() {
     let account = spl::associated_account(&me, &mint);
     assert!(chain.token_account(&account).is_none());
     let (mint_s, op_s, key_s) = (mint.to_string(), operator.pubkey().to_string(), key.display().to_string());
-    let chain_args = ["--key", &key_s, "--rpc-url", &url, "--mint", &mint_s];
-
-    let mut args = vec!["approve"];
-    args.extend_from_slice(&chain_args);
-    args.extend_from_slice(&["--operator", &op_s, "--amount", "250"]);
-    let (code, stdout, stderr) = tokio::task::spawn_blocking(move || run(&args)).await.unwrap();
+    let args: Vec<String> = ["approve", "--key", &key_s, "--rpc-url", &url, "--mint", &mint_s]
+        .into_iter()
+        .chain(["--operator", &op_s, "--amount", "250"])
+        .map(str::to_owned)
+        .collect();
+    let (code, stdout, stderr) = tokio::task::spawn_blocking(move || {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(&a)
+    })
+    .await
+    .unwrap();
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let line: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
     assert_eq!(line["approved"], 250);

@@ -201,7 +201,7 @@ async fn audit_with_the_player_key_checks_its_sealed_cards() {
     let out = audit(&imposter);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains(r#""check":"opened-cards""#) && stdout.contains("my card"), "{stdout}");
+    assert!(stdout.contains(r#""check":"opened-cards""#) && stdout.contains("my sealed card"), "{stdout}");
     let out = audit(&dir.path().join("missing.key"));
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--key"));

@@ -91,7 +91,7 @@ async fn dealer_binary_plays_twenty_hands_settled_on_chain() {
     let data = dir.path().join("data");
 
     let hands = HANDS.to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_claw-dealer"))
+    let child = Command::new(env!("CARGO_BIN_EXE_claw-dealer"))
         .args(["--game", "texas-holdem", "--bots", "6", "--hands", &hands, "--commission", "1"])
         .args(["--chips", "evm", "--evm-rpc-url", &url, "--evm-chain-id", &CHAIN_ID.to_string()])
         .args(["--evm-vault", &vault.to_string(), "--evm-key-file"])
