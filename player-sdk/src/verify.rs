@@ -301,8 +301,8 @@ impl SessionVerifier {
     }
 
     /// The seed this player sent for `hand`, if any.
-    pub fn my_seed(&mut self, hand: &HandId) -> Option<Seed> {
-        self.tracker(hand).and_then(|t| t.audit.my_seed())
+    pub fn my_seed(&self, hand: &HandId) -> Option<Seed> {
+        self.hands.iter().find(|(h, _)| h == hand).and_then(|(_, t)| t.audit.my_seed())
     }
 
     /// The connection dropped: a seed sent for a hand whose `game-start`

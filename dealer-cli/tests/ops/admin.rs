@@ -57,19 +57,7 @@ fn listed(health: &Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rooms_are_opened_joined_closed_and_expired_through_the_admin_api() {
     let data = tempfile::tempdir().unwrap();
-    let admin = AdminConfig {
-        token: TOKEN.into(),
-        room_expiry: Duration::from_millis(400),
-        close_grace: Duration::from_secs(1),
-    };
-    let mut cfg = DealerConfig::local(data.path(), vec![holdem(1000)]);
-    cfg.http_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
-    let node = DealerNode::builder(cfg)
-        .local_chips(Arc::new(LocalChips::new()), Chips(10_000))
-        .admin(admin)
-        .launch()
-        .await
-        .unwrap();
+    let node = launch_admin_node(data.path(), Duration::from_millis(400)).await;
     let h = node.http_addr().expect("http on");
 
     // No token, a wrong one: refused, nothing opened.
@@ -101,14 +89,7 @@ async fn rooms_are_opened_joined_closed_and_expired_through_the_admin_api() {
     assert_eq!(http(h, "POST", "/admin/rooms", Some(TOKEN), "{").await.0, 400);
 
     // A private room: not listed, its id unguessable, its invite joins it.
-    let (code, body) = http(
-        h,
-        "POST",
-        "/admin/rooms",
-        Some(TOKEN),
-        r#"{"room":{"id":"vip","game":"texas-holdem"},"private":true}"#,
-    )
-    .await;
+    let (code, body) = open_vip(h).await;
     assert_eq!(code, 201, "{body}");
     let vip = body["room"].as_str().unwrap().to_owned();
     assert!(vip.starts_with("vip-") && vip.len() == "vip-".len() + 32, "{vip}");
@@ -160,6 +141,12 @@ async fn rooms_are_opened_joined_closed_and_expired_through_the_admin_api() {
     node.shutdown(Duration::from_secs(1)).await;
 }
 
+/// Opens the private room `vip` (Hold'em): (status, body).
+async fn open_vip(h: SocketAddr) -> (u16, Value) {
+    let body = r#"{"room":{"id":"vip","game":"texas-holdem"},"private":true}"#;
+    http(h, "POST", "/admin/rooms", Some(TOKEN), body).await
+}
+
 /// The rooms the web lobby (`/api/rooms`) lists, by id.
 async fn lobby(h: SocketAddr) -> Vec<String> {
     let (code, body) = http(h, "GET", "/api/rooms", None, "").await;
@@ -167,12 +154,10 @@ async fn lobby(h: SocketAddr) -> Vec<String> {
     body["rooms"].as_array().unwrap().iter().map(|r| r["room"].as_str().unwrap().to_owned()).collect()
 }
 
-async fn launch_admin_node(data: &std::path::Path) -> claw_dealer::NodeHandle {
-    let admin = AdminConfig {
-        token: TOKEN.into(),
-        room_expiry: Duration::from_secs(600),
-        close_grace: Duration::from_secs(1),
-    };
+/// A node with the admin API on `data`, its run-time rooms closed after
+/// `room_expiry` with nobody seated.
+async fn launch_admin_node(data: &std::path::Path, room_expiry: Duration) -> claw_dealer::NodeHandle {
+    let admin = AdminConfig { token: TOKEN.into(), room_expiry, close_grace: Duration::from_secs(1) };
     let mut cfg = DealerConfig::local(data, vec![holdem(1000)]);
     cfg.http_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
     DealerNode::builder(cfg)
@@ -186,19 +171,12 @@ async fn launch_admin_node(data: &std::path::Path) -> claw_dealer::NodeHandle {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rooms_opened_through_the_api_show_in_the_lobby_and_survive_a_restart_until_closed() {
     let data = tempfile::tempdir().unwrap();
-    let node = launch_admin_node(data.path()).await;
+    let node = launch_admin_node(data.path(), Duration::from_secs(600)).await;
     let h = node.http_addr().unwrap();
     let (code, _) =
         http(h, "POST", "/admin/rooms", Some(TOKEN), r#"{"room":{"id":"pub","game":"blackjack"}}"#).await;
     assert_eq!(code, 201);
-    let (code, body) = http(
-        h,
-        "POST",
-        "/admin/rooms",
-        Some(TOKEN),
-        r#"{"room":{"id":"vip","game":"texas-holdem"},"private":true}"#,
-    )
-    .await;
+    let (code, body) = open_vip(h).await;
     assert_eq!(code, 201);
     let vip = body["room"].as_str().unwrap().to_owned();
     let (code, _) =
@@ -215,7 +193,7 @@ async fn rooms_opened_through_the_api_show_in_the_lobby_and_survive_a_restart_un
 
     // Restarted on the same data directory: the open rooms are served again
     // at their ids (the private invite still joins), the closed one is not.
-    let node = launch_admin_node(data.path()).await;
+    let node = launch_admin_node(data.path(), Duration::from_secs(600)).await;
     let h = node.http_addr().unwrap();
     assert!(node.invite_url("pub").is_some());
     assert!(node.invite_url("gone").is_none(), "a closed room stays closed");
@@ -228,7 +206,7 @@ async fn rooms_opened_through_the_api_show_in_the_lobby_and_survive_a_restart_un
     // Closed now: not served after the next restart.
     assert_eq!(http(h, "DELETE", "/admin/rooms/pub", Some(TOKEN), "").await.0, 200);
     node.shutdown(Duration::from_secs(1)).await;
-    let node = launch_admin_node(data.path()).await;
+    let node = launch_admin_node(data.path(), Duration::from_secs(600)).await;
     assert!(node.invite_url("pub").is_none());
     assert!(node.invite_url(&vip).is_some());
     node.shutdown(Duration::from_secs(1)).await;
