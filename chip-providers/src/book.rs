@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 
 use claw_protocol::Chips;
+use serde::{Deserialize, Serialize};
 
+use crate::hand_journal::HandFile;
 use crate::{AccountId, ChipError, ChipOp, ChipOpKind, HandRef, IdempotencyKey};
 
 /// Locks a provider's state; a panic elsewhere does not poison it.
@@ -152,4 +154,64 @@ impl HandBook {
         }
         Ok((payouts, Chips(self.fee)))
     }
+}
+
+/// One debit or credit inside a hand, as a journal's `op` line records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpLine {
+    pub key: IdempotencyKey,
+    pub kind: ChipOpKind,
+    pub account: AccountId,
+    pub amount: Chips,
+}
+
+/// A hand a per-hand provider is running: its book and its journal file.
+pub(crate) trait LiveHand {
+    /// The provider's journal line.
+    type Line: Serialize;
+    /// Why the hand takes no new operation now (being settled, not yet
+    /// locked), if it does not.
+    fn refusal(&self, hand: &HandRef) -> Option<String>;
+    /// The book and, unless a transaction of the hand is in flight, the file.
+    fn parts(&mut self) -> (&mut HandBook, Option<&mut HandFile>);
+    /// The journal line of one operation.
+    fn op_line(op: OpLine) -> Self::Line;
+}
+
+/// Applies `ops` (all of one hand, named by `key`) to the open hand that
+/// `key` belongs to, all or none, journaling one `op` line per operation
+/// first; a key already answered gets its first answer again. Answers the
+/// last account's chips in the hand.
+pub(crate) fn apply_in_hand<H: LiveHand>(
+    live: &mut HashMap<HandRef, H>,
+    provider: &str,
+    house: &AccountId,
+    key: &IdempotencyKey,
+    ops: &[ChipOp],
+) -> Result<Chips, ChipError> {
+    let (hand, h) = live
+        .iter_mut()
+        .find(|(hand, _)| hand.contains(key))
+        .ok_or_else(|| bad(format!("{key}: {provider} chips move only inside an open hand (open_hand first)")))?;
+    if let Some(answer) = h.parts().0.replay(key, ops) {
+        return answer;
+    }
+    if let Some(why) = h.refusal(hand) {
+        return Err(bad(why));
+    }
+    let (book, file) = h.parts();
+    book.apply(hand, house, key, ops, || {
+        if let Some(file) = file {
+            for op in ops {
+                let line = H::op_line(OpLine {
+                    key: key.clone(),
+                    kind: op.kind,
+                    account: op.account.clone(),
+                    amount: op.amount,
+                });
+                file.append(&line, false)?;
+            }
+        }
+        Ok(())
+    })
 }

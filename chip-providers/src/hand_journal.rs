@@ -107,6 +107,11 @@ impl HandFile {
     }
 }
 
+/// The journal file name of a hand (its key prefix, `/` spelled `+`).
+pub fn file_name(hand: &crate::HandRef) -> String {
+    hand.key_prefix().replace('/', "+")
+}
+
 /// A hand file's lines. A torn last line (a crash mid-write) is skipped:
 /// it was written before the transaction it describes was sent, so that
 /// transaction was never sent.

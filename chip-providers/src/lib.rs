@@ -1,11 +1,10 @@
 //! Chip providers: where the dealer moves chips. Every mutating call carries
 //! an idempotency key, so a retry after a timeout never moves chips twice.
 
-#[cfg(any(feature = "evm", feature = "solana"))]
 mod book;
+pub mod escrow;
 #[cfg(feature = "evm")]
 pub mod evm;
-#[cfg(any(feature = "evm", feature = "solana"))]
 pub mod hand_journal;
 pub mod http;
 #[cfg(any(feature = "evm", feature = "solana"))]
@@ -17,6 +16,7 @@ pub mod types;
 
 #[cfg(feature = "evm")]
 pub use evm::{EvmChips, EvmChipsConfig};
+pub use escrow::EscrowChips;
 pub use http::{HttpChips, HttpChipsConfig};
 pub use local::LocalChips;
 #[cfg(feature = "solana")]
@@ -74,6 +74,14 @@ pub trait ChipProvider: Send + Sync {
     /// commission included) for the hand. Default: nothing to do.
     async fn open_hand(&self, hand: &HandRef, stakes: &[(AccountId, Chips)]) -> Result<(), ChipError> {
         let _ = (hand, stakes);
+        Ok(())
+    }
+
+    /// Releases what a failed [`open_hand`](Self::open_hand) may have
+    /// locked: the dealer will not start the hand. Retrying after an error
+    /// is safe. Default: nothing to do.
+    async fn abandon_hand(&self, hand: &HandRef) -> Result<(), ChipError> {
+        let _ = hand;
         Ok(())
     }
 

@@ -19,7 +19,7 @@ use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
 use claw_chips::http::HttpConfigError;
 use claw_chips::{
-    AccountId, ChipProvider, EvmChips, EvmChipsConfig, HttpChips, HttpChipsConfig, LocalChips, SolanaChips,
+    AccountId, ChipProvider, EscrowChips, EvmChips, EvmChipsConfig, HttpChips, HttpChipsConfig, LocalChips, SolanaChips,
     SolanaChipsConfig,
 };
 use claw_dealer::chips::Grants;
@@ -29,6 +29,16 @@ use claw_dealer::tls::ServerTls;
 use claw_dealer::{DealerNode, Limits, NodeConfig, RoomConfig, RoomsFile};
 use claw_player::logging::LogFormat;
 use claw_protocol::{Chips, Identity, PlayerId};
+
+/// How a points ledger (built-in or `--chips-url`) settles a hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SettleMode {
+    /// Stakes move into an escrow account at hand start and the result is
+    /// paid out of it at hand end: two ledger writes per hand.
+    Hand,
+    /// Every bet and payout is its own ledger write.
+    Call,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ChipsKind {
@@ -156,6 +166,11 @@ struct Cli {
     /// fc00::/7, …), still over TLS.
     #[arg(long, env = "CLAW_CHIPS_ALLOW_PRIVATE")]
     chips_allow_private: bool,
+    /// How a points ledger settles: `hand` (escrow account
+    /// `escrow:<dealer id>`, journal in DATA_DIR/escrow-journal) or `call`.
+    /// Default: `hand` for the built-in points server, `call` for --chips-url.
+    #[arg(long, value_enum, value_name = "MODE")]
+    chips_settle: Option<SettleMode>,
     /// EVM: JSON-RPC URL of the node (https, or http to a loopback host).
     #[arg(long, env = "CLAW_EVM_RPC_URL", value_name = "URL")]
     evm_rpc_url: Option<String>,
@@ -304,6 +319,38 @@ struct ChipsSetup {
     label: String,
 }
 
+/// `inner` as `--chips-settle` asks (`default` when the flag is absent):
+/// per call as it is, or per hand through the dealer's escrow account.
+fn settle_mode(
+    cli: &Cli,
+    inner: Arc<dyn ChipProvider>,
+    default: SettleMode,
+    dealer: Option<PlayerId>,
+) -> anyhow::Result<Arc<dyn ChipProvider>> {
+    let dir = cli.data_dir.join("escrow-journal");
+    match cli.chips_settle.unwrap_or(default) {
+        SettleMode::Call => {
+            let unfinished = std::fs::read_dir(dir.join("open")).map(|d| d.count()).unwrap_or(0);
+            if unfinished > 0 {
+                bail!(
+                    "{} holds {unfinished} unfinished escrowed hand(s): start once with --chips-settle hand \
+                     so that they are settled or refunded",
+                    dir.display()
+                );
+            }
+            Ok(inner)
+        }
+        SettleMode::Hand => {
+            let dealer = dealer.context("the dealer identity")?;
+            let escrow = AccountId::new(format!("escrow:{dealer}")).context("escrow account")?;
+            let house = AccountId::new(format!("dealer:{dealer}")).context("dealer account")?;
+            let c = EscrowChips::new(inner, escrow, house, &dir)
+                .with_context(|| format!("escrow journal {}", dir.display()))?;
+            Ok(Arc::new(c))
+        }
+    }
+}
+
 /// Welcome chips with a ledger the dealer runs: the flag, else 10 000 in
 /// the `--bots` demo and none otherwise (grants are the operator's decision).
 fn welcome_default(cli: &Cli) -> Chips {
@@ -432,7 +479,7 @@ async fn chips_setup(
                 format!("points service at {url}{hint}")
             })?;
             Ok(ChipsSetup {
-                provider: c.clone(),
+                provider: settle_mode(cli, c.clone(), SettleMode::Call, dealer)?,
                 grants: Some(c),
                 welcome: Chips(cli.welcome.unwrap_or(0)),
                 points: None,
@@ -484,7 +531,7 @@ async fn chips_setup(
                 HttpChips::new(HttpChipsConfig::new(url.clone(), token)).context("built-in points URL")?,
             );
             Ok(ChipsSetup {
-                provider: c.clone(),
+                provider: settle_mode(cli, c.clone(), SettleMode::Hand, dealer)?,
                 grants: Some(c),
                 welcome: welcome_default(cli),
                 points: Some(server),
@@ -605,6 +652,9 @@ async fn main() -> anyhow::Result<()> {
     if cli.solana_litesvm && cli.chips != ChipsKind::Solana {
         bail!("--solana-litesvm goes with --chips solana");
     }
+    if cli.chips_settle.is_some() && !matches!(cli.chips, ChipsKind::Auto | ChipsKind::Http) {
+        bail!("--chips-settle applies to a points ledger (the built-in one or --chips-url), not --chips {:?}", cli.chips);
+    }
     let config_rooms = rooms.clone();
     let config = NodeConfig {
         listen,
@@ -623,14 +673,14 @@ async fn main() -> anyhow::Result<()> {
         (Some(cert), Some(key)) => Some(ServerTls::from_pem_files(cert, key)?),
         _ => None,
     };
-    // The EVM provider credits commission to the dealer's account: it needs
-    // the dealer's id before the node starts.
+    // Chain providers and per-hand escrow credit commission to the
+    // dealer's account: they need the dealer's id before the node starts.
     let identity = match cli.chips {
-        ChipsKind::Evm | ChipsKind::Solana => Some(
+        ChipsKind::Local => None,
+        _ => Some(
             Identity::load_or_create(cli.data_dir.join("dealer.key"), &mut rand::rngs::OsRng)
                 .context("dealer key")?,
         ),
-        _ => None,
     };
     // The Solana demo bank: the bots' keys must exist to fund and approve.
     let bot_keys = match (&cli.bot_keys, cli.solana_litesvm) {

@@ -2,7 +2,8 @@
 //! unfinished hand is refunded — exactly once.
 //!
 //! The dealer runs with its default chips (the built-in points server on
-//! SQLite in a temporary `--data-dir`). Two SDK players join a Hold'em room
+//! SQLite in a temporary `--data-dir`), once settling per hand through its
+//! escrow account (the default) and once per call (`--chips-settle call`). Two SDK players join a Hold'em room
 //! and never act; once the hand has started and the blinds (and a
 //! commission) are debited, the dealer gets SIGKILL. The restarted dealer
 //! must give every account back its pre-hand balance, the points audit log
@@ -137,7 +138,15 @@ async fn balance(p: &PlayerNode) -> u64 {
 }
 
 fn open_journals(data: &Path) -> Vec<PathBuf> {
-    let dir = data.join("rooms").join(ROOM).join("journal").join("open");
+    files(&data.join("rooms").join(ROOM).join("journal").join("open"))
+}
+
+/// The escrow journal's running hands.
+fn open_escrow(data: &Path) -> Vec<PathBuf> {
+    files(&data.join("escrow-journal").join("open"))
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
     match std::fs::read_dir(dir) {
         Ok(d) => d.map(|e| e.expect("dir entry").path()).collect(),
         Err(_) => Vec::new(),
@@ -157,15 +166,35 @@ async fn ledger(data: &Path, accounts: &[AccountId]) -> (Vec<u64>, VerifyReport)
     (out, report)
 }
 
+/// How the dealer settles with the points server.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Settle {
+    /// The default: stakes in escrow at hand start, one payout at the end.
+    Hand,
+    /// `--chips-settle call`: every bet is a ledger write.
+    Call,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dealer_killed_mid_hand_refunds_it_once_after_restart() {
+    killed_mid_hand(Settle::Hand).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dealer_settling_per_call_killed_mid_hand_refunds_it_once_after_restart() {
+    killed_mid_hand(Settle::Call).await;
+}
+
+async fn killed_mid_hand(mode: Settle) {
+    let mode_args: &[&str] = if mode == Settle::Call { &["--chips-settle", "call"] } else { &[] };
+    let restart_args: Vec<&str> = mode_args.iter().copied().chain(["--min-players", "3"]).collect();
     let bin = tokio::task::spawn_blocking(claw_dealer_bin).await.expect("build task");
     let tmp = tempfile::tempdir().expect("temp dir");
     let data = tmp.path().join("data");
     let ids: Vec<Arc<Identity>> = (1..=2u8).map(|i| Arc::new(Identity::from_seed([i; 32]))).collect();
 
     // 1. Start, seat two silent players, let the hand start.
-    let d1 = DealerProc::start(&bin, &data, tmp.path().join("dealer-1.log"), &[]).await;
+    let d1 = DealerProc::start(&bin, &data, tmp.path().join("dealer-1.log"), mode_args).await;
     let key = d1.key().to_owned();
     let invite = d1.invite();
     let mut players = Vec::new();
@@ -211,6 +240,7 @@ async fn a_dealer_killed_mid_hand_refunds_it_once_after_restart() {
         assert_eq!(balance(p).await, WELCOME - COMMISSION - debited[&seat]);
     }
     assert_eq!(open_journals(&data).len(), 1, "one hand in flight");
+    assert_eq!(open_escrow(&data).len(), usize::from(mode == Settle::Hand), "escrow journal");
 
     // 2. kill -9 mid-hand.
     d1.kill();
@@ -219,23 +249,34 @@ async fn a_dealer_killed_mid_hand_refunds_it_once_after_restart() {
         .iter()
         .map(|me| AccountId::from(me.id()))
         .chain([AccountId::new(format!("dealer:{key}")).expect("dealer account")])
+        .chain([AccountId::new(format!("escrow:{key}")).expect("escrow account")])
         .collect();
     let (mid, report) = ledger(&data, &accounts).await;
     assert!(report.ok, "{report:?}");
     for (me, b) in ids.iter().zip(&mid) {
-        assert_eq!(*b, WELCOME - COMMISSION - debited[&seats[&me.id()]], "acknowledged debits are durable");
+        match mode {
+            Settle::Call => {
+                assert_eq!(*b, WELCOME - COMMISSION - debited[&seats[&me.id()]], "acknowledged debits are durable")
+            }
+            // Every chip of the hand sits in escrow; the bets are booked by the dealer.
+            Settle::Hand => assert_eq!(*b, 0, "the whole balance is staked"),
+        }
     }
     assert_eq!(mid[2], 0, "the dealer is paid only when a hand settles");
+    let escrowed = if mode == Settle::Hand { 2 * WELCOME } else { 0 };
+    assert_eq!(mid[3], escrowed, "the stakes are in escrow");
 
     // 3. Restart on the same data dir; three players needed so that no new
     //    hand starts while the players check their balances.
-    let d2 = DealerProc::start(&bin, &data, tmp.path().join("dealer-2.log"), &["--min-players", "3"]).await;
+    let d2 = DealerProc::start(&bin, &data, tmp.path().join("dealer-2.log"), &restart_args).await;
     assert_eq!(d2.key(), key, "the dealer key survives a restart");
     // Recovery runs before the node listens.
     assert!(open_journals(&data).is_empty(), "journal still open; log:\n{}", d2.log_text());
     let log = std::fs::read_to_string(data.join("rooms").join(ROOM).join("journal").join("chips.jsonl"))
         .expect("chips.jsonl");
-    assert!(log.contains("voided-after-restart"), "{log}");
+    let outcome = if mode == Settle::Hand { "reconciled-by-provider" } else { "voided-after-restart" };
+    assert!(log.contains(outcome), "{log}");
+    assert!(open_escrow(&data).is_empty(), "escrow journal still open; log:\n{}", d2.log_text());
     let invite = d2.invite();
     for me in &ids {
         let p = connect(&invite, me).await;
@@ -245,12 +286,12 @@ async fn a_dealer_killed_mid_hand_refunds_it_once_after_restart() {
     d2.kill();
     let (after, report) = ledger(&data, &accounts).await;
     assert!(report.ok, "{report:?}");
-    assert_eq!(after, vec![WELCOME, WELCOME, 0], "every account back to its pre-hand balance");
+    assert_eq!(after, vec![WELCOME, WELCOME, 0, 0], "every account back to its pre-hand balance");
     assert_eq!(report.total_debited, report.total_credited, "{report:?}");
     assert_eq!(report.total_balance, report.total_granted, "no chip created or lost: {report:?}");
 
     // 4. A second restart refunds nothing more.
-    let d3 = DealerProc::start(&bin, &data, tmp.path().join("dealer-3.log"), &["--min-players", "3"]).await;
+    let d3 = DealerProc::start(&bin, &data, tmp.path().join("dealer-3.log"), &restart_args).await;
     assert_eq!(d3.key(), key, "the dealer key survives a second restart");
     d3.kill();
     let (again, report2) = ledger(&data, &accounts).await;

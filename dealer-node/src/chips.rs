@@ -164,6 +164,11 @@ impl ChipDesk {
         self.retrying(false, || self.provider.close_hand(hand)).await
     }
 
+    /// Releases what a failed `open_hand` may have locked.
+    pub async fn abandon_hand(&self, hand: &HandRef) -> Result<(), ChipError> {
+        self.retrying(false, || self.provider.abandon_hand(hand)).await
+    }
+
     /// Finishes the provider's interrupted hands (after a crash).
     pub async fn reconcile(&self) -> Result<Reconciled, ChipError> {
         self.retrying(false, || self.provider.reconcile()).await
@@ -265,6 +270,9 @@ pub struct HandLedger {
     log_path: Option<PathBuf>,
     /// Journal lines written and synced to disk.
     synced: u64,
+    /// Whether operation lines are synced (not when the provider settles
+    /// per hand: its own journal decides recovery, see [`recover`]).
+    sync_ops: bool,
 }
 
 /// Debited and credited totals of a hand's applied operations.
@@ -292,6 +300,7 @@ impl HandLedger {
             journal: None,
             log_path: None,
             synced: 0,
+            sync_ops: true,
         };
         if let Some(dir) = journal_dir {
             let open = dir.join("open");
@@ -317,10 +326,21 @@ impl HandLedger {
             let mut s = serde_json::to_string(line).map_err(|e| LedgerError::Key(e.to_string()))?;
             s.push('\n');
             f.write_all(s.as_bytes())?;
-            f.sync_data()?;
-            self.synced += 1;
+            let op_line = matches!(line, JournalLine::Intent { .. } | JournalLine::Status { .. } | JournalLine::Complete);
+            if self.sync_ops || !op_line {
+                f.sync_data()?;
+                self.synced += 1;
+            }
         }
         Ok(())
+    }
+
+    /// Stops syncing operation lines: for a provider that settles per hand,
+    /// which journals and recovers the hand itself (a crash mid-hand
+    /// refunds it there), so these lines are a log, not a recovery record.
+    pub fn without_op_sync(mut self) -> HandLedger {
+        self.sync_ops = false;
+        self
     }
 
     /// Journal lines written, each synced to disk.
@@ -775,6 +795,7 @@ async fn recover_one(path: &Path, desk: &ChipDesk) -> Result<Recovered, LedgerEr
         journal: Some((path.to_path_buf(), f)),
         log_path: dir.map(|d| d.join("chips.jsonl")),
         synced: 0,
+        sync_ops: true,
     };
     if !ended && desk.settles_hands() {
         // The provider's own journal and reconciliation settled or refunded

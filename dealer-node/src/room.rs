@@ -229,7 +229,11 @@ pub fn spawn_room(
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let (ledger_tx, ledger_rx) = mpsc::unbounded_channel();
     let (archive_tx, archive_rx) = mpsc::unbounded_channel();
-    let accounts = Accounts { house: house.clone(), dealer: ctx.desk.dealer_account.clone() };
+    let accounts = Accounts {
+        house: house.clone(),
+        house_bank: claw_engine::room::config::has_house(&cfg.game),
+        dealer: ctx.desk.dealer_account.clone(),
+    };
     tokio::spawn(ledger_worker(
         cfg.id.clone(),
         Arc::clone(&ctx),
@@ -275,6 +279,9 @@ pub fn spawn_room(
 #[derive(Clone)]
 struct Accounts {
     house: AccountId,
+    /// The game has a house bank (`house`) that stakes like a player in a
+    /// provider that settles per hand.
+    house_bank: bool,
     dealer: AccountId,
 }
 
@@ -515,7 +522,8 @@ async fn ledger_worker(
     while let Some((id, call)) = rx.recv().await {
         let outcome = match call {
             ChipCall::OpenHand { hand, players } => {
-                ChipOutcome::Done(open_hand(&room, &journal, desk, &mut ledgers, hand, &players).await)
+                let bank = accounts.house_bank.then_some(&accounts.house);
+                ChipOutcome::Done(open_hand(&room, &journal, &ctx, &mut ledgers, hand, &players, bank).await)
             }
             ChipCall::Moves { hand, moves, undo_on_refusal } => match ledgers.get_mut(&hand) {
                 Some(l) => ChipOutcome::Moves(run_moves(l, desk, &accounts, moves, undo_on_refusal).await),
@@ -543,21 +551,24 @@ async fn ledger_worker(
 async fn open_hand(
     room: &str,
     journal: &std::path::Path,
-    desk: &ChipDesk,
+    ctx: &NodeContext,
     ledgers: &mut HashMap<HandId, HandLedger>,
     hand: HandId,
     players: &[claw_protocol::PlayerId],
+    house_bank: Option<&AccountId>,
 ) -> Result<(), String> {
+    let desk = &ctx.desk;
     if desk.settles_hands() {
-        let mut stakes = Vec::with_capacity(players.len());
-        for p in players {
-            let account = AccountId::from(*p);
-            match desk.balance(&account).await {
+        let accounts: Vec<AccountId> = players.iter().map(|p| AccountId::from(*p)).chain(house_bank.cloned()).collect();
+        let balances = futures_util::future::join_all(accounts.iter().map(|a| desk.balance(a))).await;
+        let mut stakes = Vec::with_capacity(accounts.len());
+        for (account, balance) in accounts.into_iter().zip(balances) {
+            match balance {
                 Ok(b) if b.0 > 0 => stakes.push((account, claw_protocol::Chips(b.0.min(MAX_HAND_STAKE)))),
                 Ok(_) => {}
-                Err(e) if e.is_retryable() => return Err(format!("balance of {}: {e}", p.short())),
+                Err(e) if e.is_retryable() => return Err(format!("balance of {account}: {e}")),
                 Err(e) => {
-                    tracing::warn!(room, player = %p.short(), error = %e, "no stake: left out of the hand")
+                    tracing::warn!(room, %account, error = %e, "no stake: left out of the hand")
                 }
             }
         }
@@ -565,46 +576,80 @@ async fn open_hand(
             return Err("no player has chips to stake".into());
         }
         let href = HandRef::new(room, hand.to_string());
-        desk.open_hand(&href, &stakes).await.map_err(|e| format!("locking the stakes: {e}"))?;
+        if let Err(e) = desk.open_hand(&href, &stakes).await {
+            // The hand will not start: release what the attempt may have locked.
+            let _ = finish_on_provider(room, ctx, hand, Finish::Abandon).await;
+            return Err(format!("locking the stakes: {e}"));
+        }
     }
-    let l = HandLedger::open(room, &hand.to_string(), Some(journal), unix_ms()).map_err(|e| e.to_string())?;
+    let mut l = match HandLedger::open(room, &hand.to_string(), Some(journal), unix_ms()) {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = finish_on_provider(room, ctx, hand, Finish::Abandon).await;
+            return Err(e.to_string());
+        }
+    };
+    if desk.settles_hands() {
+        l = l.without_op_sync();
+    }
     ledgers.insert(hand, l);
     Ok(())
+}
+
+/// What a provider that settles per hand finishes: a played hand, or one
+/// whose opening failed.
+#[derive(Clone, Copy, Debug)]
+enum Finish {
+    Close,
+    Abandon,
+}
+
+impl Finish {
+    async fn run(self, desk: &ChipDesk, hand: &HandRef) -> Result<(), claw_chips::ChipError> {
+        match self {
+            Finish::Close => desk.close_hand(hand).await,
+            Finish::Abandon => desk.abandon_hand(hand).await,
+        }
+    }
 }
 
 /// With a provider that settles per hand: settles the hand there (after
 /// the local journal closed); retried in the background while the provider
 /// does not answer. Otherwise nothing to do.
 async fn close_on_provider(room: &str, ctx: &NodeContext, hand: HandId) -> Result<(), String> {
+    finish_on_provider(room, ctx, hand, Finish::Close).await
+}
+
+async fn finish_on_provider(room: &str, ctx: &NodeContext, hand: HandId, step: Finish) -> Result<(), String> {
     let desk = &ctx.desk;
     if !desk.settles_hands() {
         return Ok(());
     }
     let href = HandRef::new(room, hand.to_string());
-    match desk.close_hand(&href).await {
+    match step.run(desk, &href).await {
         Ok(()) => Ok(()),
         Err(e) if e.is_retryable() => {
-            tracing::warn!(room, hand = %href, error = %e, "settlement not confirmed; retrying in the background");
+            tracing::warn!(room, hand = %href, ?step, error = %e, "not confirmed by the chip provider; retrying in the background");
             let (desk, metrics) = (desk.clone(), Arc::clone(&ctx.metrics));
             tokio::spawn(async move {
                 inc(&metrics.refunds_pending);
                 let mut pause = crate::chips::FIRST_PAUSE;
                 loop {
                     tokio::time::sleep(pause).await;
-                    match desk.close_hand(&href).await {
+                    match step.run(&desk, &href).await {
                         Ok(()) => break,
                         Err(e) if e.is_retryable() => pause = crate::chips::longer(pause),
                         Err(e) => {
-                            tracing::error!(hand = %href, error = %e, "settlement refused; a restart reconciles it");
+                            tracing::error!(hand = %href, ?step, error = %e, "refused by the chip provider; a restart reconciles it");
                             break;
                         }
                     }
                 }
                 dec(&metrics.refunds_pending);
             });
-            Err(format!("settling the hand with the chip provider: {e} (retrying)"))
+            Err(format!("finishing the hand with the chip provider: {e} (retrying)"))
         }
-        Err(e) => Err(format!("settling the hand with the chip provider: {e}")),
+        Err(e) => Err(format!("finishing the hand with the chip provider: {e}")),
     }
 }
 

@@ -10,8 +10,9 @@ use claw_protocol::Chips;
 use serde::{Deserialize, Serialize};
 
 use super::error::EvmError;
+use crate::book::OpLine;
 use crate::hand_journal::{read_lines, JournalError};
-use crate::{AccountId, ChipOpKind, HandRef, IdempotencyKey};
+use crate::{AccountId, HandRef};
 
 impl From<JournalError> for EvmError {
     fn from(e: JournalError) -> EvmError {
@@ -51,7 +52,7 @@ pub enum Line {
     /// The lock is confirmed.
     Opened { tx: String },
     /// A debit or credit inside the hand (applied locally).
-    Op { key: IdempotencyKey, kind: ChipOpKind, account: AccountId, amount: Chips },
+    Op(OpLine),
     /// Intent to settle with these payouts (before `settleHand`).
     Close { payouts: Vec<Chips>, fee: Chips },
     /// The hand is over on chain.

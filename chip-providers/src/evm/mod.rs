@@ -29,7 +29,7 @@ use async_trait::async_trait;
 use claw_protocol::{Chips, PlayerId};
 use serde::{Deserialize, Serialize};
 
-use crate::book::{bad, lock, HandBook};
+use crate::book::{apply_in_hand, bad, lock, HandBook, LiveHand, OpLine};
 use crate::hand_journal::{HandFile, Journal};
 use crate::{AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, HandRef, IdempotencyKey, Reconciled};
 pub use chain::{load_key_file, Chain, ChainSettings};
@@ -139,6 +139,28 @@ struct Live {
     closing: bool,
     /// None while a transaction of the hand is in flight.
     file: Option<HandFile>,
+}
+
+impl LiveHand for Live {
+    type Line = Line;
+
+    fn refusal(&self, hand: &HandRef) -> Option<String> {
+        if self.closing {
+            Some(format!("hand {hand} is being settled"))
+        } else if !self.opened {
+            Some(format!("hand {hand}: the lock is not confirmed"))
+        } else {
+            None
+        }
+    }
+
+    fn parts(&mut self) -> (&mut HandBook, Option<&mut HandFile>) {
+        (&mut self.book, self.file.as_mut())
+    }
+
+    fn op_line(op: OpLine) -> Line {
+        Line::Op(op)
+    }
 }
 
 /// Chip provider over a `ChipVault` contract.
@@ -334,37 +356,8 @@ impl EvmChips {
         Ok(report)
     }
 
-    /// Applies `ops` (all of one hand, named by `key`) to the hand's local
-    /// state, all or none; answers the last account's chips in the hand.
     fn apply(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<Chips, ChipError> {
-        let mut live = lock(&self.live);
-        let (hand, h) = live.iter_mut().find(|(hand, _)| hand.contains(key)).ok_or_else(|| {
-            bad(format!("{key}: EVM chips move only inside an open hand (open_hand first)"))
-        })?;
-        if let Some(answer) = h.book.replay(key, ops) {
-            return answer;
-        }
-        if h.closing {
-            return Err(bad(format!("hand {hand} is being settled")));
-        }
-        if !h.opened {
-            return Err(bad(format!("hand {hand}: the lock is not confirmed")));
-        }
-        let file = &mut h.file;
-        h.book.apply(hand, &self.house, key, ops, || {
-            if let Some(file) = file.as_mut() {
-                for op in ops {
-                    let line = Line::Op {
-                        key: key.clone(),
-                        kind: op.kind,
-                        account: op.account.clone(),
-                        amount: op.amount,
-                    };
-                    file.append(&line, false).map_err(ChipError::from)?;
-                }
-            }
-            Ok(())
-        })
+        apply_in_hand(&mut lock(&self.live), "EVM", &self.house, key, ops)
     }
 }
 

@@ -37,8 +37,8 @@ pub use solana_signature::Signature;
 pub use solana_signer::Signer;
 pub use solana_transaction::Transaction;
 
-use crate::book::{bad, lock, HandBook};
-use crate::hand_journal::{read_lines, HandFile, Journal, JournalError};
+use crate::book::{apply_in_hand, bad, lock, HandBook, LiveHand, OpLine};
+use crate::hand_journal::{file_name, read_lines, HandFile, Journal, JournalError};
 use crate::{AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, HandRef, IdempotencyKey, Reconciled};
 pub use client::{RawAccount, RpcClient, SolanaClient, TxStatus};
 pub use error::SolanaError;
@@ -200,7 +200,7 @@ enum Line {
     /// The stakes were checked against the approvals.
     Open { hand: HandRef, seats: Vec<Seat> },
     /// A debit or credit inside the hand (applied locally).
-    Op { key: IdempotencyKey, kind: ChipOpKind, account: AccountId, amount: Chips },
+    Op(OpLine),
     /// The result to settle (before any settlement is signed).
     Close { payouts: Vec<Chips>, fee: Chips },
     /// A settlement signed over `blockhash` (before it is sent; signing is
@@ -253,6 +253,22 @@ struct Live {
     closing: bool,
     /// None while a settlement of the hand is in flight.
     file: Option<HandFile>,
+}
+
+impl LiveHand for Live {
+    type Line = Line;
+
+    fn refusal(&self, hand: &HandRef) -> Option<String> {
+        self.closing.then(|| format!("hand {hand} is being settled"))
+    }
+
+    fn parts(&mut self) -> (&mut HandBook, Option<&mut HandFile>) {
+        (&mut self.book, self.file.as_mut())
+    }
+
+    fn op_line(op: OpLine) -> Line {
+        Line::Op(op)
+    }
 }
 
 /// What ended a settlement attempt that did not fail outright.
@@ -564,31 +580,7 @@ impl SolanaChips {
     }
 
     fn apply(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<Chips, ChipError> {
-        let mut live = lock(&self.live);
-        let (hand, h) = live.iter_mut().find(|(hand, _)| hand.contains(key)).ok_or_else(|| {
-            bad(format!("{key}: Solana chips move only inside an open hand (open_hand first)"))
-        })?;
-        if let Some(answer) = h.book.replay(key, ops) {
-            return answer;
-        }
-        if h.closing {
-            return Err(bad(format!("hand {hand} is being settled")));
-        }
-        let file = &mut h.file;
-        h.book.apply(hand, &self.house, key, ops, || {
-            if let Some(file) = file.as_mut() {
-                for op in ops {
-                    let line = Line::Op {
-                        key: key.clone(),
-                        kind: op.kind,
-                        account: op.account.clone(),
-                        amount: op.amount,
-                    };
-                    file.append(&line, false)?;
-                }
-            }
-            Ok(())
-        })
+        apply_in_hand(&mut lock(&self.live), "Solana", &self.house, key, ops)
     }
 }
 
@@ -755,8 +747,3 @@ impl ChipProvider for SolanaChips {
     }
 }
 
-/// The journal file name of a hand: its key with `/` as `+` (a character
-/// keys never hold).
-fn file_name(hand: &HandRef) -> String {
-    hand.key_prefix().replace('/', "+")
-}
