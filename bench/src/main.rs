@@ -87,7 +87,11 @@ enum FloodQuery {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Chips {
+    /// The built-in points server, settling per hand through escrow (the dealer's default).
     Builtin,
+    /// The built-in points server with one ledger write per bet (`--chips-settle call`).
+    BuiltinPerCall,
+    /// In memory.
     Local,
 }
 
@@ -358,9 +362,10 @@ fn start_dealer(cli: &Cli, data: &Path, http_port: u16) -> anyhow::Result<(Child
     let rooms = data.join("bench-rooms.toml");
     rooms_file(cli, &rooms)?;
     let seats = cli.rooms * (usize::from(cli.players) + cli.flood);
-    let chips = match cli.chips {
-        Chips::Builtin => "auto",
-        Chips::Local => "local",
+    let chips: &[&str] = match cli.chips {
+        Chips::Builtin => &["--chips", "auto"],
+        Chips::BuiltinPerCall => &["--chips", "auto", "--chips-settle", "call"],
+        Chips::Local => &["--chips", "local"],
     };
     let mut child = Command::new(&bin)
         .arg("--rooms")
@@ -368,7 +373,8 @@ fn start_dealer(cli: &Cli, data: &Path, http_port: u16) -> anyhow::Result<(Child
         .args(["--listen", "127.0.0.1:0", "--http-listen", &format!("127.0.0.1:{http_port}")])
         .arg("--data-dir")
         .arg(data.join("dealer"))
-        .args(["--chips", chips, "--welcome", &WELCOME.to_string(), "--log-format", "json"])
+        .args(chips)
+        .args(["--welcome", &WELCOME.to_string(), "--log-format", "json"])
         // The node's welcome budget (default 100 grants) sized to every identity the bench makes.
         .args(["--welcome-total", &(WELCOME * (seats as u64 + 64)).to_string()])
         .args(["--max-connections", &(seats + 1024).to_string()])
@@ -533,7 +539,7 @@ async fn run(
         game: cli.game.clone(),
         rooms: cli.rooms,
         players_per_room: cli.players,
-        chips: format!("{:?}", cli.chips).to_lowercase(),
+        chips: cli.chips.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned()),
         seconds,
         hands,
         hands_per_sec: hands as f64 / seconds,
