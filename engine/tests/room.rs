@@ -211,7 +211,7 @@ impl Harness {
                 for m in moves {
                     let b = match self.account_seat(&m.party) {
                         Some(s) => {
-                            match m.kind {
+                            match m.op {
                                 ChipOp::Debit => self.balances[s] -= m.amount.0,
                                 ChipOp::Credit => self.balances[s] += m.amount.0,
                             }
