@@ -10,9 +10,9 @@
 //! (the auto action is fold). The highest hole card among those who bet
 //! wins the pot; if everyone folds the antes are returned.
 
-use claw_games::{ChipMove, ChipOp, 
-    ActionOption, DealSpec, DealTo, DealtCard, CardFace, GameError, GameMeta, GamePlugin, HandResult, ChipParty,
-    PendingAction, PlayerInfo,
+use claw_games::{
+    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameError, GameMeta,
+    GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 use claw_protocol::{CardId, Chips, Seat};
 use serde::{Deserialize, Serialize};
@@ -174,7 +174,9 @@ impl GamePlugin for HighCard {
             st.net[i] -= st.settings.ante as i64;
             st.balances[i] -= st.settings.ante;
             st.pot += st.settings.ante;
-            out.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(Seat(i as u8)),
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Debit,
+                party: ChipParty::Seat(Seat(i as u8)),
                 amount: Chips(st.settings.ante),
                 reason: "ante".into(),
             }));
@@ -239,7 +241,9 @@ impl GamePlugin for HighCard {
                 st.balances[i] -= st.settings.bet;
                 st.net[i] -= st.settings.bet as i64;
                 st.pot += st.settings.bet;
-                out.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(seat),
+                out.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party: ChipParty::Seat(seat),
                     amount: Chips(st.settings.bet),
                     reason: "bet".into(),
                 }));
@@ -252,7 +256,9 @@ impl GamePlugin for HighCard {
             if live.is_empty() {
                 for j in 0..st.acted.len() {
                     st.net[j] += st.settings.ante as i64;
-                    out.push(PendingAction::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(Seat(j as u8)),
+                    out.push(PendingAction::Chip(ChipMove {
+                        op: ChipOp::Credit,
+                        party: ChipParty::Seat(Seat(j as u8)),
                         amount: Chips(st.settings.ante),
                         reason: "ante returned".into(),
                     }));
@@ -265,7 +271,9 @@ impl GamePlugin for HighCard {
                     live.iter().copied().max_by_key(|j| st.hole[*j].map(|h| h.1.card().code())).unwrap_or(0);
                 st.winner = Some(Seat(w as u8));
                 st.net[w] += st.pot as i64;
-                out.push(PendingAction::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(Seat(w as u8)),
+                out.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(Seat(w as u8)),
                     amount: Chips(st.pot),
                     reason: "pot".into(),
                 }));

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use claw_games::{DealTo, CardFace, HandResult, HandEvent};
+use claw_games::{CardFace, DealTo, HandEvent, HandResult};
 use claw_protocol::messages::{
     ActionOption, EntropyMode, EventBody, PlayerSeed, RawJson, RevealPolicy, SignedAction,
 };

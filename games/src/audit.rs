@@ -65,7 +65,10 @@ fn compare_events(
                 return Err(format!("event {i}: {} announced {a:?}, the rules give {r:?}", a.kind()))
             }
             (None, Some(a)) => {
-                return Err(format!("event {i}: {} announced {a:?} that the rules do not give here", a.kind()))
+                return Err(format!(
+                    "event {i}: {} announced {a:?} that the rules do not give here",
+                    a.kind()
+                ))
             }
             (_, None) => return Err(format!("event {i}: missing announcement")),
         }

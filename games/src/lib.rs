@@ -18,4 +18,5 @@ pub use plugin::{
     GameMeta, GamePlugin, HandEvent, HandResult, PendingAction, PlayerInfo,
 };
 pub use runner::{
-    check_conservation, replay, ActError, ActionInput, HandRunner, RecordedAction, ReplayError, ReplayOutcome};
+    check_conservation, replay, ActError, ActionInput, HandRunner, RecordedAction, ReplayError, ReplayOutcome,
+};

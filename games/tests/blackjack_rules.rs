@@ -6,9 +6,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use claw_games::blackjack::rules::{hand_total, HandTotal};
-use claw_games::{ChipMove, ChipOp, 
-    check_conservation, registry, replay, DynGame, GameError, HandResult, HandEvent, HandRunner, ChipParty,
-    PlayerInfo, RecordedAction,
+use claw_games::{
+    check_conservation, registry, replay, ChipMove, ChipOp, ChipParty, DynGame, GameError, HandEvent,
+    HandResult, HandRunner, PlayerInfo, RecordedAction,
 };
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use rand::seq::SliceRandom;
@@ -121,7 +121,9 @@ fn credits(events: &[HandEvent], party: ChipParty) -> Vec<u64> {
     events
         .iter()
         .filter_map(|e| match e {
-            HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: p, amount, .. }) if *p == party => Some(amount.0),
+            HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: p, amount, .. }) if *p == party => {
+                Some(amount.0)
+            }
             _ => None,
         })
         .collect()
@@ -156,7 +158,15 @@ fn plain_win_moves_chips_through_the_house() {
     let mut t = Table::new(Value::Null, &[1000], "Ts 8h 9s Td");
     assert_eq!(t.to_act(), Some(0));
     let ev = t.ok(0, bet(10));
-    assert!(matches!(&ev[0], HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(Seat(0)), amount: Chips(10), .. })));
+    assert!(matches!(
+        &ev[0],
+        HandEvent::Chip(ChipMove {
+            op: ChipOp::Debit,
+            party: ChipParty::Seat(Seat(0)),
+            amount: Chips(10),
+            ..
+        })
+    ));
     assert_eq!(t.to_act(), Some(0));
     // The hole card (position 3) is hidden in the public state.
     let public = t.public().to_string();
@@ -288,7 +298,9 @@ fn double_takes_one_card_and_doubles_the_stake() {
     let mut t = Table::new(Value::Null, &[100], "5s 6h 6s Tc Ts 9d");
     t.ok(0, bet(10));
     let ev = t.ok(0, json!({"type": "double"}));
-    assert!(matches!(&ev[0], HandEvent::Chip(ChipMove { op: ChipOp::Debit, amount: Chips(10), reason, .. }) if reason == "double"));
+    assert!(
+        matches!(&ev[0], HandEvent::Chip(ChipMove { op: ChipOp::Debit, amount: Chips(10), reason, .. }) if reason == "double")
+    );
     assert!(t.runner.hand().is_over(), "one card then stand; house busts");
     let r = t.finish();
     assert_eq!(r.net, vec![20]);
@@ -314,7 +326,9 @@ fn split_then_double_after_split() {
     let mut t = Table::new(Value::Null, &[100], "8s 6h 8d Tc 3c Kd 9h 7c");
     t.ok(0, bet(10));
     let ev = t.ok(0, json!({"type": "split"}));
-    assert!(matches!(&ev[0], HandEvent::Chip(ChipMove { op: ChipOp::Debit, amount: Chips(10), reason, .. }) if reason == "split"));
+    assert!(
+        matches!(&ev[0], HandEvent::Chip(ChipMove { op: ChipOp::Debit, amount: Chips(10), reason, .. }) if reason == "split")
+    );
     assert_eq!(t.public()["current_hand"], 0);
     t.ok(0, json!({"type": "double"})); // 8 3 9 = 20
     assert_eq!(t.public()["current_hand"], 1);
@@ -556,10 +570,18 @@ fn random_hand(rng: &mut ChaCha20Rng, cov: &mut Coverage) {
     cov.actions += actions.len();
     for e in &events {
         match e {
-            HandEvent::Chip(ChipMove { op: ChipOp::Debit, reason, .. }) if reason == "split" => cov.splits += 1,
-            HandEvent::Chip(ChipMove { op: ChipOp::Debit, reason, .. }) if reason == "double" => cov.doubles += 1,
-            HandEvent::Chip(ChipMove { op: ChipOp::Debit, reason, .. }) if reason == "insurance" => cov.insurance += 1,
-            HandEvent::Chip(ChipMove { op: ChipOp::Credit, reason, .. }) if reason.contains("blackjack") => cov.naturals += 1,
+            HandEvent::Chip(ChipMove { op: ChipOp::Debit, reason, .. }) if reason == "split" => {
+                cov.splits += 1
+            }
+            HandEvent::Chip(ChipMove { op: ChipOp::Debit, reason, .. }) if reason == "double" => {
+                cov.doubles += 1
+            }
+            HandEvent::Chip(ChipMove { op: ChipOp::Debit, reason, .. }) if reason == "insurance" => {
+                cov.insurance += 1
+            }
+            HandEvent::Chip(ChipMove { op: ChipOp::Credit, reason, .. }) if reason.contains("blackjack") => {
+                cov.naturals += 1
+            }
             _ => {}
         }
     }

@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use claw_games::dou_di_zhu::patterns::{beating, classify, interpretations, Combo, Pattern};
-use claw_games::{ChipMove, ChipOp, 
-    check_conservation, registry, replay, DynGame, GameError, HandResult, HandEvent, HandRunner, ChipParty,
-    PlayerInfo, RecordedAction,
+use claw_games::{
+    check_conservation, registry, replay, ChipMove, ChipOp, ChipParty, DynGame, GameError, HandEvent,
+    HandResult, HandRunner, PlayerInfo, RecordedAction,
 };
 use claw_protocol::{Card, CardId, Chips, PlayerId, Seat};
 use rand::seq::SliceRandom;
@@ -302,9 +302,33 @@ fn spring_doubles_and_farmers_pay_at_most_their_balance() {
     t.pass(2);
     let ev = t.play(0, "BJ RJ");
     // Debits first, then the credit.
-    assert!(matches!(ev[0], HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(Seat(1)), amount: Chips(24), .. })));
-    assert!(matches!(ev[1], HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(Seat(2)), amount: Chips(10), .. })));
-    assert!(matches!(ev[2], HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(Seat(0)), amount: Chips(34), .. })));
+    assert!(matches!(
+        ev[0],
+        HandEvent::Chip(ChipMove {
+            op: ChipOp::Debit,
+            party: ChipParty::Seat(Seat(1)),
+            amount: Chips(24),
+            ..
+        })
+    ));
+    assert!(matches!(
+        ev[1],
+        HandEvent::Chip(ChipMove {
+            op: ChipOp::Debit,
+            party: ChipParty::Seat(Seat(2)),
+            amount: Chips(10),
+            ..
+        })
+    ));
+    assert!(matches!(
+        ev[2],
+        HandEvent::Chip(ChipMove {
+            op: ChipOp::Credit,
+            party: ChipParty::Seat(Seat(0)),
+            amount: Chips(34),
+            ..
+        })
+    ));
     let r = t.finish();
     // 3 (bid) × 2 × 2 (bomb, rocket) × 2 (spring) = 24.
     assert_eq!(r.net, vec![34, -24, -10]);

@@ -12,7 +12,7 @@ use claw_games::guandan::{
     AceRule, EndRequest, GdAction, GdMemory, GdPhase, GdSettings, GdState, Guandan, GuandanError,
 };
 use claw_games::{
-    DealTo, DealtCard, CardFace, GameError, GameMeta, GamePlugin, HandResult, HandEvent, HandRunner,
+    CardFace, DealTo, DealtCard, GameError, GameMeta, GamePlugin, HandEvent, HandResult, HandRunner,
     PendingAction, PlayerInfo,
 };
 use claw_protocol::{CardId, Chips, Seat};

@@ -4,7 +4,7 @@
 
 mod holdem_common;
 
-use claw_games::{ChipMove, ChipOp, DealTo, CardFace, HandEvent, ChipParty};
+use claw_games::{CardFace, ChipMove, ChipOp, ChipParty, DealTo, HandEvent};
 use claw_protocol::Seat;
 use holdem_common::*;
 use serde_json::{json, Value};
@@ -24,7 +24,12 @@ fn heads_up_button_posts_small_blind_and_acts_first_preflop_last_after() {
     let p = |s| DealTo::Player(Seat(s));
     assert_eq!(
         order,
-        vec![(0, p(1), CardFace::Down), (1, p(0), CardFace::Down), (2, p(1), CardFace::Down), (3, p(0), CardFace::Down)]
+        vec![
+            (0, p(1), CardFace::Down),
+            (1, p(0), CardFace::Down),
+            (2, p(1), CardFace::Down),
+            (3, p(0), CardFace::Down)
+        ]
     );
     assert_eq!(t.to_act(), Some(0), "button acts first pre-flop");
     t.ok(0, json!({"type": "call"}));
@@ -177,7 +182,9 @@ fn side_pots_with_four_all_ins_of_different_sizes() {
     t.ok(1, json!({"type":"all-in"}));
     let ev = t.ok(2, json!({"type":"all-in"}));
     // No one can bet any more: uncalled chips back, hands tabled, board run out.
-    assert!(matches!(&ev[0], HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(Seat(2)), amount, .. }) if amount.0 == 90));
+    assert!(
+        matches!(&ev[0], HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(Seat(2)), amount, .. }) if amount.0 == 90)
+    );
     assert!(
         matches!(&ev[1], HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(Seat(0)), amount, .. }) if amount.0 == 200)
     );

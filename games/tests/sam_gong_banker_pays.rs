@@ -142,12 +142,18 @@ fn chip_movements_match_the_nets() {
         }
         for p in s.pending(Chips(start)) {
             match p {
-                PendingAction::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(x), amount, .. }) => {
-                    moved[x.index()] -= amount.0 as i64
-                }
-                PendingAction::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(x), amount, .. }) => {
-                    moved[x.index()] += amount.0 as i64
-                }
+                PendingAction::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party: ChipParty::Seat(x),
+                    amount,
+                    ..
+                }) => moved[x.index()] -= amount.0 as i64,
+                PendingAction::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(x),
+                    amount,
+                    ..
+                }) => moved[x.index()] += amount.0 as i64,
                 other => panic!("unexpected {other:?}"),
             }
         }

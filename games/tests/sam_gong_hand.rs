@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use claw_games::sam_gong::eval::{parse_hand, HandValue};
 use claw_games::sam_gong::{tutorial, SamGong, SamGongSettings};
-use claw_games::{ChipMove, ChipOp, 
-    check_conservation, registry, replay, DynGame, GameError, GamePlugin, HandEvent, HandRunner, ChipParty,
-    PlayerInfo, RecordedAction,
+use claw_games::{
+    check_conservation, registry, replay, ChipMove, ChipOp, ChipParty, DynGame, GameError, GamePlugin,
+    HandEvent, HandRunner, PlayerInfo, RecordedAction,
 };
 use claw_protocol::{Card, CardId, Chips, PlayerId, Seat};
 use serde_json::{json, Value};

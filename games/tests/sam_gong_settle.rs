@@ -97,7 +97,9 @@ fn all_fold_returns_the_banker_bet() {
     // The banker's escrowed 100 comes back.
     assert_eq!(
         s.pending(Chips(1000)),
-        vec![PendingAction::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(Seat(0)),
+        vec![PendingAction::Chip(ChipMove {
+            op: ChipOp::Credit,
+            party: ChipParty::Seat(Seat(0)),
             amount: Chips(100),
             reason: "all folded: banker bet returned".into()
         })]
@@ -179,7 +181,9 @@ fn exact_payment_is_not_insolvency() {
     let p = s.pending(Chips(200));
     assert_eq!(
         p[0],
-        PendingAction::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(Seat(0)),
+        PendingAction::Chip(ChipMove {
+            op: ChipOp::Debit,
+            party: ChipParty::Seat(Seat(0)),
             amount: Chips(100),
             reason: "banker pays winners".into()
         })
@@ -231,11 +235,21 @@ fn pending_actions_match_the_nets() {
             (100u64 + seats.iter().filter(|d| **d != F).count() as u64 * 100, 0u64);
         for p in s.pending(Chips(start)) {
             match p {
-                PendingAction::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(x), amount, .. }) => {
+                PendingAction::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party: ChipParty::Seat(x),
+                    amount,
+                    ..
+                }) => {
                     moved[x.index()] -= amount.0 as i64;
                     debits += amount.0;
                 }
-                PendingAction::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(x), amount, .. }) => {
+                PendingAction::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(x),
+                    amount,
+                    ..
+                }) => {
                     moved[x.index()] += amount.0 as i64;
                     credits += amount.0;
                 }

@@ -21,9 +21,9 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use claw_games::{ChipMove, ChipOp, 
-    check_conservation, registry, replay, DynGame, CardFace, GameError, HandEvent, HandRunner, ChipParty, PlayerInfo,
-    RecordedAction,
+use claw_games::{
+    check_conservation, registry, replay, CardFace, ChipMove, ChipOp, ChipParty, DynGame, GameError,
+    HandEvent, HandRunner, PlayerInfo, RecordedAction,
 };
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use rand::seq::SliceRandom;
@@ -300,7 +300,9 @@ fn play(h: &Hand, rng: &mut ChaCha20Rng) -> Result<(Stats, Value), String> {
                     return Err(format!("{s} overdrawn by {amount} ({reason})"));
                 }
             }
-            HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(s), amount, .. }) => bal[s.index()] += i128::from(amount.0),
+            HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(s), amount, .. }) => {
+                bal[s.index()] += i128::from(amount.0)
+            }
             _ => {}
         }
     }

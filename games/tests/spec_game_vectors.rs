@@ -6,7 +6,9 @@
 //! `CLAW_PRINT_GAME_VECTORS=1` it prints the recomputed lines instead (to
 //! update SPEC.md after a deliberate rules change).
 
-use claw_games::{ChipMove, ChipOp, registry, DealTo, CardFace, HandEvent, HandRunner, ChipParty, PlayerInfo};
+use claw_games::{
+    registry, CardFace, ChipMove, ChipOp, ChipParty, DealTo, HandEvent, HandRunner, PlayerInfo,
+};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use serde_json::{json, Map, Value};
 
@@ -83,8 +85,12 @@ fn compute(v: &Value) -> Value {
                     .collect();
                 json!(["deal", phase, cards])
             }
-            HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: p, amount, reason }) => json!(["debit", party(p), amount, reason]),
-            HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: p, amount, reason }) => json!(["credit", party(p), amount, reason]),
+            HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: p, amount, reason }) => {
+                json!(["debit", party(p), amount, reason])
+            }
+            HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: p, amount, reason }) => {
+                json!(["credit", party(p), amount, reason])
+            }
             HandEvent::Reveal { positions } => json!(["reveal", positions]),
             HandEvent::Transfer { position, from, to, face } => {
                 let face = if face == CardFace::Up { "u" } else { "d" };

@@ -225,7 +225,12 @@ impl Holdem {
                     pending = matches!(kind, "call" | "bet" | "raise" | "all-in")
                         .then_some((street, h.streets[street].actions.len() - 1));
                 }
-                Step::Event(AnnouncedEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(s), amount, reason })) => {
+                Step::Event(AnnouncedEvent::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party: ChipParty::Seat(s),
+                    amount,
+                    reason,
+                })) => {
                     let seat = seat_ix(*s)?;
                     let amount = amount.0;
                     left[seat] = left[seat].saturating_sub(amount);
@@ -263,7 +268,12 @@ impl Holdem {
                         }
                     }
                 }
-                Step::Event(AnnouncedEvent::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(s), amount, reason })) => {
+                Step::Event(AnnouncedEvent::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(s),
+                    amount,
+                    reason,
+                })) => {
                     let seat = seat_ix(*s)?;
                     left[seat] += amount.0;
                     if reason.contains("returned") {

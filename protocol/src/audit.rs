@@ -25,9 +25,9 @@ use crate::commit::{merkle_root, CardOpening};
 use crate::identity::Identity;
 use crate::ids::{Chips, PlayerId, Seat};
 use crate::messages::{
-    config_hash, expected_start_balance, AuditReveal, CardFace, CardTransfer, ChipParty, DealEvent,
-    DealTo, DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, HandResult,
-    Reveal, RevealPolicy, TimeoutReason,
+    config_hash, expected_start_balance, AuditReveal, CardFace, CardTransfer, ChipParty, DealEvent, DealTo,
+    DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, HandResult, Reveal,
+    RevealPolicy, TimeoutReason,
 };
 use crate::seal::{SealedCard, SharedKey};
 use crate::shuffle::{seed_commitment, shuffle, shuffle_seed};

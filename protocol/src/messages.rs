@@ -27,6 +27,8 @@ mod client;
 mod events;
 mod server;
 
+/// The hand vocabulary the messages use ([`crate::hand`]).
+pub use crate::hand::{ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealTo, HandResult};
 pub use client::{
     action_signing_body, player_seed_signing_body, ClientMessage, JoinRequest, PlayerSeed, Query, QueryType,
     SignedAction,
@@ -36,12 +38,10 @@ pub use events::{
     DealtCardMsg, DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, Reveal,
     RevealPolicy, SeatSeed, TimeoutAction, TimeoutReason, CONFIG_TAG, MAX_HAND_STAKE,
 };
-/// The hand vocabulary the messages use ([`crate::hand`]).
-pub use crate::hand::{ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealTo, HandResult};
 pub use server::{
-    Acting, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, HandAnswer, HandRecord,
-    JoinRejectReason, JoinResponse, KickReason, Kicked, PlayerStatus, QueryData, QueryError, QueryErrorCode,
-    QueryResult, RevealState, RoomConfig, RoomPhase, ServerMessage, TablePlayer, YourTurn,
+    Acting, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, HandAnswer, HandRecord, JoinRejectReason,
+    JoinResponse, KickReason, Kicked, PlayerStatus, QueryData, QueryError, QueryErrorCode, QueryResult,
+    RevealState, RoomConfig, RoomPhase, ServerMessage, TablePlayer, YourTurn,
 };
 
 /// The protocol name and version carried by the handshake and transcript

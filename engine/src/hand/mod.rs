@@ -27,9 +27,9 @@ use claw_games::{
 };
 use claw_protocol::hand::{ChipMove, ChipParty, HandEvent, HandResult};
 use claw_protocol::messages::{
-    config_hash, ActionRejectCode, ActionResult, AuditReveal, DeckMode, EncodeError,
-    EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, PlayerSeed, RawJson, RevealPolicy,
-    SeatSeed, SignedAction, TimeoutAction, TimeoutReason, YourTurn,
+    config_hash, ActionRejectCode, ActionResult, AuditReveal, DeckMode, EncodeError, EntropyMode, EventBody,
+    GameEnd, GameStart, HandPlayer, HandPrepare, PlayerSeed, RawJson, RevealPolicy, SeatSeed, SignedAction,
+    TimeoutAction, TimeoutReason, YourTurn,
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptBuilder, TranscriptError};
 use claw_protocol::{
@@ -38,7 +38,6 @@ use claw_protocol::{
 };
 use rand_core::CryptoRngCore;
 use serde_json::Value;
-
 
 /// Where a hand is: what its phase allows is decided by the type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

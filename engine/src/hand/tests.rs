@@ -268,7 +268,10 @@ fn one_action_is_decoded_once_and_checked_once() {
     crate::testgame::take_counts();
     let p1 = &t.players[1];
     let next = action(p1, h, 0, json!({"type": "bet"}));
-    assert_eq!(hand.act(&p0.id(), action(p0, h, 1, json!({"type": "bet"}))).unwrap_err().code, ActionRejectCode::NotYourTurn);
+    assert_eq!(
+        hand.act(&p0.id(), action(p0, h, 1, json!({"type": "bet"}))).unwrap_err().code,
+        ActionRejectCode::NotYourTurn
+    );
     assert_eq!(crate::testgame::take_counts().decoded, 0, "out of turn: refused before decoding");
     hand.act(&p1.id(), next).unwrap();
     let counts = crate::testgame::take_counts();

@@ -65,7 +65,13 @@ pub(super) fn event_bodies<R: CryptoRngCore + ?Sized>(
                         }
                         (CardFace::Down, _) => (None, None),
                     };
-                    msgs.push(DealtCardMsg { position: c.position, target: c.target, face: c.face, opening, sealed });
+                    msgs.push(DealtCardMsg {
+                        position: c.position,
+                        target: c.target,
+                        face: c.face,
+                        opening,
+                        sealed,
+                    });
                 }
                 let one_player = match cards.first().map(|c| c.target) {
                     Some(t @ DealTo::Player(_)) => cards.iter().all(|c| c.target == t),

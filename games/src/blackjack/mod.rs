@@ -24,9 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::plugin::{
-    ChipMove, ChipOp,
-    ActionOption, DealSpec, DealTo, DealtCard, CardFace, GameDetails, GameError, GameMeta, GamePlugin,
-    HandResult, ChipParty, PendingAction, PlayerInfo,
+    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
+    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 use rules::{card_points, hand_total, house_draws, is_pair, is_two_card_21};
 
@@ -532,7 +531,9 @@ impl Blackjack {
                 words.push(format!("{} {word}", t.total));
                 if payout > 0 {
                     s.paid.0 += payout;
-                    credits.push(PendingAction::Chip(ChipMove { op: ChipOp::Credit, party,
+                    credits.push(PendingAction::Chip(ChipMove {
+                        op: ChipOp::Credit,
+                        party,
                         amount: Chips(payout),
                         reason: format!("hand {}: {word}", k + 1),
                     }));
@@ -542,7 +543,9 @@ impl Blackjack {
                 if house_bj {
                     let payout = 3 * s.insurance.0;
                     s.paid.0 += payout;
-                    credits.push(PendingAction::Chip(ChipMove { op: ChipOp::Credit, party,
+                    credits.push(PendingAction::Chip(ChipMove {
+                        op: ChipOp::Credit,
+                        party,
                         amount: Chips(payout),
                         reason: "insurance pays 2:1".into(),
                     }));
@@ -558,14 +561,18 @@ impl Blackjack {
         let paid: u64 = st.seats.iter().map(|s| s.paid.0).sum();
         let mut out = Vec::new();
         if paid > staked {
-            out.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::House,
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Debit,
+                party: ChipParty::House,
                 amount: Chips(paid - staked),
                 reason: "house pays out".into(),
             }));
         }
         out.extend(credits);
         if staked > paid {
-            out.push(PendingAction::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::House,
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Credit,
+                party: ChipParty::House,
                 amount: Chips(staked - paid),
                 reason: "house wins".into(),
             }));
@@ -848,7 +855,12 @@ impl GamePlugin for Blackjack {
                 s.staked.0 += amount.0;
                 s.bet = *amount;
                 s.status = SeatStatus::Playing;
-                out.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party, amount: *amount, reason: "bet".into() }));
+                out.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party,
+                    amount: *amount,
+                    reason: "bet".into(),
+                }));
                 if st.next_bettor().is_none() {
                     out.extend(self.begin_deal(st));
                 }
@@ -865,7 +877,12 @@ impl GamePlugin for Blackjack {
                 s.staked.0 += amount.0;
                 s.insurance = *amount;
                 s.insurance_decided = true;
-                out.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party, amount: *amount, reason: "insurance".into() }));
+                out.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party,
+                    amount: *amount,
+                    reason: "insurance".into(),
+                }));
                 if st.insurance_candidate().is_none() {
                     out.extend(self.after_insurance(st));
                 }
@@ -899,7 +916,12 @@ impl GamePlugin for Blackjack {
                         s.staked.0 += stake.0;
                         s.hands[hi].stake.0 += stake.0;
                         s.hands[hi].doubled = true;
-                        out.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party, amount: stake, reason: "double".into() }));
+                        out.push(PendingAction::Chip(ChipMove {
+                            op: ChipOp::Debit,
+                            party,
+                            amount: stake,
+                            reason: "double".into(),
+                        }));
                         ("double", vec![target], Awaiting::Double { seat: seat_b, hand: hand_b })
                     }
                     _ => {
@@ -917,7 +939,12 @@ impl GamePlugin for Blackjack {
                             done: false,
                         };
                         s.hands.insert(hi + 1, new_hand);
-                        out.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party, amount: stake, reason: "split".into() }));
+                        out.push(PendingAction::Chip(ChipMove {
+                            op: ChipOp::Debit,
+                            party,
+                            amount: stake,
+                            reason: "split".into(),
+                        }));
                         ("split", vec![target, target], Awaiting::Split { seat: seat_b, hand: hand_b })
                     }
                 };

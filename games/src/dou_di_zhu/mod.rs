@@ -27,9 +27,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::plugin::{
-    ChipMove, ChipOp,
-    ActionOption, DealSpec, DealTo, DealtCard, CardFace, GameDetails, GameError, GameMeta, GamePlugin,
-    HandResult, ChipParty, PendingAction, PlayerInfo,
+    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
+    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 pub use patterns::DdzRules;
 use patterns::{beating_under, candidate_plays, classify_under, sort_key, Combo};
@@ -281,10 +280,20 @@ impl DouDiZhu {
             let party = ChipParty::Seat(Seat(s));
             if debit {
                 net[usize::from(s)] -= amount as i64;
-                debits.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party, amount: Chips(amount), reason }));
+                debits.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party,
+                    amount: Chips(amount),
+                    reason,
+                }));
             } else {
                 net[usize::from(s)] += amount as i64;
-                credits.push(PendingAction::Chip(ChipMove { op: ChipOp::Credit, party, amount: Chips(amount), reason }));
+                credits.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party,
+                    amount: Chips(amount),
+                    reason,
+                }));
             }
         };
         if landlord_won {
@@ -361,7 +370,6 @@ impl DouDiZhu {
         }
     }
 
-
     /// Applies an action [`DouDiZhu::resolve`] accepted (`combo`: its play).
     fn apply_valid(
         &self,
@@ -390,7 +398,8 @@ impl DouDiZhu {
                 Ok(Vec::new())
             }
             (_, DdzAction::Play { cards }) => {
-                let combo = combo.ok_or_else(|| GameError::Illegal("a play without its combination".into()))?;
+                let combo =
+                    combo.ok_or_else(|| GameError::Illegal("a play without its combination".into()))?;
                 let hand = &mut st.hands[usize::from(s)];
                 hand.retain(|c| !cards.contains(c));
                 let empty = hand.is_empty();

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::plugin::{
-    ActionOption, DealSpec, DealTo, DealtCard, CardFace, GameDetails, GameError, GameMeta, GamePlugin,
+    ActionOption, CardFace, DealSpec, DealTo, DealtCard, GameDetails, GameError, GameMeta, GamePlugin,
     HandResult, PendingAction, PlayerInfo,
 };
 use cards::{check_ids, Level, Tally, Wilds, DECK_SIZE, PACKS};

@@ -116,7 +116,9 @@ fn pay(
         if amount > 0 {
             total += amount;
             net[usize::from(*l)] -= amount as i64;
-            debits.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(Seat(*l)),
+            debits.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Debit,
+                party: ChipParty::Seat(Seat(*l)),
                 amount: Chips(amount),
                 reason: format!("{reason}: loses"),
             }));
@@ -128,7 +130,9 @@ fn pay(
         let amount = share + if i == 0 { odd } else { 0 };
         if amount > 0 {
             net[usize::from(*w)] += amount as i64;
-            debits.push(PendingAction::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(Seat(*w)),
+            debits.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Credit,
+                party: ChipParty::Seat(Seat(*w)),
                 amount: Chips(amount),
                 reason: format!("{reason}: wins"),
             }));

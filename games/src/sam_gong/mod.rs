@@ -32,9 +32,8 @@ pub use rotation::SamGongMemory;
 pub use settle::{Decision, Entry, EntryResult, Settlement, SettlementRule};
 
 use crate::plugin::{
-    ChipMove, ChipOp,
-    ActionOption, DealSpec, DealTo, DealtCard, CardFace, GameDetails, GameError, GameMeta, GamePlugin,
-    HandResult, ChipParty, PendingAction, PlayerInfo,
+    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
+    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 
 /// The Sam Gong plugin (registry name `sam-gong`).
@@ -404,7 +403,9 @@ impl SamGong {
             SamGongAction::Bet { amount } => {
                 state.banker_bet = *amount;
                 if !practice {
-                    out.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(seat),
+                    out.push(PendingAction::Chip(ChipMove {
+                        op: ChipOp::Debit,
+                        party: ChipParty::Seat(seat),
                         amount: *amount,
                         reason: "banker bet (escrow)".into(),
                     }));
@@ -416,7 +417,9 @@ impl SamGong {
             SamGongAction::Call => {
                 state.status[seat.index()] = SeatStatus::Called;
                 if !practice {
-                    out.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(seat),
+                    out.push(PendingAction::Chip(ChipMove {
+                        op: ChipOp::Debit,
+                        party: ChipParty::Seat(seat),
                         amount: state.banker_bet,
                         reason: "call (escrow)".into(),
                     }));

@@ -278,7 +278,9 @@ impl Settlement {
         let after_escrow = banker_start.0 - self.banker_bet.0;
         let remaining = self.banker_remaining.0;
         if remaining < after_escrow {
-            out.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(self.banker),
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Debit,
+                party: ChipParty::Seat(self.banker),
                 amount: Chips(after_escrow - remaining),
                 reason: "banker pays winners".into(),
             }));
@@ -289,7 +291,9 @@ impl Settlement {
                     EntryResult::Tie => "tie: call returned",
                     _ => "call returned with winnings",
                 };
-                out.push(PendingAction::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(e.seat),
+                out.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(e.seat),
                     amount: e.payout,
                     reason: reason.into(),
                 }));
@@ -297,7 +301,9 @@ impl Settlement {
         }
         if remaining > after_escrow {
             let reason = if self.all_fold { "all folded: banker bet returned" } else { "banker collects" };
-            out.push(PendingAction::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(self.banker),
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Credit,
+                party: ChipParty::Seat(self.banker),
                 amount: Chips(remaining - after_escrow),
                 reason: reason.into(),
             }));

@@ -22,9 +22,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::plugin::{
-    ChipMove, ChipOp,
-    ActionOption, DealSpec, DealTo, DealtCard, CardFace, GameDetails, GameError, GameMeta, GamePlugin,
-    HandResult, ChipParty, PendingAction, PlayerInfo,
+    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
+    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 
 pub use eval::{evaluate, Category, HandValue};
@@ -308,7 +307,9 @@ impl State {
             p.all_in = true;
         }
         if a > 0 {
-            out.push(PendingAction::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(seat(i)),
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Debit,
+                party: ChipParty::Seat(seat(i)),
                 amount: Chips(a),
                 reason: reason.into(),
             }));
@@ -449,7 +450,9 @@ impl State {
             if p.stack.0 > 0 {
                 p.all_in = false;
             }
-            out.push(PendingAction::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(seat(top)),
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Credit,
+                party: ChipParty::Seat(seat(top)),
                 amount: Chips(excess),
                 reason: "uncalled bet returned".into(),
             }));
@@ -588,7 +591,9 @@ impl State {
                     winners[w] = true;
                 }
                 self.players[w].stack.0 += amount;
-                out.push(PendingAction::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(seat(w)),
+                out.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(seat(w)),
                     amount: Chips(amount),
                     reason: name.clone(),
                 }));

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use claw_games::guandan::{GdAction, GdMemory, GdSettings, GdState, Guandan};
-use claw_games::{DealTo, DealtCard, CardFace, GamePlugin, PendingAction, PlayerInfo};
+use claw_games::{CardFace, DealTo, DealtCard, GamePlugin, PendingAction, PlayerInfo};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 
 /// Cards from text: `"3c 3d 5h#1 RJ"`.

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use claw_games::{ChipMove, ChipOp, 
-    check_conservation, registry, replay, DynGame, GameError, HandResult, HandEvent, HandRunner, ChipParty,
-    PlayerInfo, RecordedAction,
+use claw_games::{
+    check_conservation, registry, replay, ChipMove, ChipOp, ChipParty, DynGame, GameError, HandEvent,
+    HandResult, HandRunner, PlayerInfo, RecordedAction,
 };
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use serde_json::Value;
@@ -139,9 +139,12 @@ impl Table {
         self.events
             .iter()
             .filter_map(|e| match e {
-                HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(s), amount, reason }) => {
-                    Some((s.0, amount.0, reason.clone()))
-                }
+                HandEvent::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(s),
+                    amount,
+                    reason,
+                }) => Some((s.0, amount.0, reason.clone())),
                 _ => None,
             })
             .collect()
@@ -151,9 +154,12 @@ impl Table {
         self.events
             .iter()
             .filter_map(|e| match e {
-                HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(s), amount, reason }) => {
-                    Some((s.0, amount.0, reason.clone()))
-                }
+                HandEvent::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party: ChipParty::Seat(s),
+                    amount,
+                    reason,
+                }) => Some((s.0, amount.0, reason.clone())),
                 _ => None,
             })
             .collect()

@@ -2,7 +2,7 @@
 //! games crate's `HandRunner`, letting a strategy choose every action, and
 //! check that each choice validates.
 
-use claw_games::{registry, DealTo, CardFace, PlayerInfo};
+use claw_games::{registry, CardFace, DealTo, PlayerInfo};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
