@@ -665,7 +665,7 @@ async fn run_moves(
     let mark = l.mark();
     let mut balances = Vec::with_capacity(moves.len());
     for m in moves {
-        match l.run(desk, m.kind, &accounts.of(m.account), m.amount, &m.memo).await {
+        match l.run(desk, m.op, &accounts.of(m.party), m.amount, &m.reason).await {
             Ok(b) => balances.push(b),
             Err(LedgerError::Chip(e)) if !e.is_retryable() => {
                 let undone = undo_on_refusal && l.undo_since(desk, mark).await.is_ok();

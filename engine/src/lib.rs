@@ -21,5 +21,5 @@ pub mod testgame;
 pub mod testing;
 
 pub use hand::{
-    ActionReject, Committed, EngineError, GameSpec, Hand, HandEnd, HandPhase, HandSeat, Move, SeedError, Step,
+    ActionReject, Committed, EngineError, GameSpec, Hand, HandEnd, HandPhase, HandSeat, SeedError, Step,
 };

@@ -11,8 +11,8 @@
 //! wins the pot; if everyone folds the antes are returned.
 
 use claw_games::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameError, GameMeta, GamePlugin, GameResult, Party,
-    PendingAction, PlayerInfo,
+    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameError, GameMeta,
+    GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 use claw_protocol::{CardId, Chips, Seat};
 use serde::{Deserialize, Serialize};
@@ -46,12 +46,50 @@ impl Default for HighCardSettings {
 
 /// A move.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
+#[serde(tag = "type", rename_all = "kebab-case", from = "ActionWire")]
 pub enum HighCardAction {
     /// Put `bet` chips in and stay in.
     Bet,
     /// Give up the hand.
     Fold,
+}
+
+/// [`HighCardAction`]'s JSON, decoded through here so decodes are counted.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+enum ActionWire {
+    Bet,
+    Fold,
+}
+
+impl From<ActionWire> for HighCardAction {
+    fn from(w: ActionWire) -> HighCardAction {
+        COUNTS.with(|c| c.set(Counts { decoded: c.get().decoded + 1, ..c.get() }));
+        match w {
+            ActionWire::Bet => HighCardAction::Bet,
+            ActionWire::Fold => HighCardAction::Fold,
+        }
+    }
+}
+
+/// How often, on this thread, a `high-card` action was decoded into its
+/// type and checked by the rules: what the engine's per-action counts are
+/// measured with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Actions decoded (from JSON text or a JSON value).
+    pub decoded: u64,
+    /// Rule checks of an action (`validate`, also run by `apply`).
+    pub checked: u64,
+}
+
+thread_local! {
+    static COUNTS: std::cell::Cell<Counts> = const { std::cell::Cell::new(Counts { decoded: 0, checked: 0 }) };
+}
+
+/// This thread's counts so far, and zeroes them.
+pub fn take_counts() -> Counts {
+    COUNTS.with(|c| c.replace(Counts::default()))
 }
 
 /// Everything about a hand in progress.
@@ -136,17 +174,18 @@ impl GamePlugin for HighCard {
             st.net[i] -= st.settings.ante as i64;
             st.balances[i] -= st.settings.ante;
             st.pot += st.settings.ante;
-            out.push(PendingAction::Debit {
-                party: Party::Seat(Seat(i as u8)),
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Debit,
+                party: ChipParty::Seat(Seat(i as u8)),
                 amount: Chips(st.settings.ante),
                 reason: "ante".into(),
-            });
+            }));
         }
         let mut cards: Vec<DealSpec> = (0..n)
-            .map(|i| DealSpec { target: DealTarget::Player(Seat(i as u8)), face: Face::Down })
+            .map(|i| DealSpec { target: DealTo::Player(Seat(i as u8)), face: CardFace::Down })
             .collect();
-        cards.push(DealSpec { target: DealTarget::Burn, face: Face::Down });
-        cards.push(DealSpec { target: DealTarget::Community, face: Face::Up });
+        cards.push(DealSpec { target: DealTo::Burn, face: CardFace::Down });
+        cards.push(DealSpec { target: DealTo::Community, face: CardFace::Up });
         out.push(PendingAction::Deal { phase: "hole".into(), cards });
         Ok(out)
     }
@@ -158,11 +197,11 @@ impl GamePlugin for HighCard {
     ) -> Result<Vec<PendingAction>, GameError> {
         for c in cards {
             match c.target {
-                DealTarget::Player(s) => {
+                DealTo::Player(s) => {
                     *st.hole.get_mut(s.index()).ok_or_else(|| GameError::BadDeal("seat".into()))? =
                         Some((c.position, c.card))
                 }
-                DealTarget::Community => st.board = Some(c.card),
+                DealTo::Community => st.board = Some(c.card),
                 _ => {}
             }
         }
@@ -174,6 +213,7 @@ impl GamePlugin for HighCard {
     }
 
     fn validate(&self, st: &HighCardState, seat: Seat, a: &HighCardAction) -> Result<(), GameError> {
+        COUNTS.with(|c| c.set(Counts { checked: c.get().checked + 1, ..c.get() }));
         if st.over {
             return Err(GameError::HandOver);
         }
@@ -201,11 +241,12 @@ impl GamePlugin for HighCard {
                 st.balances[i] -= st.settings.bet;
                 st.net[i] -= st.settings.bet as i64;
                 st.pot += st.settings.bet;
-                out.push(PendingAction::Debit {
-                    party: Party::Seat(seat),
+                out.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party: ChipParty::Seat(seat),
                     amount: Chips(st.settings.bet),
                     reason: "bet".into(),
-                });
+                }));
             }
             HighCardAction::Fold => st.acted[i] = Some(false),
         }
@@ -215,11 +256,12 @@ impl GamePlugin for HighCard {
             if live.is_empty() {
                 for j in 0..st.acted.len() {
                     st.net[j] += st.settings.ante as i64;
-                    out.push(PendingAction::Credit {
-                        party: Party::Seat(Seat(j as u8)),
+                    out.push(PendingAction::Chip(ChipMove {
+                        op: ChipOp::Credit,
+                        party: ChipParty::Seat(Seat(j as u8)),
                         amount: Chips(st.settings.ante),
                         reason: "ante returned".into(),
-                    });
+                    }));
                 }
             } else {
                 let positions: Vec<u16> = live.iter().filter_map(|j| st.hole[*j].map(|h| h.0)).collect();
@@ -229,11 +271,12 @@ impl GamePlugin for HighCard {
                     live.iter().copied().max_by_key(|j| st.hole[*j].map(|h| h.1.card().code())).unwrap_or(0);
                 st.winner = Some(Seat(w as u8));
                 st.net[w] += st.pot as i64;
-                out.push(PendingAction::Credit {
-                    party: Party::Seat(Seat(w as u8)),
+                out.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(Seat(w as u8)),
                     amount: Chips(st.pot),
                     reason: "pot".into(),
-                });
+                }));
             }
             st.pot = 0;
         }
@@ -244,8 +287,8 @@ impl GamePlugin for HighCard {
         st.over
     }
 
-    fn result(&self, st: &HighCardState) -> Option<GameResult> {
-        st.over.then(|| GameResult {
+    fn result(&self, st: &HighCardState) -> Option<HandResult> {
+        st.over.then(|| HandResult {
             winners: st.winner.into_iter().collect(),
             net: st.net.clone(),
             house_net: 0,

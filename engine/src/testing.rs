@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
-use claw_games::{DealTarget, Face, GameResult, HandEvent};
+use claw_games::{CardFace, DealTo, HandEvent, HandResult};
 use claw_protocol::messages::{
-    ActionChoice, EntropyMode, EventBody, PlayerSeed, RawJson, RevealPolicy, SignedAction,
+    ActionOption, EntropyMode, EventBody, PlayerSeed, RawJson, RevealPolicy, SignedAction,
 };
 use claw_protocol::transcript::{Transcript, TranscriptBuilder, TranscriptError};
 use claw_protocol::{CardId, CardOpening, Chips, HandId, Identity, SealedCard, Seat, Seed};
@@ -24,7 +24,7 @@ pub struct TurnInfo<'a> {
     /// The seat to act.
     pub seat: Seat,
     /// The options of `your-turn`.
-    pub actions: &'a [ActionChoice],
+    pub actions: &'a [ActionOption],
     /// The game's public state.
     pub public_state: &'a Value,
     /// The seat's own dealt cards (face down or up), minus those it played.
@@ -100,10 +100,10 @@ pub struct PlayedHand {
     /// The seed each player sent, by seat.
     pub player_seeds: Vec<Option<Seed>>,
     /// The result the rules gave.
-    pub result: GameResult,
+    pub result: HandResult,
     /// `your-turn` messages the dealer sent, in order, with the index in
     /// `bodies` they precede.
-    pub turns: Vec<(usize, Seat, Vec<ActionChoice>)>,
+    pub turns: Vec<(usize, Seat, Vec<ActionOption>)>,
 }
 
 impl PlayedHand {
@@ -283,21 +283,21 @@ fn played_cards(action: &Value) -> Vec<CardId> {
 /// A seat's own cards with their deck positions (dealt or transferred to it,
 /// minus those played and transferred away) and the face-up table cards.
 fn cards_of(events: &[HandEvent], seat: Seat, played: &[CardId]) -> (Vec<(u16, CardId)>, Vec<CardId>) {
-    let mut held: Vec<(u16, CardId, DealTarget)> = Vec::new();
+    let mut held: Vec<(u16, CardId, DealTo)> = Vec::new();
     let mut table = Vec::new();
     for e in events {
         match e {
             HandEvent::Dealt { cards, .. } => {
                 for d in cards {
                     held.push((d.position, d.card, d.target));
-                    if matches!(d.target, DealTarget::Community | DealTarget::House) && d.face == Face::Up {
+                    if matches!(d.target, DealTo::Community | DealTo::House) && d.face == CardFace::Up {
                         table.push(d.card);
                     }
                 }
             }
             HandEvent::Transfer { position, to, .. } => {
                 if let Some(h) = held.iter_mut().find(|h| h.0 == *position) {
-                    h.2 = DealTarget::Player(*to);
+                    h.2 = DealTo::Player(*to);
                 }
             }
             _ => {}
@@ -305,7 +305,7 @@ fn cards_of(events: &[HandEvent], seat: Seat, played: &[CardId]) -> (Vec<(u16, C
     }
     let own = held
         .into_iter()
-        .filter(|(_, c, t)| *t == DealTarget::Player(seat) && !played.contains(c))
+        .filter(|(_, c, t)| *t == DealTo::Player(seat) && !played.contains(c))
         .map(|(p, c, _)| (p, c))
         .collect();
     (own, table)

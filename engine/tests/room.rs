@@ -209,9 +209,9 @@ impl Harness {
             ChipCall::Moves { moves, .. } => {
                 let mut out = Vec::new();
                 for m in moves {
-                    let b = match self.account_seat(&m.account) {
+                    let b = match self.account_seat(&m.party) {
                         Some(s) => {
-                            match m.kind {
+                            match m.op {
                                 ChipOp::Debit => self.balances[s] -= m.amount.0,
                                 ChipOp::Credit => self.balances[s] += m.amount.0,
                             }

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use claw_games::{check_conservation, registry, DynGame, HandEvent, HandRunner, Party, PlayerInfo};
+use claw_games::{check_conservation, registry, ChipParty, DynGame, HandEvent, HandRunner, PlayerInfo};
 use claw_protocol::audit::{audit, AuditOptions};
 use claw_protocol::handshake::{
     Accepted, Challenge, ChallengeBook, ClientHandshake, Hello, Response, ServerHandshake,
@@ -350,12 +350,9 @@ pub fn game_actions(data: &[u8]) {
     // No seat is ever debited more than it holds at that point of the hand.
     let mut held = vec![i128::from(balance); n];
     for e in &events {
-        let (party, delta) = match e {
-            HandEvent::Debit { party, amount, .. } => (party, -i128::from(amount.0)),
-            HandEvent::Credit { party, amount, .. } => (party, i128::from(amount.0)),
-            _ => continue,
-        };
-        if let Party::Seat(s) = party {
+        let HandEvent::Chip(m) = e else { continue };
+        let delta = m.delta();
+        if let ChipParty::Seat(s) = m.party {
             let h = &mut held[s.index()];
             *h += delta;
             assert!(*h >= 0, "{}: {s} debited below zero", meta.name);

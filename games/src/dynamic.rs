@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::plugin::{
-    ActionOption, DealtCard, GameDetails, GameError, GameMeta, GamePlugin, GameResult, PendingAction,
+    ActionOption, DealtCard, GameDetails, GameError, GameMeta, GamePlugin, HandResult, PendingAction,
     PlayerInfo,
 };
 
@@ -39,8 +39,11 @@ pub trait DynHand: Send + Sync {
     fn to_act(&self) -> Option<Seat>;
     fn validate(&self, seat: Seat, action: &Value) -> Result<(), GameError>;
     fn apply(&mut self, seat: Seat, action: &Value) -> Result<Vec<PendingAction>, GameError>;
+    /// [`DynHand::apply`] for an action given as JSON text (a player's signed
+    /// bytes): parsed once, straight into the game's action type.
+    fn apply_text(&mut self, seat: Seat, action: &str) -> Result<Vec<PendingAction>, GameError>;
     fn is_over(&self) -> bool;
-    fn result(&self) -> Option<GameResult>;
+    fn result(&self) -> Option<HandResult>;
     /// The settlement as typed data ([`GamePlugin::details`]).
     fn details(&self) -> Option<GameDetails>;
     fn valid_actions(&self) -> Vec<ActionOption<Value>>;
@@ -155,11 +158,17 @@ impl<G: GamePlugin> DynHand for ErasedHand<G> {
         self.game.apply(&mut self.state, seat, &a)
     }
 
+    fn apply_text(&mut self, seat: Seat, action: &str) -> Result<Vec<PendingAction>, GameError> {
+        let a: G::Action =
+            serde_json::from_str(action).map_err(|e| GameError::Malformed(format!("action: {e}")))?;
+        self.game.apply(&mut self.state, seat, &a)
+    }
+
     fn is_over(&self) -> bool {
         self.game.is_over(&self.state)
     }
 
-    fn result(&self) -> Option<GameResult> {
+    fn result(&self) -> Option<HandResult> {
         self.game.result(&self.state)
     }
 

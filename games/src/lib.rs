@@ -14,9 +14,9 @@ pub mod texas_holdem;
 
 pub use dynamic::{DynGame, DynHand};
 pub use plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin,
-    GameResult, Party, PendingAction, PlayerInfo,
+    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
+    GameMeta, GamePlugin, HandEvent, HandResult, PendingAction, PlayerInfo,
 };
 pub use runner::{
-    check_conservation, replay, HandEvent, HandRunner, RecordedAction, ReplayError, ReplayOutcome,
+    check_conservation, replay, ActError, ActionInput, HandRunner, RecordedAction, ReplayError, ReplayOutcome,
 };

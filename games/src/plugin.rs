@@ -17,6 +17,9 @@
 //!    `memory_after` what the next hand at this table needs to know (button,
 //!    banker rotation).
 
+pub use claw_protocol::hand::{
+    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealTo, DealtCard, HandEvent, HandResult,
+};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -43,51 +46,11 @@ pub struct PlayerInfo {
     pub balance: Chips,
 }
 
-/// Where a dealt card goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "to", content = "seat")]
-pub enum DealTarget {
-    /// To one player; sealed to them when face down.
-    Player(Seat),
-    /// To the table (Hold'em board, Dou Di Zhu kitty).
-    Community,
-    /// Burned: committed, never shown before the reveal.
-    Burn,
-    /// To the house hand (Blackjack dealer).
-    House,
-}
-
-/// Whether a dealt card is shown to everyone at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Face {
-    Up,
-    Down,
-}
-
 /// One card the plugin asks the engine to deal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DealSpec {
-    pub target: DealTarget,
-    pub face: Face,
-}
-
-/// One card the engine dealt: the deck position it took and the card there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DealtCard {
-    pub position: u16,
-    pub target: DealTarget,
-    pub face: Face,
-    pub card: CardId,
-}
-
-/// A chip account a pending action touches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "kind", content = "seat")]
-pub enum Party {
-    Seat(Seat),
-    /// The house bank (Blackjack's dealer), run by the dealer node.
-    House,
+    pub target: DealTo,
+    pub face: CardFace,
 }
 
 /// Work the plugin hands back to the engine (deals) or the dealer (chips).
@@ -97,10 +60,9 @@ pub enum PendingAction {
     /// Deal cards now, in this order, taking the next deck positions. `phase`
     /// names the deal for the players (`hole`, `flop`, `turn`, `hit`, `kitty`).
     Deal { phase: String, cards: Vec<DealSpec> },
-    /// Take chips from a party (a bet, a blind, a call).
-    Debit { party: Party, amount: Chips, reason: String },
-    /// Give chips to a party (a pot won, a bet returned).
-    Credit { party: Party, amount: Chips, reason: String },
+    /// Take chips from a party (a bet, a blind, a call) or give chips to it
+    /// (a pot won, a bet returned).
+    Chip(ChipMove),
     /// Reveal cards that were dealt face down, now, to everyone (Dou Di Zhu's
     /// kitty when the landlord takes it, Blackjack's hole card). The engine
     /// publishes their openings.
@@ -108,23 +70,19 @@ pub enum PendingAction {
     /// Move a dealt card from one player's hand to another's (Guandan's
     /// tribute and return). `from` must hold `position` now; `face` says
     /// whether the card is shown to everyone (`up`) or only to `to`.
-    Transfer { position: u16, from: Seat, to: Seat, face: Face },
+    Transfer { position: u16, from: Seat, to: Seat, face: CardFace },
 }
 
-/// What a finished hand produced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GameResult {
-    /// Seats that won something, in seat order.
-    pub winners: Vec<Seat>,
-    /// Net change per seat (indexed by seat): credits minus debits over the hand.
-    pub net: Vec<i64>,
-    /// Net change of the house bank (0 when the game has no house).
-    pub house_net: i64,
-    /// Chips kept by the game as rake, paid to the dealer's account.
-    /// `sum(net) + house_net + rake == 0`.
-    pub rake: Chips,
-    /// A short human-readable summary (hand names, scores).
-    pub summary: String,
+impl PendingAction {
+    /// Take `amount` from `party`.
+    pub fn debit(party: ChipParty, amount: Chips, reason: impl Into<String>) -> PendingAction {
+        PendingAction::Chip(ChipMove::debit(party, amount, reason))
+    }
+
+    /// Give `amount` to `party`.
+    pub fn credit(party: ChipParty, amount: Chips, reason: impl Into<String>) -> PendingAction {
+        PendingAction::Chip(ChipMove::credit(party, amount, reason))
+    }
 }
 
 /// A finished hand's settlement as typed data, per game: what an auditor
@@ -142,20 +100,6 @@ pub enum GameDetails {
     DouDiZhu(crate::dou_di_zhu::DdzDetails),
     /// Guandan: level played, tribute, finishing order, levels won, match end.
     Guandan(crate::guandan::GdDetails),
-}
-
-/// An action the player to act may take, for `your-turn`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ActionOption<A> {
-    /// A representative action. For amount ranges this carries the minimum.
-    pub action: A,
-    /// Chips this action moves from the player now (for ranges: at minimum).
-    pub cost: Chips,
-    /// Whether the player's remaining chips cover `cost`.
-    pub affordable: bool,
-    /// Inclusive amount range for bet/raise-style actions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub range: Option<(Chips, Chips)>,
 }
 
 /// Why the plugin refused something.
@@ -250,7 +194,7 @@ pub trait GamePlugin: Send + Sync + 'static {
     fn is_over(&self, state: &Self::State) -> bool;
 
     /// The result, once `is_over`.
-    fn result(&self, state: &Self::State) -> Option<GameResult>;
+    fn result(&self, state: &Self::State) -> Option<HandResult>;
 
     /// What the player to act may do, with costs.
     fn valid_actions(&self, state: &Self::State) -> Vec<ActionOption<Self::Action>>;

@@ -8,44 +8,45 @@
 
 use std::collections::VecDeque;
 
-use claw_protocol::{CardId, Chips, Seat};
+use claw_protocol::{CardId, Seat};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::dynamic::{DynGame, DynHand};
-use crate::plugin::{DealTarget, DealtCard, Face, GameError, GameResult, Party, PendingAction, PlayerInfo};
+use crate::plugin::{
+    ChipOp, ChipParty, DealTo, DealtCard, GameError, HandEvent, HandResult, PendingAction, PlayerInfo,
+};
 
-/// Something the hand did that the engine must carry out or publish.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "type")]
-pub enum HandEvent {
-    /// Cards dealt, positions in increasing order.
-    Dealt {
-        phase: String,
-        cards: Vec<DealtCard>,
-    },
-    Debit {
-        party: Party,
-        amount: Chips,
-        reason: String,
-    },
-    Credit {
-        party: Party,
-        amount: Chips,
-        reason: String,
-    },
-    /// Face-down cards to open to everyone now.
-    Reveal {
-        positions: Vec<u16>,
-    },
-    /// A dealt card moved from `from`'s hand to `to`'s: its opening sealed to
-    /// `to`, or shown to everyone when `face` is up.
-    Transfer {
-        position: u16,
-        from: Seat,
-        to: Seat,
-        face: Face,
-    },
+/// A player action as the runner takes it: a JSON value (recorded and
+/// replayed actions), or the JSON text a player signed (parsed once, into the
+/// game's action type).
+#[derive(Debug, Clone, Copy)]
+pub enum ActionInput<'a> {
+    /// A JSON value.
+    Value(&'a Value),
+    /// JSON text.
+    Text(&'a str),
+}
+
+/// Why [`HandRunner::act_as`] failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ActError {
+    /// The rules refused the action; the hand is as it was.
+    #[error("{0}")]
+    Refused(GameError),
+    /// The action was applied but what it set off failed (a broken deal):
+    /// the hand is part-way and must be rebuilt.
+    #[error("{0}")]
+    Broken(GameError),
+}
+
+impl ActError {
+    /// The game's error.
+    pub fn into_error(self) -> GameError {
+        match self {
+            ActError::Refused(e) | ActError::Broken(e) => e,
+        }
+    }
 }
 
 /// Drives one hand of one game over a fixed deck order.
@@ -54,7 +55,7 @@ pub struct HandRunner {
     deck: Vec<CardId>,
     dealt: Vec<DealtCard>,
     /// Who holds each dealt position now (a transfer changes it).
-    holders: Vec<DealTarget>,
+    holders: Vec<DealTo>,
     players: usize,
 }
 
@@ -89,11 +90,22 @@ impl HandRunner {
 
     /// Applies `seat`'s action and runs what it sets off.
     pub fn act(&mut self, seat: Seat, action: &Value) -> Result<Vec<HandEvent>, GameError> {
+        self.act_as(seat, ActionInput::Value(action)).map_err(ActError::into_error)
+    }
+
+    /// Applies `seat`'s action, given as JSON value or text, and runs what it
+    /// sets off; says whether a failure left the hand untouched (the rules
+    /// refused the action) or part-way through what it set off.
+    pub fn act_as(&mut self, seat: Seat, action: ActionInput<'_>) -> Result<Vec<HandEvent>, ActError> {
         if self.hand.is_over() {
-            return Err(GameError::HandOver);
+            return Err(ActError::Refused(GameError::HandOver));
         }
-        let pending = self.hand.apply(seat, action)?;
-        self.run(pending)
+        let pending = match action {
+            ActionInput::Value(v) => self.hand.apply(seat, v),
+            ActionInput::Text(t) => self.hand.apply_text(seat, t),
+        }
+        .map_err(ActError::Refused)?;
+        self.run(pending).map_err(ActError::Broken)
     }
 
     pub fn hand(&self) -> &dyn DynHand {
@@ -106,7 +118,7 @@ impl HandRunner {
     }
 
     /// Who holds each dealt position now, in position order (transfers applied).
-    pub fn holders(&self) -> &[DealTarget] {
+    pub fn holders(&self) -> &[DealTo] {
         &self.holders
     }
 
@@ -124,7 +136,7 @@ impl HandRunner {
                 PendingAction::Deal { phase, cards } => {
                     let mut out = Vec::with_capacity(cards.len());
                     for spec in cards {
-                        if let DealTarget::Player(s) = spec.target {
+                        if let DealTo::Player(s) = spec.target {
                             if s.index() >= self.players {
                                 return Err(GameError::BadDeal(format!("deal to missing {s}")));
                             }
@@ -146,13 +158,9 @@ impl HandRunner {
                     }
                     events.push(HandEvent::Dealt { phase, cards: out });
                 }
-                PendingAction::Debit { party, amount, reason } => {
-                    self.check_party(party)?;
-                    events.push(HandEvent::Debit { party, amount, reason })
-                }
-                PendingAction::Credit { party, amount, reason } => {
-                    self.check_party(party)?;
-                    events.push(HandEvent::Credit { party, amount, reason })
+                PendingAction::Chip(m) => {
+                    self.check_party(m.party)?;
+                    events.push(HandEvent::Chip(m))
                 }
                 PendingAction::Reveal { positions } => {
                     if let Some(p) = positions.iter().find(|p| usize::from(**p) >= self.dealt.len()) {
@@ -164,7 +172,7 @@ impl HandRunner {
                     let holder = self.holders.get_mut(usize::from(position)).ok_or_else(|| {
                         GameError::BadDeal(format!("transfer of undealt position {position}"))
                     })?;
-                    if *holder != DealTarget::Player(from) {
+                    if *holder != DealTo::Player(from) {
                         return Err(GameError::BadDeal(format!(
                             "transfer of position {position}: {from} does not hold it"
                         )));
@@ -172,7 +180,7 @@ impl HandRunner {
                     if to.index() >= self.players || to == from {
                         return Err(GameError::BadDeal(format!("transfer of position {position} to {to}")));
                     }
-                    *holder = DealTarget::Player(to);
+                    *holder = DealTo::Player(to);
                     events.push(HandEvent::Transfer { position, from, to, face })
                 }
             }
@@ -180,9 +188,9 @@ impl HandRunner {
         Ok(events)
     }
 
-    fn check_party(&self, party: Party) -> Result<(), GameError> {
+    fn check_party(&self, party: ChipParty) -> Result<(), GameError> {
         match party {
-            Party::Seat(s) if s.index() >= self.players => {
+            ChipParty::Seat(s) if s.index() >= self.players => {
                 Err(GameError::BadDeal(format!("chip movement for missing {s}")))
             }
             _ => Ok(()),
@@ -194,7 +202,7 @@ impl HandRunner {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConservationError {
     #[error("{party:?}: movements net {moved}, result says {announced}")]
-    NetMismatch { party: Party, moved: i128, announced: i64 },
+    NetMismatch { party: ChipParty, moved: i128, announced: i64 },
     #[error("debits {debits} != credits {credits} + rake {rake}")]
     Unbalanced { debits: u128, credits: u128, rake: u64 },
     #[error("result lists {got} seats, the hand had {want}")]
@@ -205,7 +213,7 @@ pub enum ConservationError {
 /// was created or lost: total debited = total credited + rake.
 pub fn check_conservation(
     events: &[HandEvent],
-    result: &GameResult,
+    result: &HandResult,
     players: usize,
 ) -> Result<(), ConservationError> {
     if result.net.len() != players {
@@ -215,35 +223,30 @@ pub fn check_conservation(
     let mut house_net = 0i128;
     let (mut debits, mut credits) = (0u128, 0u128);
     for e in events {
-        let (party, delta) = match e {
-            HandEvent::Debit { party, amount, .. } => {
-                debits += u128::from(amount.0);
-                (party, -i128::from(amount.0))
-            }
-            HandEvent::Credit { party, amount, .. } => {
-                credits += u128::from(amount.0);
-                (party, i128::from(amount.0))
-            }
-            _ => continue,
-        };
-        match party {
-            Party::Seat(s) => {
+        let HandEvent::Chip(m) = e else { continue };
+        match m.op {
+            ChipOp::Debit => debits += u128::from(m.amount.0),
+            ChipOp::Credit => credits += u128::from(m.amount.0),
+        }
+        let delta = m.delta();
+        match m.party {
+            ChipParty::Seat(s) => {
                 if let Some(n) = seat_net.get_mut(s.index()) {
                     *n += delta
                 }
             }
-            Party::House => house_net += delta,
+            ChipParty::House => house_net += delta,
         }
     }
     for (i, (moved, announced)) in seat_net.iter().zip(&result.net).enumerate() {
         if *moved != i128::from(*announced) {
-            let party = Party::Seat(Seat(i as u8));
+            let party = ChipParty::Seat(Seat(i as u8));
             return Err(ConservationError::NetMismatch { party, moved: *moved, announced: *announced });
         }
     }
     if house_net != i128::from(result.house_net) {
         return Err(ConservationError::NetMismatch {
-            party: Party::House,
+            party: ChipParty::House,
             moved: house_net,
             announced: result.house_net,
         });
@@ -265,7 +268,7 @@ pub struct RecordedAction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplayOutcome {
     pub events: Vec<HandEvent>,
-    pub result: GameResult,
+    pub result: HandResult,
     pub memory_after: Value,
 }
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use claw_games::blackjack::rules::{hand_total, HandTotal};
 use claw_games::{
-    check_conservation, registry, replay, DynGame, GameError, GameResult, HandEvent, HandRunner, Party,
-    PlayerInfo, RecordedAction,
+    check_conservation, registry, replay, ChipMove, ChipOp, ChipParty, DynGame, GameError, HandEvent,
+    HandResult, HandRunner, PlayerInfo, RecordedAction,
 };
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use rand::seq::SliceRandom;
@@ -85,7 +85,7 @@ impl Table {
     }
 
     /// Checks the finished hand: conservation and an identical replay.
-    fn finish(&self) -> GameResult {
+    fn finish(&self) -> HandResult {
         let hand = self.runner.hand();
         assert!(hand.is_over(), "hand not over: {}", hand.public_state());
         let result = hand.result().unwrap();
@@ -117,11 +117,13 @@ fn stand() -> Value {
     json!({"type": "stand"})
 }
 
-fn credits(events: &[HandEvent], party: Party) -> Vec<u64> {
+fn credits(events: &[HandEvent], party: ChipParty) -> Vec<u64> {
     events
         .iter()
         .filter_map(|e| match e {
-            HandEvent::Credit { party: p, amount, .. } if *p == party => Some(amount.0),
+            HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: p, amount, .. }) if *p == party => {
+                Some(amount.0)
+            }
             _ => None,
         })
         .collect()
@@ -156,7 +158,15 @@ fn plain_win_moves_chips_through_the_house() {
     let mut t = Table::new(Value::Null, &[1000], "Ts 8h 9s Td");
     assert_eq!(t.to_act(), Some(0));
     let ev = t.ok(0, bet(10));
-    assert!(matches!(&ev[0], HandEvent::Debit { party: Party::Seat(Seat(0)), amount: Chips(10), .. }));
+    assert!(matches!(
+        &ev[0],
+        HandEvent::Chip(ChipMove {
+            op: ChipOp::Debit,
+            party: ChipParty::Seat(Seat(0)),
+            amount: Chips(10),
+            ..
+        })
+    ));
     assert_eq!(t.to_act(), Some(0));
     // The hole card (position 3) is hidden in the public state.
     let public = t.public().to_string();
@@ -167,7 +177,7 @@ fn plain_win_moves_chips_through_the_house() {
     assert_eq!(r.net, vec![10]);
     assert_eq!(r.house_net, -10);
     assert_eq!(r.winners, vec![Seat(0)]);
-    assert_eq!(credits(&t.events, Party::Seat(Seat(0))), vec![20]);
+    assert_eq!(credits(&t.events, ChipParty::Seat(Seat(0))), vec![20]);
     assert!(t.public().to_string().contains("\"Td\""));
 }
 
@@ -177,7 +187,7 @@ fn blackjack_pays_three_to_two_rounded_down() {
     let mut t = Table::new(Value::Null, &[1000], "As 9h Kd 7c");
     let ev = t.ok(0, bet(15));
     assert!(t.runner.hand().is_over(), "a natural needs no decision");
-    assert_eq!(credits(&ev, Party::Seat(Seat(0))), vec![37]);
+    assert_eq!(credits(&ev, ChipParty::Seat(Seat(0))), vec![37]);
     let r = t.finish();
     assert_eq!(r.net, vec![22]);
     assert_eq!(r.house_net, -22);
@@ -211,7 +221,7 @@ fn peek_settles_at_once_on_house_blackjack() {
     let r = t.finish();
     assert_eq!(r.net, vec![-10, 0]);
     assert_eq!(r.house_net, 10);
-    assert_eq!(credits(&t.events, Party::Seat(Seat(1))), vec![20]);
+    assert_eq!(credits(&t.events, ChipParty::Seat(Seat(1))), vec![20]);
 }
 
 #[test]
@@ -240,7 +250,7 @@ fn insurance_pays_two_to_one_on_house_blackjack() {
     let r = t.finish();
     assert_eq!(r.net, vec![0, -11]);
     assert_eq!(r.house_net, 11);
-    assert_eq!(credits(&t.events, Party::Seat(Seat(0))), vec![15]);
+    assert_eq!(credits(&t.events, ChipParty::Seat(Seat(0))), vec![15]);
 }
 
 #[test]
@@ -288,7 +298,9 @@ fn double_takes_one_card_and_doubles_the_stake() {
     let mut t = Table::new(Value::Null, &[100], "5s 6h 6s Tc Ts 9d");
     t.ok(0, bet(10));
     let ev = t.ok(0, json!({"type": "double"}));
-    assert!(matches!(&ev[0], HandEvent::Debit { amount: Chips(10), reason, .. } if reason == "double"));
+    assert!(
+        matches!(&ev[0], HandEvent::Chip(ChipMove { op: ChipOp::Debit, amount: Chips(10), reason, .. }) if reason == "double")
+    );
     assert!(t.runner.hand().is_over(), "one card then stand; house busts");
     let r = t.finish();
     assert_eq!(r.net, vec![20]);
@@ -314,7 +326,9 @@ fn split_then_double_after_split() {
     let mut t = Table::new(Value::Null, &[100], "8s 6h 8d Tc 3c Kd 9h 7c");
     t.ok(0, bet(10));
     let ev = t.ok(0, json!({"type": "split"}));
-    assert!(matches!(&ev[0], HandEvent::Debit { amount: Chips(10), reason, .. } if reason == "split"));
+    assert!(
+        matches!(&ev[0], HandEvent::Chip(ChipMove { op: ChipOp::Debit, amount: Chips(10), reason, .. }) if reason == "split")
+    );
     assert_eq!(t.public()["current_hand"], 0);
     t.ok(0, json!({"type": "double"})); // 8 3 9 = 20
     assert_eq!(t.public()["current_hand"], 1);
@@ -529,7 +543,7 @@ fn random_hand(rng: &mut ChaCha20Rng, cov: &mut Coverage) {
         // Hidden hole card stays hidden until revealed.
         let public = runner.hand().public_state();
         if public["house"]["hole_revealed"] == false {
-            if let Some(hole) = runner.dealt().iter().find(|d| d.face == claw_games::Face::Down) {
+            if let Some(hole) = runner.dealt().iter().find(|d| d.face == claw_games::CardFace::Down) {
                 assert!(!public.to_string().contains(&format!("\"{}\"", hole.card)), "{public}");
             }
         }
@@ -544,7 +558,7 @@ fn random_hand(rng: &mut ChaCha20Rng, cov: &mut Coverage) {
     assert_eq!(ids.len(), runner.dealt().len());
     let mut left: Vec<i128> = balances.iter().map(|b| i128::from(*b)).collect();
     for e in &events {
-        if let HandEvent::Debit { party: Party::Seat(s), amount, .. } = e {
+        if let HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(s), amount, .. }) = e {
             left[s.index()] -= i128::from(amount.0);
             assert!(left[s.index()] >= 0, "seat {s} overdrawn");
         }
@@ -556,10 +570,18 @@ fn random_hand(rng: &mut ChaCha20Rng, cov: &mut Coverage) {
     cov.actions += actions.len();
     for e in &events {
         match e {
-            HandEvent::Debit { reason, .. } if reason == "split" => cov.splits += 1,
-            HandEvent::Debit { reason, .. } if reason == "double" => cov.doubles += 1,
-            HandEvent::Debit { reason, .. } if reason == "insurance" => cov.insurance += 1,
-            HandEvent::Credit { reason, .. } if reason.contains("blackjack") => cov.naturals += 1,
+            HandEvent::Chip(ChipMove { op: ChipOp::Debit, reason, .. }) if reason == "split" => {
+                cov.splits += 1
+            }
+            HandEvent::Chip(ChipMove { op: ChipOp::Debit, reason, .. }) if reason == "double" => {
+                cov.doubles += 1
+            }
+            HandEvent::Chip(ChipMove { op: ChipOp::Debit, reason, .. }) if reason == "insurance" => {
+                cov.insurance += 1
+            }
+            HandEvent::Chip(ChipMove { op: ChipOp::Credit, reason, .. }) if reason.contains("blackjack") => {
+                cov.naturals += 1
+            }
             _ => {}
         }
     }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use claw_games::dou_di_zhu::patterns::{beating, classify, interpretations, Combo, Pattern};
 use claw_games::{
-    check_conservation, registry, replay, DynGame, GameError, GameResult, HandEvent, HandRunner, Party,
-    PlayerInfo, RecordedAction,
+    check_conservation, registry, replay, ChipMove, ChipOp, ChipParty, DynGame, GameError, HandEvent,
+    HandResult, HandRunner, PlayerInfo, RecordedAction,
 };
 use claw_protocol::{Card, CardId, Chips, PlayerId, Seat};
 use rand::seq::SliceRandom;
@@ -235,7 +235,7 @@ impl Table {
         self.ok(seat, json!({"type": "pass"}));
     }
 
-    fn finish(&self) -> GameResult {
+    fn finish(&self) -> HandResult {
         let hand = self.runner.hand();
         assert!(hand.is_over());
         let result = hand.result().unwrap();
@@ -264,12 +264,12 @@ fn deal_seals_seventeen_each_and_kitty_face_down() {
     let t = Table::new(Value::Null, &[100; 3], Value::Null, deck_for(SPRING_H0, SPRING_H1, SPRING_KITTY));
     let dealt = t.runner.dealt();
     assert_eq!(dealt.len(), 54);
-    assert!(dealt.iter().all(|d| d.face == claw_games::Face::Down));
+    assert!(dealt.iter().all(|d| d.face == claw_games::CardFace::Down));
     for s in 0..3u8 {
-        let n = dealt.iter().filter(|d| d.target == claw_games::DealTarget::Player(Seat(s))).count();
+        let n = dealt.iter().filter(|d| d.target == claw_games::DealTo::Player(Seat(s))).count();
         assert_eq!(n, 17);
     }
-    assert!(dealt[51..].iter().all(|d| d.target == claw_games::DealTarget::Community));
+    assert!(dealt[51..].iter().all(|d| d.target == claw_games::DealTo::Community));
     let public = t.runner.hand().public_state();
     assert_eq!(public["kitty"], 3, "kitty hidden during bidding");
     assert_eq!(public["cards_left"], json!([17, 17, 17]));
@@ -302,9 +302,21 @@ fn spring_doubles_and_farmers_pay_at_most_their_balance() {
     t.pass(2);
     let ev = t.play(0, "BJ RJ");
     // Debits first, then the credit.
-    assert!(matches!(ev[0], HandEvent::Debit { party: Party::Seat(Seat(1)), amount: Chips(24), .. }));
-    assert!(matches!(ev[1], HandEvent::Debit { party: Party::Seat(Seat(2)), amount: Chips(10), .. }));
-    assert!(matches!(ev[2], HandEvent::Credit { party: Party::Seat(Seat(0)), amount: Chips(34), .. }));
+    let moves: Vec<_> = ev[..3]
+        .iter()
+        .map(|e| match e {
+            HandEvent::Chip(m) => (m.op, m.party, m.amount),
+            other => panic!("not a chip move: {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            (ChipOp::Debit, ChipParty::Seat(Seat(1)), Chips(24)),
+            (ChipOp::Debit, ChipParty::Seat(Seat(2)), Chips(10)),
+            (ChipOp::Credit, ChipParty::Seat(Seat(0)), Chips(34)),
+        ]
+    );
     let r = t.finish();
     // 3 (bid) × 2 × 2 (bomb, rocket) × 2 (spring) = 24.
     assert_eq!(r.net, vec![34, -24, -10]);
@@ -559,7 +571,7 @@ fn random_hand(rng: &mut ChaCha20Rng, check_all_options: bool, cov: &mut Coverag
     check_conservation(&events, &result, 3).unwrap();
     let mut left: Vec<i128> = balances.iter().map(|b| i128::from(*b)).collect();
     for e in &events {
-        if let HandEvent::Debit { party: Party::Seat(s), amount, .. } = e {
+        if let HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(s), amount, .. }) = e {
             left[s.index()] -= i128::from(amount.0);
             assert!(left[s.index()] >= 0, "seat {s} overdrawn");
         }

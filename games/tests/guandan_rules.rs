@@ -12,7 +12,7 @@ use claw_games::guandan::{
     AceRule, EndRequest, GdAction, GdMemory, GdPhase, GdSettings, GdState, Guandan, GuandanError,
 };
 use claw_games::{
-    DealTarget, DealtCard, Face, GameError, GameMeta, GamePlugin, GameResult, HandEvent, HandRunner,
+    CardFace, DealTo, DealtCard, GameError, GameMeta, GamePlugin, HandEvent, HandResult, HandRunner,
     PendingAction, PlayerInfo,
 };
 use claw_protocol::{CardId, Chips, Seat};
@@ -241,7 +241,7 @@ fn tribute_of(st: &GdState, card: CardId) -> GdAction {
     GdAction::Tribute { position: st.position_of(card).unwrap() }
 }
 
-fn transfer(p: &PendingAction) -> (u16, u8, u8, Face) {
+fn transfer(p: &PendingAction) -> (u16, u8, u8, CardFace) {
     match p {
         PendingAction::Transfer { position, from, to, face } => (*position, from.0, to.0, *face),
         other => panic!("not a transfer: {other:?}"),
@@ -267,7 +267,7 @@ fn single_tribute_and_return() {
     let give = tribute_of(&st, card);
     let out = act(&mut st, 3, give);
     assert_eq!(out.len(), 1);
-    assert_eq!(transfer(&out[0]), (pos, 3, 0, Face::Down));
+    assert_eq!(transfer(&out[0]), (pos, 3, 0, CardFace::Down));
     assert!(st.hands[0].contains(&card) && !st.hands[3].contains(&card));
     assert_eq!(st.hands[0].len(), 28);
     assert_eq!(st.phase, GdPhase::Return);
@@ -332,7 +332,7 @@ fn double_tribute_bigger_card_to_the_first() {
     let give = tribute_of(&st, cards("RJ#1")[0]);
     let out = act(&mut st, 3, give);
     let moves: Vec<_> = out.iter().map(transfer).map(|t| (t.1, t.2, t.3)).collect();
-    assert_eq!(moves, vec![(3, 0, Face::Up), (1, 2, Face::Up)]);
+    assert_eq!(moves, vec![(3, 0, CardFace::Up), (1, 2, CardFace::Up)]);
     assert_eq!(to_act(&st), Some(0));
     give_back(&mut st, 0, &s);
     assert_eq!(to_act(&st), Some(2));
@@ -466,11 +466,11 @@ fn tribute_through_the_hand_runner() {
     let tribute = runner.hand().auto_action(seat).unwrap();
     let events = runner.act(seat, &tribute).unwrap();
     let HandEvent::Transfer { position, from, to, face } = events[0].clone() else { panic!("{events:?}") };
-    assert_eq!((from, to, face), (Seat(3), Seat(0), Face::Down));
-    assert_eq!(runner.holders()[usize::from(position)], DealTarget::Player(Seat(0)));
+    assert_eq!((from, to, face), (Seat(3), Seat(0), CardFace::Down));
+    assert_eq!(runner.holders()[usize::from(position)], DealTo::Player(Seat(0)));
     assert_eq!(
         runner.dealt()[usize::from(position)].target,
-        DealTarget::Player(Seat(3)),
+        DealTo::Player(Seat(3)),
         "the deal record stays"
     );
 }
@@ -497,7 +497,7 @@ impl GamePlugin for BadTransfer {
         Ok(0)
     }
     fn start(&self, _: &mut u8) -> Result<Vec<PendingAction>, GameError> {
-        let spec = claw_games::DealSpec { target: DealTarget::Player(Seat(0)), face: Face::Down };
+        let spec = claw_games::DealSpec { target: DealTo::Player(Seat(0)), face: CardFace::Down };
         Ok(vec![PendingAction::Deal { phase: "hole".into(), cards: vec![spec] }])
     }
     fn receive_cards(&self, _: &mut u8, _: &[DealtCard]) -> Result<Vec<PendingAction>, GameError> {
@@ -517,12 +517,12 @@ impl GamePlugin for BadTransfer {
             3 => (0, 0, 7),
             _ => (0, 0, 1),
         };
-        Ok(vec![PendingAction::Transfer { position, from: Seat(from), to: Seat(to), face: Face::Down }])
+        Ok(vec![PendingAction::Transfer { position, from: Seat(from), to: Seat(to), face: CardFace::Down }])
     }
     fn is_over(&self, _: &u8) -> bool {
         false
     }
-    fn result(&self, _: &u8) -> Option<GameResult> {
+    fn result(&self, _: &u8) -> Option<HandResult> {
         None
     }
     fn valid_actions(&self, _: &u8) -> Vec<claw_games::ActionOption<GdAction>> {

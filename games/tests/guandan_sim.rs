@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use claw_games::guandan::ai::{decide, AiLevel, Ties, View};
 use claw_games::guandan::{GdAction, GdMemory, GdSettings, GdState, Guandan};
 use claw_games::{
-    check_conservation, registry, replay, DealTarget, GamePlugin, HandEvent, HandRunner, RecordedAction,
+    check_conservation, registry, replay, DealTo, GamePlugin, HandEvent, HandRunner, RecordedAction,
 };
 use claw_protocol::{CardId, Seat};
 use guandan_common::players;
@@ -109,7 +109,7 @@ fn deal(
             ([], Some(s)) => *s,
             other => return Err(format!("{} is in hands {:?} / played by {:?}", d.card, other.0, other.1)),
         };
-        if *holder != DealTarget::Player(Seat(owner)) {
+        if *holder != DealTo::Player(Seat(owner)) {
             return Err(format!("{}: runner says {holder:?}, the deal says seat {owner}", d.card));
         }
     }

@@ -4,7 +4,7 @@
 
 mod holdem_common;
 
-use claw_games::{DealTarget, Face, HandEvent, Party};
+use claw_games::{CardFace, ChipMove, ChipOp, ChipParty, DealTo, HandEvent};
 use claw_protocol::Seat;
 use holdem_common::*;
 use serde_json::{json, Value};
@@ -21,10 +21,15 @@ fn heads_up_button_posts_small_blind_and_acts_first_preflop_last_after() {
     let HandEvent::Dealt { phase, cards } = &t.events[2] else { panic!("{:?}", t.events[2]) };
     assert_eq!(phase, "hole");
     let order: Vec<_> = cards.iter().map(|c| (c.position, c.target, c.face)).collect();
-    let p = |s| DealTarget::Player(Seat(s));
+    let p = |s| DealTo::Player(Seat(s));
     assert_eq!(
         order,
-        vec![(0, p(1), Face::Down), (1, p(0), Face::Down), (2, p(1), Face::Down), (3, p(0), Face::Down)]
+        vec![
+            (0, p(1), CardFace::Down),
+            (1, p(0), CardFace::Down),
+            (2, p(1), CardFace::Down),
+            (3, p(0), CardFace::Down)
+        ]
     );
     assert_eq!(t.to_act(), Some(0), "button acts first pre-flop");
     t.ok(0, json!({"type": "call"}));
@@ -38,10 +43,10 @@ fn heads_up_button_posts_small_blind_and_acts_first_preflop_last_after() {
     assert_eq!(
         kinds,
         vec![
-            (4, DealTarget::Burn, Face::Down),
-            (5, DealTarget::Community, Face::Up),
-            (6, DealTarget::Community, Face::Up),
-            (7, DealTarget::Community, Face::Up)
+            (4, DealTo::Burn, CardFace::Down),
+            (5, DealTo::Community, CardFace::Up),
+            (6, DealTo::Community, CardFace::Up),
+            (7, DealTo::Community, CardFace::Up)
         ]
     );
     assert_eq!(t.to_act(), Some(1), "big blind acts first after the flop");
@@ -177,9 +182,11 @@ fn side_pots_with_four_all_ins_of_different_sizes() {
     t.ok(1, json!({"type":"all-in"}));
     let ev = t.ok(2, json!({"type":"all-in"}));
     // No one can bet any more: uncalled chips back, hands tabled, board run out.
-    assert!(matches!(&ev[0], HandEvent::Debit { party: Party::Seat(Seat(2)), amount, .. } if amount.0 == 90));
     assert!(
-        matches!(&ev[1], HandEvent::Credit { party: Party::Seat(Seat(0)), amount, .. } if amount.0 == 200)
+        matches!(&ev[0], HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(Seat(2)), amount, .. }) if amount.0 == 90)
+    );
+    assert!(
+        matches!(&ev[1], HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(Seat(0)), amount, .. }) if amount.0 == 200)
     );
     assert!(matches!(&ev[2], HandEvent::Reveal { positions } if positions.len() == 8));
     let deals: Vec<_> = ev

@@ -6,7 +6,9 @@
 mod holdem_common;
 
 use claw_games::texas_holdem::{evaluate, State, Street};
-use claw_games::{check_conservation, replay, HandEvent, HandRunner, Party, RecordedAction};
+use claw_games::{
+    check_conservation, replay, ChipMove, ChipOp, ChipParty, HandEvent, HandRunner, RecordedAction,
+};
 use claw_protocol::{Card, Seat};
 use holdem_common::*;
 use rand::seq::SliceRandom;
@@ -118,7 +120,13 @@ fn random_settings_and_stacks() {
         // Folded players never get chips back; `won` counts pots, not returns.
         let mut won = vec![0u64; n];
         for e in &events {
-            if let HandEvent::Credit { party: Party::Seat(Seat(i)), amount, reason } = e {
+            if let HandEvent::Chip(ChipMove {
+                op: ChipOp::Credit,
+                party: ChipParty::Seat(Seat(i)),
+                amount,
+                reason,
+            }) = e
+            {
                 assert!(!s.players[*i as usize].folded, "{ctx}: folded seat {i} credited");
                 if !reason.contains("returned") {
                     won[*i as usize] += amount.0;

@@ -7,7 +7,7 @@
 
 use claw_games::sam_gong::settle::{settle, Decision, EntryResult, Settlement, SettlementRule};
 use claw_games::sam_gong::Outcome;
-use claw_games::{Party, PendingAction};
+use claw_games::{ChipMove, ChipOp, ChipParty, PendingAction};
 use claw_protocol::{Chips, Seat};
 
 const W1: Decision = Decision::Called { bet: Chips(100), outcome: Outcome::Win, multiplier: 1 };
@@ -142,12 +142,18 @@ fn chip_movements_match_the_nets() {
         }
         for p in s.pending(Chips(start)) {
             match p {
-                PendingAction::Debit { party: Party::Seat(x), amount, .. } => {
-                    moved[x.index()] -= amount.0 as i64
-                }
-                PendingAction::Credit { party: Party::Seat(x), amount, .. } => {
-                    moved[x.index()] += amount.0 as i64
-                }
+                PendingAction::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party: ChipParty::Seat(x),
+                    amount,
+                    ..
+                }) => moved[x.index()] -= amount.0 as i64,
+                PendingAction::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(x),
+                    amount,
+                    ..
+                }) => moved[x.index()] += amount.0 as i64,
                 other => panic!("unexpected {other:?}"),
             }
         }

@@ -2,13 +2,13 @@
 //! Sam Gong vs Sam Gong, ties, 0 vs 0, same suit different ranks).
 //! Notation: rank A23456789TJQK + suit cdhs; `W`/`L`/`T` is the player's
 //! result against the banker. `Ten` is the PRD's Sam Gong (three of 10/J/Q/K),
-//! `Face` the traditional one (three of J/Q/K).
+//! `CardFace` the traditional one (three of J/Q/K).
 
 use claw_games::sam_gong::eval::{parse_hand, point, HandValue};
 use claw_games::sam_gong::{compare, Outcome, SamGongRule};
 use claw_protocol::{Card, Rank, Suit};
 
-use SamGongRule::FaceCards as Face;
+use SamGongRule::FaceCards as CardFace;
 use SamGongRule::TenValue as Ten;
 
 type Rule = SamGongRule;
@@ -34,8 +34,8 @@ const CHECKED: &[(&str, &str, Rule, char, &str)] = &[
     ("Ah 8c Td", "Ks 4s 4h", Ten, 'W', "9 beats 8 regardless of suits"),
     ("Ac Tc Kd", "Jc Qd Kh", Ten, 'L', "1 loses to Sam Gong"),
     ("Tc Td Ts", "2h 3h 4h", Ten, 'W', "10-10-10 is Sam Gong under the PRD rule"),
-    ("Tc Td Ts", "2h 3h 4h", Face, 'L', "10-10-10 is a plain 0 under the traditional rule"),
-    ("Jc Qd Kh", "Ts Th Kd", Face, 'W', "traditional: J-Q-K Sam Gong beats 10-10-K (plain 0)"),
+    ("Tc Td Ts", "2h 3h 4h", CardFace, 'L', "10-10-10 is a plain 0 under the traditional rule"),
+    ("Jc Qd Kh", "Ts Th Kd", CardFace, 'W', "traditional: J-Q-K Sam Gong beats 10-10-K (plain 0)"),
     ("Jc Qd Kh", "Ts Th Kd", Ten, 'L', "PRD rule: both Sam Gong, spade-high banker wins"),
     ("9s 9h 9d", "7c Td Jh", Ten, 'W', "seven vs seven: spade beats heart"),
     ("Ac 2c 3c", "Ad 2d 3d", Ten, 'L', "six vs six: club-high loses to diamond-high"),
@@ -256,22 +256,22 @@ const GENERATED: &[(&str, &str, Rule, char)] = &[
     ("8s 7s 9s", "2h Ah Td", Ten, 'W'),
     ("Ac 9c 3s", "Jd Jc 7c", Ten, 'L'),
     // face-cards rule
-    ("Js Th Kd", "Tc Kh Qs", Face, 'T'),
-    ("Ks Jh Kd", "Qs Qc Kc", Face, 'T'),
-    ("Qs Td Tc", "Kc Ks Qc", Face, 'L'),
-    ("Kh Kc Qh", "Ks Tc Jd", Face, 'W'),
-    ("Jh Qh Jc", "Ks Qs Qd", Face, 'L'),
-    ("Qc Kc Qh", "Jh Jd Kh", Face, 'T'),
-    ("Jh Ks Jc", "Qd Th Qs", Face, 'W'),
-    ("Ts Kd Kc", "Ks Qh Th", Face, 'T'),
-    ("Js Jd Qs", "Jc Tc Td", Face, 'W'),
-    ("Jc Qc Kd", "Ts Qh Qs", Face, 'W'),
-    ("Ts Td Qc", "Jd Th Js", Face, 'W'),
-    ("Kc Qs Qd", "Jd Kh Kd", Face, 'W'),
-    ("Kh Qd Tc", "Jd Td Qh", Face, 'W'),
-    ("Qh Kh Th", "Qd Kc Ts", Face, 'L'),
-    ("Jh Qh Js", "Kd Qd Jc", Face, 'W'),
-    ("Jc Qh Td", "Ts Kd Jd", Face, 'L'),
+    ("Js Th Kd", "Tc Kh Qs", CardFace, 'T'),
+    ("Ks Jh Kd", "Qs Qc Kc", CardFace, 'T'),
+    ("Qs Td Tc", "Kc Ks Qc", CardFace, 'L'),
+    ("Kh Kc Qh", "Ks Tc Jd", CardFace, 'W'),
+    ("Jh Qh Jc", "Ks Qs Qd", CardFace, 'L'),
+    ("Qc Kc Qh", "Jh Jd Kh", CardFace, 'T'),
+    ("Jh Ks Jc", "Qd Th Qs", CardFace, 'W'),
+    ("Ts Kd Kc", "Ks Qh Th", CardFace, 'T'),
+    ("Js Jd Qs", "Jc Tc Td", CardFace, 'W'),
+    ("Jc Qc Kd", "Ts Qh Qs", CardFace, 'W'),
+    ("Ts Td Qc", "Jd Th Js", CardFace, 'W'),
+    ("Kc Qs Qd", "Jd Kh Kd", CardFace, 'W'),
+    ("Kh Qd Tc", "Jd Td Qh", CardFace, 'W'),
+    ("Qh Kh Th", "Qd Kc Ts", CardFace, 'L'),
+    ("Jh Qh Js", "Kd Qd Jc", CardFace, 'W'),
+    ("Jc Qh Td", "Ts Kd Jd", CardFace, 'L'),
 ];
 
 fn expect(c: char) -> Outcome {
@@ -358,9 +358,9 @@ fn hand_types_and_multipliers() {
     let cases = [
         ("Kc Qd Js", Ten, "sam-gong", 3),
         ("Tc Td Ts", Ten, "sam-gong", 3),
-        ("Tc Td Ts", Face, "0", 1),
-        ("Tc Jd Qs", Face, "0", 1),
-        ("Jc Jd Qs", Face, "sam-gong", 3),
+        ("Tc Td Ts", CardFace, "0", 1),
+        ("Tc Jd Qs", CardFace, "0", 1),
+        ("Jc Jd Qs", CardFace, "sam-gong", 3),
         ("4h 5d Ts", Ten, "9", 2),
         ("Ac Ad 7s", Ten, "9", 2),
         ("9c 9d 9s", Ten, "7", 1),
@@ -394,7 +394,7 @@ fn comparison_is_a_total_order() {
             }
         }
     }
-    for rule in [Ten, Face] {
+    for rule in [Ten, CardFace] {
         let mut values: Vec<HandValue> = hands.iter().map(|h| HandValue::of(h, rule)).collect();
         values.sort();
         for w in values.windows(2) {

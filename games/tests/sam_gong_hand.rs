@@ -7,8 +7,8 @@ use std::sync::Arc;
 use claw_games::sam_gong::eval::{parse_hand, HandValue};
 use claw_games::sam_gong::{tutorial, SamGong, SamGongSettings};
 use claw_games::{
-    check_conservation, registry, replay, DynGame, GameError, GamePlugin, HandEvent, HandRunner, Party,
-    PlayerInfo, RecordedAction,
+    check_conservation, registry, replay, ChipMove, ChipOp, ChipParty, DynGame, GameError, GamePlugin,
+    HandEvent, HandRunner, PlayerInfo, RecordedAction,
 };
 use claw_protocol::{Card, CardId, Chips, PlayerId, Seat};
 use serde_json::{json, Value};
@@ -63,7 +63,7 @@ fn assert_hidden(public: &Value, hands: &[&str]) {
 fn debits_by_seat(events: &[HandEvent], n: usize) -> Vec<u64> {
     let mut d = vec![0u64; n];
     for e in events {
-        if let HandEvent::Debit { party: Party::Seat(s), amount, .. } = e {
+        if let HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(s), amount, .. }) = e {
             d[s.index()] += amount.0;
         }
     }

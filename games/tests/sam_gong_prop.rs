@@ -8,7 +8,8 @@
 use std::collections::HashSet;
 
 use claw_games::{
-    check_conservation, registry, replay, GameError, HandEvent, HandRunner, Party, PlayerInfo, RecordedAction,
+    check_conservation, registry, replay, ChipMove, ChipOp, ChipParty, GameError, HandEvent, HandRunner,
+    PlayerInfo, RecordedAction,
 };
 use claw_protocol::{CardId, Chips, PlayerId};
 use proptest::prelude::*;
@@ -134,13 +135,17 @@ fn play(t: &Table, stats: &mut Stats) -> Result<(), TestCaseError> {
         // No seat is debited more than it holds, at any point.
         let mut debited = vec![0u64; n];
         for e in &events {
-            if let HandEvent::Debit { party: Party::Seat(s), amount, .. } = e {
+            if let HandEvent::Chip(ChipMove {
+                op: ChipOp::Debit, party: ChipParty::Seat(s), amount, ..
+            }) = e
+            {
                 debited[s.index()] += amount.0;
                 prop_assert!(debited[s.index()] <= balances[s.index()], "seat {} overdrawn", s.0);
             }
             let house = matches!(
                 e,
-                HandEvent::Debit { party: Party::House, .. } | HandEvent::Credit { party: Party::House, .. }
+                HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::House, .. })
+                    | HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::House, .. })
             );
             prop_assert!(!house, "no house bank in Sam Gong");
         }

@@ -5,7 +5,7 @@
 
 use claw_games::sam_gong::settle::{rake, settle, Decision, EntryResult, Settlement, SettlementRule};
 use claw_games::sam_gong::Outcome;
-use claw_games::{Party, PendingAction};
+use claw_games::{ChipMove, ChipOp, ChipParty, PendingAction};
 use claw_protocol::{Chips, Seat};
 
 const W1: Decision = Decision::Called { bet: Chips(100), outcome: Outcome::Win, multiplier: 1 };
@@ -97,11 +97,12 @@ fn all_fold_returns_the_banker_bet() {
     // The banker's escrowed 100 comes back.
     assert_eq!(
         s.pending(Chips(1000)),
-        vec![PendingAction::Credit {
-            party: Party::Seat(Seat(0)),
+        vec![PendingAction::Chip(ChipMove {
+            op: ChipOp::Credit,
+            party: ChipParty::Seat(Seat(0)),
             amount: Chips(100),
             reason: "all folded: banker bet returned".into()
-        }]
+        })]
     );
 }
 
@@ -180,11 +181,12 @@ fn exact_payment_is_not_insolvency() {
     let p = s.pending(Chips(200));
     assert_eq!(
         p[0],
-        PendingAction::Debit {
-            party: Party::Seat(Seat(0)),
+        PendingAction::Chip(ChipMove {
+            op: ChipOp::Debit,
+            party: ChipParty::Seat(Seat(0)),
             amount: Chips(100),
             reason: "banker pays winners".into()
-        }
+        })
     );
     assert_eq!(p.len(), 3);
 }
@@ -233,11 +235,21 @@ fn pending_actions_match_the_nets() {
             (100u64 + seats.iter().filter(|d| **d != F).count() as u64 * 100, 0u64);
         for p in s.pending(Chips(start)) {
             match p {
-                PendingAction::Debit { party: Party::Seat(x), amount, .. } => {
+                PendingAction::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party: ChipParty::Seat(x),
+                    amount,
+                    ..
+                }) => {
                     moved[x.index()] -= amount.0 as i64;
                     debits += amount.0;
                 }
-                PendingAction::Credit { party: Party::Seat(x), amount, .. } => {
+                PendingAction::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(x),
+                    amount,
+                    ..
+                }) => {
                     moved[x.index()] += amount.0 as i64;
                     credits += amount.0;
                 }

@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use claw_games::{
-    check_conservation, registry, replay, DynGame, Face, GameError, HandEvent, HandRunner, Party, PlayerInfo,
-    RecordedAction,
+    check_conservation, registry, replay, CardFace, ChipMove, ChipOp, ChipParty, DynGame, GameError,
+    HandEvent, HandRunner, PlayerInfo, RecordedAction,
 };
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use rand::seq::SliceRandom;
@@ -145,7 +145,7 @@ impl Visibility {
             match e {
                 HandEvent::Dealt { cards, .. } => {
                     for c in cards {
-                        self.set(c.card, c.face == Face::Down);
+                        self.set(c.card, c.face == CardFace::Down);
                     }
                 }
                 HandEvent::Reveal { positions } => {
@@ -294,13 +294,15 @@ fn play(h: &Hand, rng: &mut ChaCha20Rng) -> Result<(Stats, Value), String> {
     let mut bal: Vec<i128> = h.players.iter().map(|p| i128::from(p.balance.0)).collect();
     for e in &events {
         match e {
-            HandEvent::Debit { party: Party::Seat(s), amount, reason } => {
+            HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(s), amount, reason }) => {
                 bal[s.index()] -= i128::from(amount.0);
                 if bal[s.index()] < 0 {
                     return Err(format!("{s} overdrawn by {amount} ({reason})"));
                 }
             }
-            HandEvent::Credit { party: Party::Seat(s), amount, .. } => bal[s.index()] += i128::from(amount.0),
+            HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: ChipParty::Seat(s), amount, .. }) => {
+                bal[s.index()] += i128::from(amount.0)
+            }
             _ => {}
         }
     }

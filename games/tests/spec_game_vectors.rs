@@ -6,7 +6,9 @@
 //! `CLAW_PRINT_GAME_VECTORS=1` it prints the recomputed lines instead (to
 //! update SPEC.md after a deliberate rules change).
 
-use claw_games::{registry, DealTarget, Face, HandEvent, HandRunner, Party, PlayerInfo};
+use claw_games::{
+    registry, CardFace, ChipMove, ChipOp, ChipParty, DealTo, HandEvent, HandRunner, PlayerInfo,
+};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use serde_json::{json, Map, Value};
 
@@ -29,19 +31,19 @@ fn spec_lines() -> Vec<Value> {
         .collect()
 }
 
-fn target(t: DealTarget) -> String {
+fn target(t: DealTo) -> String {
     match t {
-        DealTarget::Player(s) => format!("s{}", s.0),
-        DealTarget::Community => "c".into(),
-        DealTarget::Burn => "b".into(),
-        DealTarget::House => "h".into(),
+        DealTo::Player(s) => format!("s{}", s.0),
+        DealTo::Community => "c".into(),
+        DealTo::Burn => "b".into(),
+        DealTo::House => "h".into(),
     }
 }
 
-fn party(p: Party) -> Value {
+fn party(p: ChipParty) -> Value {
     match p {
-        Party::Seat(s) => json!(s.0),
-        Party::House => json!("house"),
+        ChipParty::Seat(s) => json!(s.0),
+        ChipParty::House => json!("house"),
     }
 }
 
@@ -77,17 +79,21 @@ fn compute(v: &Value) -> Value {
                 let cards: Vec<String> = cards
                     .iter()
                     .map(|c| {
-                        let face = if c.face == Face::Up { "u" } else { "d" };
+                        let face = if c.face == CardFace::Up { "u" } else { "d" };
                         format!("{}:{}>{}/{face}", c.position, c.card, target(c.target))
                     })
                     .collect();
                 json!(["deal", phase, cards])
             }
-            HandEvent::Debit { party: p, amount, reason } => json!(["debit", party(p), amount, reason]),
-            HandEvent::Credit { party: p, amount, reason } => json!(["credit", party(p), amount, reason]),
+            HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: p, amount, reason }) => {
+                json!(["debit", party(p), amount, reason])
+            }
+            HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: p, amount, reason }) => {
+                json!(["credit", party(p), amount, reason])
+            }
             HandEvent::Reveal { positions } => json!(["reveal", positions]),
             HandEvent::Transfer { position, from, to, face } => {
-                let face = if face == Face::Up { "u" } else { "d" };
+                let face = if face == CardFace::Up { "u" } else { "d" };
                 json!(["transfer", position, from.0, to.0, face])
             }
         })

@@ -9,7 +9,7 @@ use std::io::Write as _;
 
 use claw_games::texas_holdem::evaluate;
 use claw_protocol::audit::{ActionSource, AnnouncedEvent, VerifiedAction, VerifiedHand};
-use claw_protocol::messages::{ChipParty, DealTo};
+use claw_protocol::messages::{ChipMove, ChipOp, ChipParty, DealTo};
 use claw_protocol::{CardId, PlayerId};
 use serde_json::{json, Value};
 
@@ -225,7 +225,12 @@ impl Holdem {
                     pending = matches!(kind, "call" | "bet" | "raise" | "all-in")
                         .then_some((street, h.streets[street].actions.len() - 1));
                 }
-                Step::Event(AnnouncedEvent::Debit { party: ChipParty::Seat(s), amount, reason }) => {
+                Step::Event(AnnouncedEvent::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party: ChipParty::Seat(s),
+                    amount,
+                    reason,
+                })) => {
                     let seat = seat_ix(*s)?;
                     let amount = amount.0;
                     left[seat] = left[seat].saturating_sub(amount);
@@ -263,7 +268,12 @@ impl Holdem {
                         }
                     }
                 }
-                Step::Event(AnnouncedEvent::Credit { party: ChipParty::Seat(s), amount, reason }) => {
+                Step::Event(AnnouncedEvent::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(s),
+                    amount,
+                    reason,
+                })) => {
                     let seat = seat_ix(*s)?;
                     left[seat] += amount.0;
                     if reason.contains("returned") {
@@ -273,7 +283,7 @@ impl Holdem {
                         h.pots.push((reason.clone(), seat, amount.0));
                     }
                 }
-                Step::Event(AnnouncedEvent::Debit { .. } | AnnouncedEvent::Credit { .. }) => {
+                Step::Event(AnnouncedEvent::Chip(_)) => {
                     return Err(ExportError::Shape("house chips in a Hold'em hand".into()))
                 }
                 Step::Event(AnnouncedEvent::Dealt { phase, cards }) => {
@@ -656,10 +666,10 @@ fn text_history(hand: &VerifiedHand, opts: &ExportOptions) -> String {
                     .collect();
                 format!("*** deal {phase}: {}", list.join(", "))
             }
-            Step::Event(AnnouncedEvent::Debit { party, amount, reason }) => {
+            Step::Event(AnnouncedEvent::Chip(ChipMove { op: ChipOp::Debit, party, amount, reason })) => {
                 format!("{} pays {amount} ({reason})", party_name(hand, party))
             }
-            Step::Event(AnnouncedEvent::Credit { party, amount, reason }) => {
+            Step::Event(AnnouncedEvent::Chip(ChipMove { op: ChipOp::Credit, party, amount, reason })) => {
                 format!("{} receives {amount} ({reason})", party_name(hand, party))
             }
             Step::Event(AnnouncedEvent::Reveal { positions }) => {

@@ -20,7 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use claw_protocol::audit::{AuditCheck, AuditError, AuditReport};
 use claw_protocol::handshake::{ClientHandshake, ClientSession, HandshakeError};
 use claw_protocol::messages::{
-    decode_server, ActionChoice, ActionRejectCode, ChipMove, ClientMessage, ErrorCode, HandPlayer,
+    decode_server, ActionOption, ActionRejectCode, ChipMove, ClientMessage, ErrorCode, HandPlayer,
     HandRecord, HandResult, JoinRejectReason, JoinRequest, KickReason, PlayerSeed, Query, QueryData,
     QueryErrorCode, QueryType, RawJson, RoomConfig, ServerMessage, SignedAction, TablePlayer, YourTurn,
     MAX_FRAME_BYTES,
@@ -298,7 +298,7 @@ pub enum NodeEvent {
         /// The sequence number.
         seq: u32,
         /// The options, with cost, affordability and amount range.
-        actions: Vec<ActionChoice>,
+        actions: Vec<ActionOption>,
         /// This player's chips left in the hand.
         balance: Chips,
         /// When the dealer takes the timeout action (unix ms).

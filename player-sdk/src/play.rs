@@ -3,9 +3,7 @@
 //! hands or when the node closes. Bots are ordinary SDK clients: everything
 //! they see went through the live verification first.
 
-use claw_games::ActionOption;
 use claw_protocol::audit::AuditCheck;
-use claw_protocol::messages::ActionChoice;
 use claw_protocol::{CardId, HandId};
 use rand_core::RngCore;
 use serde_json::Value;
@@ -39,19 +37,6 @@ pub struct BotReport {
     pub net: i64,
     /// Why the node stopped, if it did.
     pub closed: Option<String>,
-}
-
-/// Converts `your-turn` options into the games crate's form.
-pub fn options(actions: &[ActionChoice]) -> Vec<ActionOption<Value>> {
-    actions
-        .iter()
-        .map(|a| ActionOption {
-            action: a.action.clone(),
-            cost: a.cost,
-            affordable: a.affordable,
-            range: a.range,
-        })
-        .collect()
 }
 
 /// Plays until `hands` hands have ended (or forever with `None`) or the node
@@ -158,7 +143,6 @@ async fn take_turn(
         (p, _) => p.clone(),
     };
     let positions = view.as_ref().map(|v| v.my_positions.clone()).unwrap_or_default();
-    let opts = options(actions);
     let (settings, memory) = match &view {
         Some(v) => (v.settings.clone(), v.memory.clone()),
         None => (Value::Null, Value::Null),
@@ -166,7 +150,7 @@ async fn take_turn(
     let tv = TurnView {
         game: &game,
         seat: *seat,
-        actions: &opts,
+        actions,
         public_state: &public,
         hand,
         positions: &positions,

@@ -25,9 +25,9 @@ use crate::commit::{merkle_root, CardOpening};
 use crate::identity::Identity;
 use crate::ids::{Chips, PlayerId, Seat};
 use crate::messages::{
-    config_hash, expected_start_balance, AuditReveal, CardFace, CardTransfer, ChipOp, ChipParty, DealEvent,
-    DealTo, DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, HandResult,
-    Reveal, RevealPolicy, TimeoutReason,
+    config_hash, expected_start_balance, AuditReveal, CardFace, CardTransfer, ChipParty, DealEvent, DealTo,
+    DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, HandResult, Reveal,
+    RevealPolicy, TimeoutReason,
 };
 use crate::seal::{SealedCard, SharedKey};
 use crate::shuffle::{seed_commitment, shuffle, shuffle_seed};
@@ -224,68 +224,14 @@ pub struct VerifiedAction {
     pub public_state: Value,
 }
 
-/// A dealt card as announced (cards known once the deck order is).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AnnouncedCard {
-    /// Deck position.
-    pub position: u16,
-    /// Destination.
-    pub target: DealTo,
-    /// Up or down.
-    pub face: CardFace,
-    /// The card, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub card: Option<CardId>,
-}
+/// A dealt card as the transcript announces it (the card known once the
+/// deck order is, or when the viewer opened it).
+pub type AnnouncedCard = crate::hand::DealtCard<Option<CardId>>;
 
-/// A deal, chip movement or reveal the dealer announced, in transcript
-/// order. Same JSON as the games crate's `HandEvent`, so a replay's events
-/// compare directly.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "type")]
-pub enum AnnouncedEvent {
-    /// A deal.
-    Dealt {
-        /// The game's phase name.
-        phase: String,
-        /// The cards, position order.
-        cards: Vec<AnnouncedCard>,
-    },
-    /// Chips taken.
-    Debit {
-        /// From whom.
-        party: ChipParty,
-        /// How many.
-        amount: Chips,
-        /// Why.
-        reason: String,
-    },
-    /// Chips given.
-    Credit {
-        /// To whom.
-        party: ChipParty,
-        /// How many.
-        amount: Chips,
-        /// Why.
-        reason: String,
-    },
-    /// Face-down cards opened.
-    Reveal {
-        /// Positions opened.
-        positions: Vec<u16>,
-    },
-    /// A dealt card moved between two players' hands.
-    Transfer {
-        /// The deck position.
-        position: u16,
-        /// The giver.
-        from: Seat,
-        /// The receiver.
-        to: Seat,
-        /// Shown to everyone (up) or only to the receiver (down).
-        face: CardFace,
-    },
-}
+/// A deal, chip movement, reveal or card transfer the dealer announced, in
+/// transcript order: the rules' [`crate::hand::HandEvent`], with the cards
+/// the viewer cannot see yet left out.
+pub type AnnouncedEvent = crate::hand::HandEvent<Option<CardId>>;
 
 /// The verified inputs and announcements of a hand: what the game replay
 /// consumes and compares.
@@ -979,13 +925,7 @@ impl HandState {
                 {
                     return bad(format!("chip movement for a missing seat: {m:?}"));
                 }
-                for m in &c.moves {
-                    let (party, amount, reason) = (m.party, m.amount, m.reason.clone());
-                    self.announced.push(match m.op {
-                        ChipOp::Debit => AnnouncedEvent::Debit { party, amount, reason },
-                        ChipOp::Credit => AnnouncedEvent::Credit { party, amount, reason },
-                    });
-                }
+                self.announced.extend(c.moves.iter().cloned().map(AnnouncedEvent::Chip));
             }
             EventBody::ActionResult(a) => {
                 if !self.seat_ok(a.seat) {

@@ -7,6 +7,7 @@
 pub mod bytes;
 pub mod card;
 pub mod commit;
+pub mod hand;
 pub mod handshake;
 pub mod identity;
 pub mod ids;

@@ -27,20 +27,21 @@ mod client;
 mod events;
 mod server;
 
+/// The hand vocabulary the messages use ([`crate::hand`]).
+pub use crate::hand::{ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealTo, HandResult};
 pub use client::{
     action_signing_body, player_seed_signing_body, ClientMessage, JoinRequest, PlayerSeed, Query, QueryType,
     SignedAction,
 };
 pub use events::{
-    config_hash, expected_start_balance, ActionResult, AuditReveal, CardFace, CardTransfer, ChipMove, ChipOp,
-    ChipParty, ChipsMoved, DealEvent, DealTo, DealtCardMsg, DeckMode, EntropyMode, EventBody, GameEnd,
-    GameStart, HandPlayer, HandPrepare, HandResult, Reveal, RevealPolicy, SeatSeed, TimeoutAction,
-    TimeoutReason, CONFIG_TAG, MAX_HAND_STAKE,
+    config_hash, expected_start_balance, ActionResult, AuditReveal, CardTransfer, ChipsMoved, DealEvent,
+    DealtCardMsg, DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, Reveal,
+    RevealPolicy, SeatSeed, TimeoutAction, TimeoutReason, CONFIG_TAG, MAX_HAND_STAKE,
 };
 pub use server::{
-    Acting, ActionChoice, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, HandAnswer, HandRecord,
-    JoinRejectReason, JoinResponse, KickReason, Kicked, PlayerStatus, QueryData, QueryError, QueryErrorCode,
-    QueryResult, RevealState, RoomConfig, RoomPhase, ServerMessage, TablePlayer, YourTurn,
+    Acting, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, HandAnswer, HandRecord, JoinRejectReason,
+    JoinResponse, KickReason, Kicked, PlayerStatus, QueryData, QueryError, QueryErrorCode, QueryResult,
+    RevealState, RoomConfig, RoomPhase, ServerMessage, TablePlayer, YourTurn,
 };
 
 /// The protocol name and version carried by the handshake and transcript

@@ -99,8 +99,8 @@ fn honest_hand_passes_every_check() {
     assert_eq!(before, [4, 4, 5, 9, 9]);
     assert_eq!(v.announced.len(), 11);
     assert_eq!(
-        serde_json::to_value(&v.announced[0]).unwrap(),
-        json!({"type": "debit", "party": {"kind": "seat", "seat": 0}, "amount": 1, "reason": "ante"})
+        v.announced[0],
+        AnnouncedEvent::Chip(ChipMove::debit(ChipParty::Seat(Seat(0)), claw_protocol::Chips(1), "ante"))
     );
     match &v.announced[3] {
         AnnouncedEvent::Dealt { phase, cards } => {

@@ -283,13 +283,13 @@ fn server_messages() -> Vec<ServerMessage> {
             seat: Seat(1),
             seq: 2,
             actions: vec![
-                ActionChoice {
+                ActionOption {
                     action: json!({"type": "call"}),
                     cost: Chips(2),
                     affordable: true,
                     range: None,
                 },
-                ActionChoice {
+                ActionOption {
                     action: json!({"type": "raise", "amount": 4}),
                     cost: Chips(4),
                     affordable: true,

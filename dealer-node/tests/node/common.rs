@@ -352,7 +352,7 @@ pub async fn bot(mut c: Client, game: Arc<dyn DynGame>, hands: usize, seed: u64)
 /// pick an amount in range. Never a Guandan surrender proposal while there
 /// is another option, so deals are played out.
 pub fn pick(t: &YourTurn, rng: &mut impl Rng) -> Value {
-    let playing = |o: &&claw_protocol::messages::ActionChoice| {
+    let playing = |o: &&claw_protocol::messages::ActionOption| {
         o.action.get("type").and_then(Value::as_str) != Some("surrender")
     };
     let all: Vec<_> = t.actions.iter().filter(|o| o.affordable).collect();

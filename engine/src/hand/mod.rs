@@ -22,13 +22,14 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use claw_games::{
-    check_conservation, runner::ConservationError, DynGame, GameError, GameMeta, GameResult, HandEvent,
-    HandRunner, Party, PlayerInfo, RecordedAction,
+    check_conservation, runner::ConservationError, ActError, ActionInput, DynGame, GameError, GameMeta,
+    HandRunner, PlayerInfo,
 };
+use claw_protocol::hand::{ChipMove, ChipParty, HandEvent, HandResult};
 use claw_protocol::messages::{
-    config_hash, ActionChoice, ActionRejectCode, ActionResult, AuditReveal, DeckMode, EncodeError,
-    EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, PlayerSeed, RawJson, RevealPolicy,
-    SeatSeed, SignedAction, TimeoutAction, TimeoutReason, YourTurn,
+    config_hash, ActionRejectCode, ActionResult, AuditReveal, DeckMode, EncodeError, EntropyMode, EventBody,
+    GameEnd, GameStart, HandPlayer, HandPrepare, PlayerSeed, RawJson, RevealPolicy, SeatSeed, SignedAction,
+    TimeoutAction, TimeoutReason, YourTurn,
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptBuilder, TranscriptError};
 use claw_protocol::{
@@ -37,8 +38,6 @@ use claw_protocol::{
 };
 use rand_core::CryptoRngCore;
 use serde_json::Value;
-
-pub use wire::Move;
 
 /// Where a hand is: what its phase allows is decided by the type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,15 +229,31 @@ struct Pending {
 
 enum PendingKind {
     Start,
-    Action { seat: Seat, signed: SignedAction, action: Value },
+    Action { seat: Seat, signed: SignedAction },
     Timeout { seat: Seat, action: Value, reason: TimeoutReason },
+}
+
+/// A committed action as the engine keeps it: the player's signed JSON
+/// text, or the game's auto action.
+enum Recorded {
+    Signed(RawJson),
+    Auto(Value),
+}
+
+impl Recorded {
+    fn input(&self) -> ActionInput<'_> {
+        match self {
+            Recorded::Signed(text) => ActionInput::Text(text.as_str()),
+            Recorded::Auto(v) => ActionInput::Value(v),
+        }
+    }
 }
 
 /// What a step needs from the chip provider before it can be published.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
     /// Debits and credits, in the game's order.
-    pub moves: Vec<Move>,
+    pub moves: Vec<ChipMove>,
 }
 
 /// What a committed step published.
@@ -256,7 +271,7 @@ pub struct Committed {
 #[derive(Debug, Clone)]
 pub struct HandEnd {
     /// Winners, net changes, rake.
-    pub result: GameResult,
+    pub result: HandResult,
     /// Table memory for the next hand.
     pub memory_after: Value,
     /// Policy `deferred`: an `audit-reveal` is still owed.
@@ -272,7 +287,8 @@ struct Running {
     /// The seeds `game-start` carries (joint entropy).
     seeds: Vec<SeatSeed>,
     runner: HandRunner,
-    actions: Vec<RecordedAction>,
+    /// The committed actions, in order, to rebuild the game from.
+    actions: Vec<(Seat, Recorded)>,
     last_seq: Vec<Option<u32>>,
     /// Positions whose opening has been published.
     opened: Vec<bool>,
@@ -545,23 +561,21 @@ impl Hand {
         if signed.verify(player).is_err() {
             return Err(ActionReject::new(C::BadSignature, "the action signature does not verify"));
         }
-        let action: Value =
-            signed.action.to_value().map_err(|e| ActionReject::new(C::Malformed, e.to_string()))?;
-        if let Err(e) = run.runner.hand().validate(seat, &action) {
-            return Err(reject_from_game(&e));
-        }
-        match run.runner.act(seat, &action) {
+        // The signed text is parsed once, into the game's action; the rules
+        // check and apply it in one call (on refusal nothing changed).
+        match run.runner.act_as(seat, ActionInput::Text(signed.action.as_str())) {
             Ok(events) => {
                 let moves = wire::moves(&events);
                 if let State::Running { pending, .. } = &mut self.state {
-                    *pending = Some(Pending { kind: PendingKind::Action { seat, signed, action }, events });
+                    *pending = Some(Pending { kind: PendingKind::Action { seat, signed }, events });
                 }
                 Ok(Step { moves })
             }
-            Err(e) => {
-                // Validated but failed while running: rebuild the state
-                // without it. If even that fails the hand is broken; the
-                // room sees it at the next step.
+            Err(ActError::Refused(e)) => Err(reject_from_game(&e)),
+            Err(ActError::Broken(e)) => {
+                // Applied but failed while running what it set off: rebuild
+                // the state without it. If even that fails the hand is
+                // broken; the room sees it at the next step.
                 let _ = self.rebuild();
                 Err(ActionReject::new(C::Illegal, format!("the game refused the action: {e}")))
             }
@@ -613,8 +627,8 @@ impl Hand {
         let spec = &self.spec;
         let (mut runner, _) =
             HandRunner::start(spec.game.as_ref(), &spec.settings, &infos, &self.memory, run.order.clone())?;
-        for a in &run.actions {
-            runner.act(a.seat, &a.action)?;
+        for (seat, a) in &run.actions {
+            runner.act_as(*seat, a.input()).map_err(ActError::into_error)?;
         }
         run.runner = runner;
         Ok(())
@@ -663,11 +677,11 @@ impl Hand {
                     root: merkle_root(&run.leaves),
                 }));
             }
-            PendingKind::Action { seat, signed, action } => {
+            PendingKind::Action { seat, signed } => {
                 run.last_seq[seat.index()] = Some(signed.seq);
                 let public_state = run.runner.hand().public_state();
                 bodies.push(EventBody::ActionResult(ActionResult::from_signed(seat, &signed, public_state)));
-                run.actions.push(RecordedAction { seat, action });
+                run.actions.push((seat, Recorded::Signed(signed.action)));
             }
             PendingKind::Timeout { seat, action, reason } => {
                 let public_state = run.runner.hand().public_state();
@@ -677,19 +691,13 @@ impl Hand {
                     reason,
                     public_state,
                 }));
-                run.actions.push(RecordedAction { seat, action });
+                run.actions.push((seat, Recorded::Auto(action)));
             }
         }
         wire::event_bodies(&self.hand_id, &self.seats, run, &p.events, rng, &mut bodies)?;
         for e in &p.events {
-            match e {
-                HandEvent::Debit { party: Party::Seat(s), amount, .. } => {
-                    run.remaining[s.index()] -= i128::from(amount.0)
-                }
-                HandEvent::Credit { party: Party::Seat(s), amount, .. } => {
-                    run.remaining[s.index()] += i128::from(amount.0)
-                }
-                _ => {}
+            if let HandEvent::Chip(m @ ChipMove { party: ChipParty::Seat(s), .. }) = e {
+                run.remaining[s.index()] += m.delta();
             }
         }
         run.events.extend(p.events);
@@ -703,7 +711,7 @@ impl Hand {
                 RevealPolicy::Deferred => (None, shown_openings(run)),
             };
             bodies.push(EventBody::GameEnd(GameEnd {
-                result: wire::hand_result(&result),
+                result: result.clone(),
                 memory_after: memory_after.clone(),
                 dealer_seed,
                 openings,
@@ -740,17 +748,7 @@ impl Hand {
             Some(run) => {
                 let public = run.runner.hand().public_state();
                 (
-                    run.runner
-                        .hand()
-                        .valid_actions()
-                        .into_iter()
-                        .map(|o| ActionChoice {
-                            action: o.action,
-                            cost: o.cost,
-                            affordable: o.affordable,
-                            range: o.range,
-                        })
-                        .collect(),
+                    run.runner.hand().valid_actions(),
                     run.last_seq[seat.index()].map_or(0, |l| l.saturating_add(1)),
                     Chips(u64::try_from(run.remaining[seat.index()].max(0)).unwrap_or(u64::MAX)),
                     public.get("phase").and_then(Value::as_str).map(str::to_owned),

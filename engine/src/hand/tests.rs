@@ -91,7 +91,7 @@ fn play(t: &Table, spec: Arc<GameSpec>, choices: &[&str]) -> (Hand, Vec<EventEnv
         let step = hand
             .act(&t.players[i].id(), action(&t.players[i], hand.hand_id(), turn.seq, json!({"type": kind})))
             .unwrap();
-        let debits = step.moves.iter().filter(|m| m.kind == claw_protocol::messages::ChipOp::Debit).count();
+        let debits = step.moves.iter().filter(|m| m.op == claw_protocol::messages::ChipOp::Debit).count();
         assert_eq!(debits, usize::from(kind == "bet"));
         c = hand.commit(&mut rng, 0).unwrap();
         events.extend(c.events);
@@ -186,20 +186,18 @@ fn deferred_reveal_holds_back_folded_cards_and_seeds() {
     assert!(audit(hand.transcript(), &strict).unwrap().complete());
 }
 
+/// A hand prepared with dealer-only entropy and policy full, 100 chips a seat.
+fn dealer_entropy_hand(t: &Table, rng: &mut OsRng) -> Hand {
+    let hand_id = HandId::random(rng);
+    let spec = spec(EntropyMode::Dealer, RevealPolicy::Full);
+    Hand::prepare(spec, t.dealer.clone(), t.seats(100), Value::Null, 0, hand_id, rng).unwrap().0
+}
+
 #[test]
 fn actions_are_checked_before_they_touch_the_game() {
     let t = Table::new(3);
     let mut rng = OsRng;
-    let (mut hand, _) = Hand::prepare(
-        spec(EntropyMode::Dealer, RevealPolicy::Full),
-        t.dealer.clone(),
-        t.seats(100),
-        Value::Null,
-        0,
-        HandId::random(&mut rng),
-        &mut rng,
-    )
-    .unwrap();
+    let mut hand = dealer_entropy_hand(&t, &mut rng);
     let h = hand.hand_id();
     let p0 = &t.players[0];
     let bet = json!({"type": "bet"});
@@ -247,6 +245,37 @@ fn actions_are_checked_before_they_touch_the_game() {
     assert!(c.events.iter().any(|e| matches!(e.decode_body().unwrap(), EventBody::TimeoutAction(_))));
     assert_eq!(code(&mut hand, p1, action(p1, h, 6, bet)), ActionRejectCode::HandOver);
     audit_ok(&t, &hand, None);
+}
+
+/// One player action, from its signed text to the committed step: decoded
+/// into the game's action once and checked by the rules once (the test game
+/// counts both on this thread). A refused one is decoded and checked once too.
+#[test]
+fn one_action_is_decoded_once_and_checked_once() {
+    let t = Table::new(3);
+    let mut rng = OsRng;
+    let mut hand = dealer_entropy_hand(&t, &mut rng);
+    let h = hand.hand_id();
+    hand.start(&mut rng).unwrap();
+    hand.commit(&mut rng, 0).unwrap();
+    let p0 = &t.players[0];
+    let signed = action(p0, h, 0, json!({"type": "bet"}));
+    crate::testgame::take_counts();
+    hand.act(&p0.id(), signed).unwrap();
+    let counts = crate::testgame::take_counts();
+    assert_eq!((counts.decoded, counts.checked), (1, 1), "act: {counts:?}");
+    hand.commit(&mut rng, 0).unwrap();
+    crate::testgame::take_counts();
+    let p1 = &t.players[1];
+    let next = action(p1, h, 0, json!({"type": "bet"}));
+    assert_eq!(
+        hand.act(&p0.id(), action(p0, h, 1, json!({"type": "bet"}))).unwrap_err().code,
+        ActionRejectCode::NotYourTurn
+    );
+    assert_eq!(crate::testgame::take_counts().decoded, 0, "out of turn: refused before decoding");
+    hand.act(&p1.id(), next).unwrap();
+    let counts = crate::testgame::take_counts();
+    assert_eq!((counts.decoded, counts.checked), (1, 1), "second act: {counts:?}");
 }
 
 #[test]

@@ -7,9 +7,9 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use claw_games::Party;
+use claw_games::ChipParty;
 use claw_protocol::messages::{
-    ActionRejectCode, ActionRejected, ChipOp, ErrorCode, ErrorMsg, KickReason, Kicked, PlayerSeed, RoomPhase,
+    ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, KickReason, Kicked, PlayerSeed, RoomPhase,
     ServerMessage, SignedAction, TimeoutReason, YourTurn,
 };
 use claw_protocol::transcript::EventEnvelope;
@@ -65,12 +65,7 @@ impl VoidCause {
 
 /// The chip call that gives `p` its commission back (in the hand's journal).
 fn commission_back(hand: HandId, p: PlayerId, commission: Chips) -> ChipCall {
-    let mv = ChipMove {
-        account: Account::Player(p),
-        kind: ChipOp::Credit,
-        amount: commission,
-        memo: "commission returned".into(),
-    };
+    let mv = ChipMove::credit(Account::Player(p), commission, "commission returned");
     ChipCall::Moves { hand, moves: vec![mv], undo_on_refusal: false }
 }
 
@@ -392,12 +387,7 @@ impl RoomCore {
                 continue;
             }
             let (step, call) = if commission.0 > 0 {
-                let mv = ChipMove {
-                    account: Account::Player(p),
-                    kind: ChipOp::Debit,
-                    amount: commission,
-                    memo: "commission".into(),
-                };
+                let mv = ChipMove::debit(Account::Player(p), commission, "commission");
                 (FormStep::Commission(p), ChipCall::Moves { hand, moves: vec![mv], undo_on_refusal: false })
             } else {
                 (FormStep::Balance(p), ChipCall::Balance(p))
@@ -626,22 +616,22 @@ impl RoomCore {
         let mut moves = Vec::with_capacity(step.moves.len());
         for m in step.moves {
             let account = match m.party {
-                Party::Seat(s) => match h.players.get(s.index()) {
+                ChipParty::Seat(s) => match h.players.get(s.index()) {
                     Some(p) => Account::Player(*p),
                     None => {
                         self.void_hand(now, VoidCause::Game, &format!("chip move for missing {s}"));
                         return None;
                     }
                 },
-                Party::House => Account::House,
+                ChipParty::House => Account::House,
             };
-            moves.push(ChipMove { account, kind: m.kind, amount: m.amount, memo: m.reason });
+            moves.push(ChipMove { op: m.op, party: account, amount: m.amount, reason: m.reason });
         }
         let hand = h.hand.hand_id();
         let undo_on_refusal = matches!(origin, Origin::Player { .. });
         let players = moves
             .iter()
-            .map(|m| match m.account {
+            .map(|m| match m.party {
                 Account::Player(p) => Some(p),
                 _ => None,
             })

@@ -83,18 +83,9 @@ pub enum Account {
     Dealer,
 }
 
-/// One debit or credit of a hand.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChipMove {
-    /// Whose chips.
-    pub account: Account,
-    /// Debit or credit.
-    pub kind: claw_protocol::messages::ChipOp,
-    /// How many.
-    pub amount: Chips,
-    /// Why (the game's reason, `commission`).
-    pub memo: String,
-}
+/// One debit or credit of a hand, on an account (the game's reason, or
+/// `commission`).
+pub type ChipMove = claw_protocol::hand::ChipMove<Account>;
 
 /// A call to the chip service, run by the driver.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin,
-    GameResult, Party, PendingAction, PlayerInfo,
+    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
+    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 use rules::{card_points, hand_total, house_draws, is_pair, is_two_card_21};
 
@@ -362,8 +362,8 @@ pub struct BlackjackDetails {
     pub house_net: i64,
 }
 
-fn up(target: DealTarget) -> DealSpec {
-    DealSpec { target, face: Face::Up }
+fn up(target: DealTo) -> DealSpec {
+    DealSpec { target, face: CardFace::Up }
 }
 
 fn seat_u8(i: usize) -> u8 {
@@ -447,11 +447,11 @@ impl Blackjack {
         let mut specs = Vec::with_capacity(playing.len() * 2 + 2);
         for round in 0..2 {
             for i in &playing {
-                specs.push(up(DealTarget::Player(Seat(seat_u8(*i)))));
+                specs.push(up(DealTo::Player(Seat(seat_u8(*i)))));
             }
             specs.push(DealSpec {
-                target: DealTarget::House,
-                face: if round == 0 { Face::Up } else { Face::Down },
+                target: DealTo::House,
+                face: if round == 0 { CardFace::Up } else { CardFace::Down },
             });
         }
         st.awaiting = Some(Awaiting::Initial);
@@ -499,7 +499,7 @@ impl Blackjack {
             .flat_map(|s| &s.hands)
             .any(|h| !h.is_natural() && !hand_total(&h.cards).is_bust());
         if live && house_draws(&st.house, st.settings.hit_soft_17) && st.can_draw(1) {
-            let specs = vec![up(DealTarget::House)];
+            let specs = vec![up(DealTo::House)];
             st.awaiting = Some(Awaiting::House);
             st.expected = specs.clone();
             return vec![PendingAction::Deal { phase: "house".into(), cards: specs }];
@@ -522,7 +522,7 @@ impl Blackjack {
             if s.status != SeatStatus::Playing {
                 continue;
             }
-            let party = Party::Seat(Seat(seat_u8(i)));
+            let party = ChipParty::Seat(Seat(seat_u8(i)));
             let mut words = Vec::new();
             for (k, h) in s.hands.iter().enumerate() {
                 let t = hand_total(&h.cards);
@@ -531,22 +531,24 @@ impl Blackjack {
                 words.push(format!("{} {word}", t.total));
                 if payout > 0 {
                     s.paid.0 += payout;
-                    credits.push(PendingAction::Credit {
+                    credits.push(PendingAction::Chip(ChipMove {
+                        op: ChipOp::Credit,
                         party,
                         amount: Chips(payout),
                         reason: format!("hand {}: {word}", k + 1),
-                    });
+                    }));
                 }
             }
             if s.insurance.0 > 0 {
                 if house_bj {
                     let payout = 3 * s.insurance.0;
                     s.paid.0 += payout;
-                    credits.push(PendingAction::Credit {
+                    credits.push(PendingAction::Chip(ChipMove {
+                        op: ChipOp::Credit,
                         party,
                         amount: Chips(payout),
                         reason: "insurance pays 2:1".into(),
-                    });
+                    }));
                     words.push("insurance won".into());
                 } else {
                     words.push("insurance lost".into());
@@ -559,19 +561,21 @@ impl Blackjack {
         let paid: u64 = st.seats.iter().map(|s| s.paid.0).sum();
         let mut out = Vec::new();
         if paid > staked {
-            out.push(PendingAction::Debit {
-                party: Party::House,
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Debit,
+                party: ChipParty::House,
                 amount: Chips(paid - staked),
                 reason: "house pays out".into(),
-            });
+            }));
         }
         out.extend(credits);
         if staked > paid {
-            out.push(PendingAction::Credit {
-                party: Party::House,
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Credit,
+                party: ChipParty::House,
                 amount: Chips(staked - paid),
                 reason: "house wins".into(),
-            });
+            }));
         }
         st.summary = lines.join("; ");
         out
@@ -703,13 +707,13 @@ impl GamePlugin for Blackjack {
             Awaiting::Initial => {
                 for c in cards {
                     match c.target {
-                        DealTarget::Player(s) => {
+                        DealTo::Player(s) => {
                             if let Some(h) = st.seats.get_mut(s.index()).and_then(|x| x.hands.first_mut()) {
                                 h.cards.push(c.card);
                             }
                         }
                         _ => {
-                            if c.face == Face::Down {
+                            if c.face == CardFace::Down {
                                 st.hole_position = Some(c.position);
                             }
                             st.house.push(c.card);
@@ -842,7 +846,7 @@ impl GamePlugin for Blackjack {
     ) -> Result<Vec<PendingAction>, GameError> {
         self.validate(st, seat, action)?;
         let i = seat.index();
-        let party = Party::Seat(seat);
+        let party = ChipParty::Seat(seat);
         let mut out = Vec::new();
         match action {
             BlackjackAction::Bet { amount } => {
@@ -851,7 +855,12 @@ impl GamePlugin for Blackjack {
                 s.staked.0 += amount.0;
                 s.bet = *amount;
                 s.status = SeatStatus::Playing;
-                out.push(PendingAction::Debit { party, amount: *amount, reason: "bet".into() });
+                out.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party,
+                    amount: *amount,
+                    reason: "bet".into(),
+                }));
                 if st.next_bettor().is_none() {
                     out.extend(self.begin_deal(st));
                 }
@@ -868,7 +877,12 @@ impl GamePlugin for Blackjack {
                 s.staked.0 += amount.0;
                 s.insurance = *amount;
                 s.insurance_decided = true;
-                out.push(PendingAction::Debit { party, amount: *amount, reason: "insurance".into() });
+                out.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party,
+                    amount: *amount,
+                    reason: "insurance".into(),
+                }));
                 if st.insurance_candidate().is_none() {
                     out.extend(self.after_insurance(st));
                 }
@@ -890,7 +904,7 @@ impl GamePlugin for Blackjack {
                     return Err(GameError::NotYourTurn);
                 };
                 let (seat_b, hand_b) = (seat_u8(si), u8::try_from(hi).unwrap_or(u8::MAX));
-                let target = up(DealTarget::Player(seat));
+                let target = up(DealTo::Player(seat));
                 let (phase, specs, awaiting) = match action {
                     BlackjackAction::Hit {} => {
                         ("hit", vec![target], Awaiting::Hit { seat: seat_b, hand: hand_b })
@@ -902,7 +916,12 @@ impl GamePlugin for Blackjack {
                         s.staked.0 += stake.0;
                         s.hands[hi].stake.0 += stake.0;
                         s.hands[hi].doubled = true;
-                        out.push(PendingAction::Debit { party, amount: stake, reason: "double".into() });
+                        out.push(PendingAction::Chip(ChipMove {
+                            op: ChipOp::Debit,
+                            party,
+                            amount: stake,
+                            reason: "double".into(),
+                        }));
                         ("double", vec![target], Awaiting::Double { seat: seat_b, hand: hand_b })
                     }
                     _ => {
@@ -920,7 +939,12 @@ impl GamePlugin for Blackjack {
                             done: false,
                         };
                         s.hands.insert(hi + 1, new_hand);
-                        out.push(PendingAction::Debit { party, amount: stake, reason: "split".into() });
+                        out.push(PendingAction::Chip(ChipMove {
+                            op: ChipOp::Debit,
+                            party,
+                            amount: stake,
+                            reason: "split".into(),
+                        }));
                         ("split", vec![target, target], Awaiting::Split { seat: seat_b, hand: hand_b })
                     }
                 };
@@ -936,14 +960,14 @@ impl GamePlugin for Blackjack {
         st.phase == Phase::Done
     }
 
-    fn result(&self, st: &BlackjackState) -> Option<GameResult> {
+    fn result(&self, st: &BlackjackState) -> Option<HandResult> {
         if st.phase != Phase::Done {
             return None;
         }
         let net: Vec<i64> = st.seats.iter().map(|s| s.paid.0 as i64 - s.staked.0 as i64).collect();
         let winners =
             net.iter().enumerate().filter(|(_, n)| **n > 0).map(|(i, _)| Seat(seat_u8(i))).collect();
-        Some(GameResult {
+        Some(HandResult {
             winners,
             house_net: -net.iter().sum::<i64>(),
             net,

@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin,
-    GameResult, Party, PendingAction, PlayerInfo,
+    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
+    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 pub use patterns::DdzRules;
 use patterns::{beating_under, candidate_plays, classify_under, sort_key, Combo};
@@ -222,12 +222,12 @@ impl DdzState {
 impl DouDiZhu {
     fn expected_hole() -> Vec<DealSpec> {
         (0..HAND_SIZE * 3)
-            .map(|i| DealSpec { target: DealTarget::Player(Seat((i % 3) as u8)), face: Face::Down })
+            .map(|i| DealSpec { target: DealTo::Player(Seat((i % 3) as u8)), face: CardFace::Down })
             .collect()
     }
 
     fn expected_kitty() -> Vec<DealSpec> {
-        vec![DealSpec { target: DealTarget::Community, face: Face::Down }; KITTY_SIZE]
+        vec![DealSpec { target: DealTo::Community, face: CardFace::Down }; KITTY_SIZE]
     }
 
     fn end_bidding(&self, st: &mut DdzState) -> Vec<PendingAction> {
@@ -277,13 +277,23 @@ impl DouDiZhu {
             if amount == 0 {
                 return;
             }
-            let party = Party::Seat(Seat(s));
+            let party = ChipParty::Seat(Seat(s));
             if debit {
                 net[usize::from(s)] -= amount as i64;
-                debits.push(PendingAction::Debit { party, amount: Chips(amount), reason });
+                debits.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party,
+                    amount: Chips(amount),
+                    reason,
+                }));
             } else {
                 net[usize::from(s)] += amount as i64;
-                credits.push(PendingAction::Credit { party, amount: Chips(amount), reason });
+                credits.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party,
+                    amount: Chips(amount),
+                    reason,
+                }));
             }
         };
         if landlord_won {
@@ -318,6 +328,107 @@ impl DouDiZhu {
         st.outcome = Some(DdzOutcome { landlord_won, spring, anti_spring, multiplier, net });
         debits.extend(credits);
         debits
+    }
+
+    /// Checks `seat`'s action now; a play's combination is returned so
+    /// that applying it does not read the cards again.
+    fn resolve(&self, st: &DdzState, seat: Seat, action: &DdzAction) -> Result<Option<Combo>, GameError> {
+        match st.phase {
+            DdzPhase::Done => return Err(GameError::HandOver),
+            DdzPhase::Dealing => return Err(GameError::NotYourTurn),
+            _ => {}
+        }
+        if self.to_act(st) != Some(seat) {
+            return Err(GameError::NotYourTurn);
+        }
+        match (st.phase, action) {
+            (DdzPhase::Bidding, DdzAction::Bid { points }) => {
+                if !(1..=3).contains(points) {
+                    return Err(GameError::BadAmount(format!("a bid is 1–3 points, not {points}")));
+                }
+                if *points <= st.high_bid {
+                    return Err(GameError::BadAmount(format!(
+                        "a bid must be above the current bid of {}",
+                        st.high_bid
+                    )));
+                }
+                Ok(None)
+            }
+            (DdzPhase::Bidding, DdzAction::Pass {}) => Ok(None),
+            (DdzPhase::Playing, DdzAction::Pass {}) => {
+                if st.lead.is_none() {
+                    return Err(GameError::Illegal("the leader must play".into()));
+                }
+                Ok(None)
+            }
+            (DdzPhase::Playing, DdzAction::Play { cards }) => self.check_play(st, seat.0, cards).map(Some),
+            (DdzPhase::Bidding, DdzAction::Play { .. }) => {
+                Err(GameError::Illegal("cards are played after the bidding".into()))
+            }
+            (_, DdzAction::Bid { .. }) => Err(GameError::Illegal("the bidding is over".into())),
+            _ => Err(GameError::Illegal("not allowed now".into())),
+        }
+    }
+
+    /// Applies an action [`DouDiZhu::resolve`] accepted (`combo`: its play).
+    fn apply_valid(
+        &self,
+        st: &mut DdzState,
+        seat: Seat,
+        action: &DdzAction,
+        combo: Option<Combo>,
+    ) -> Result<Vec<PendingAction>, GameError> {
+        let s = seat.0;
+        match (st.phase, action) {
+            (DdzPhase::Bidding, DdzAction::Bid { points }) => {
+                st.bids.push(Turn { seat: s, points: Some(*points), cards: None });
+                st.high_bid = *points;
+                if *points == 3 || st.bids.len() == 3 {
+                    return Ok(self.end_bidding(st));
+                }
+                st.turn = next(s);
+                Ok(Vec::new())
+            }
+            (DdzPhase::Bidding, _) => {
+                st.bids.push(Turn { seat: s, points: None, cards: None });
+                if st.bids.len() == 3 {
+                    return Ok(self.end_bidding(st));
+                }
+                st.turn = next(s);
+                Ok(Vec::new())
+            }
+            (_, DdzAction::Play { cards }) => {
+                let combo =
+                    combo.ok_or_else(|| GameError::Illegal("a play without its combination".into()))?;
+                let hand = &mut st.hands[usize::from(s)];
+                hand.retain(|c| !cards.contains(c));
+                let empty = hand.is_empty();
+                let mut sorted = cards.clone();
+                sorted.sort_by_key(sort_key);
+                if combo.is_bomb() {
+                    st.bombs += 1;
+                }
+                st.play_counts[usize::from(s)] += 1;
+                st.plays.push(Turn { seat: s, points: None, cards: Some(sorted.clone()) });
+                st.lead = Some(Lead { seat: s, combo, cards: sorted });
+                st.passes = 0;
+                if empty {
+                    return Ok(self.finish(st, s));
+                }
+                st.turn = next(s);
+                Ok(Vec::new())
+            }
+            _ => {
+                st.plays.push(Turn { seat: s, points: None, cards: None });
+                st.passes += 1;
+                st.turn = next(s);
+                if st.passes >= 2 {
+                    st.lead = None;
+                    st.passes = 0;
+                }
+                Ok(Vec::new())
+            }
+        }
     }
 
     /// Checks a play's cards and returns how it reads.
@@ -455,7 +566,7 @@ impl GamePlugin for DouDiZhu {
             st.turn = st.first_bidder;
         } else {
             for c in cards {
-                if let DealTarget::Player(s) = c.target {
+                if let DealTo::Player(s) = c.target {
                     st.hands[s.index()].push(c.card);
                 }
             }
@@ -471,41 +582,7 @@ impl GamePlugin for DouDiZhu {
     }
 
     fn validate(&self, st: &DdzState, seat: Seat, action: &DdzAction) -> Result<(), GameError> {
-        match st.phase {
-            DdzPhase::Done => return Err(GameError::HandOver),
-            DdzPhase::Dealing => return Err(GameError::NotYourTurn),
-            _ => {}
-        }
-        if self.to_act(st) != Some(seat) {
-            return Err(GameError::NotYourTurn);
-        }
-        match (st.phase, action) {
-            (DdzPhase::Bidding, DdzAction::Bid { points }) => {
-                if !(1..=3).contains(points) {
-                    return Err(GameError::BadAmount(format!("a bid is 1–3 points, not {points}")));
-                }
-                if *points <= st.high_bid {
-                    return Err(GameError::BadAmount(format!(
-                        "a bid must be above the current bid of {}",
-                        st.high_bid
-                    )));
-                }
-                Ok(())
-            }
-            (DdzPhase::Bidding, DdzAction::Pass {}) => Ok(()),
-            (DdzPhase::Playing, DdzAction::Pass {}) => {
-                if st.lead.is_none() {
-                    return Err(GameError::Illegal("the leader must play".into()));
-                }
-                Ok(())
-            }
-            (DdzPhase::Playing, DdzAction::Play { cards }) => self.check_play(st, seat.0, cards).map(|_| ()),
-            (DdzPhase::Bidding, DdzAction::Play { .. }) => {
-                Err(GameError::Illegal("cards are played after the bidding".into()))
-            }
-            (_, DdzAction::Bid { .. }) => Err(GameError::Illegal("the bidding is over".into())),
-            _ => Err(GameError::Illegal("not allowed now".into())),
-        }
+        self.resolve(st, seat, action).map(|_| ())
     }
 
     fn apply(
@@ -514,64 +591,15 @@ impl GamePlugin for DouDiZhu {
         seat: Seat,
         action: &DdzAction,
     ) -> Result<Vec<PendingAction>, GameError> {
-        self.validate(st, seat, action)?;
-        let s = seat.0;
-        match (st.phase, action) {
-            (DdzPhase::Bidding, DdzAction::Bid { points }) => {
-                st.bids.push(Turn { seat: s, points: Some(*points), cards: None });
-                st.high_bid = *points;
-                if *points == 3 || st.bids.len() == 3 {
-                    return Ok(self.end_bidding(st));
-                }
-                st.turn = next(s);
-                Ok(Vec::new())
-            }
-            (DdzPhase::Bidding, _) => {
-                st.bids.push(Turn { seat: s, points: None, cards: None });
-                if st.bids.len() == 3 {
-                    return Ok(self.end_bidding(st));
-                }
-                st.turn = next(s);
-                Ok(Vec::new())
-            }
-            (_, DdzAction::Play { cards }) => {
-                let combo = self.check_play(st, s, cards)?;
-                let hand = &mut st.hands[usize::from(s)];
-                hand.retain(|c| !cards.contains(c));
-                let empty = hand.is_empty();
-                let mut sorted = cards.clone();
-                sorted.sort_by_key(sort_key);
-                if combo.is_bomb() {
-                    st.bombs += 1;
-                }
-                st.play_counts[usize::from(s)] += 1;
-                st.plays.push(Turn { seat: s, points: None, cards: Some(sorted.clone()) });
-                st.lead = Some(Lead { seat: s, combo, cards: sorted });
-                st.passes = 0;
-                if empty {
-                    return Ok(self.finish(st, s));
-                }
-                st.turn = next(s);
-                Ok(Vec::new())
-            }
-            _ => {
-                st.plays.push(Turn { seat: s, points: None, cards: None });
-                st.passes += 1;
-                st.turn = next(s);
-                if st.passes >= 2 {
-                    st.lead = None;
-                    st.passes = 0;
-                }
-                Ok(Vec::new())
-            }
-        }
+        let combo = self.resolve(st, seat, action)?;
+        self.apply_valid(st, seat, action, combo)
     }
 
     fn is_over(&self, st: &DdzState) -> bool {
         st.phase == DdzPhase::Done
     }
 
-    fn result(&self, st: &DdzState) -> Option<GameResult> {
+    fn result(&self, st: &DdzState) -> Option<HandResult> {
         if st.phase != DdzPhase::Done {
             return None;
         }
@@ -582,7 +610,7 @@ impl GamePlugin for DouDiZhu {
             }
             _ => (Vec::new(), vec![0; 3]),
         };
-        Some(GameResult { winners, net, house_net: 0, rake: Chips::ZERO, summary: st.summary.clone() })
+        Some(HandResult { winners, net, house_net: 0, rake: Chips::ZERO, summary: st.summary.clone() })
     }
 
     fn valid_actions(&self, st: &DdzState) -> Vec<ActionOption<DdzAction>> {

@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin,
-    GameResult, PendingAction, PlayerInfo,
+    ActionOption, CardFace, DealSpec, DealTo, DealtCard, GameDetails, GameError, GameMeta, GamePlugin,
+    HandResult, PendingAction, PlayerInfo,
 };
 use cards::{check_ids, Level, Tally, Wilds, DECK_SIZE, PACKS};
 use compare::{beats, BombPriority, BombProfile};
@@ -747,15 +747,15 @@ impl Guandan {
 
     fn expected_deal() -> Vec<DealSpec> {
         (0..HAND_SIZE * PLAYERS)
-            .map(|i| DealSpec { target: DealTarget::Player(Seat((i % PLAYERS) as u8)), face: Face::Down })
+            .map(|i| DealSpec { target: DealTo::Player(Seat((i % PLAYERS) as u8)), face: CardFace::Down })
             .collect()
     }
 
-    fn face(st: &GdState) -> Face {
+    fn face(st: &GdState) -> CardFace {
         if st.settings.show_tribute {
-            Face::Up
+            CardFace::Up
         } else {
-            Face::Down
+            CardFace::Down
         }
     }
 
@@ -1059,7 +1059,7 @@ impl GamePlugin for Guandan {
                 )));
             }
             st.positions[code] = Some(c.position);
-            if let DealTarget::Player(s) = c.target {
+            if let DealTo::Player(s) = c.target {
                 st.hands[s.index()].push(c.card);
             }
         }
@@ -1121,13 +1121,13 @@ impl GamePlugin for Guandan {
         st.phase == GdPhase::Done
     }
 
-    fn result(&self, st: &GdState) -> Option<GameResult> {
+    fn result(&self, st: &GdState) -> Option<HandResult> {
         let o = st.outcome.as_ref()?;
         let winners = match o.winner_team {
             Some(t) => (0..4u8).filter(|s| team(*s) == t).map(Seat).collect(),
             None => Vec::new(),
         };
-        Some(GameResult {
+        Some(HandResult {
             winners,
             net: o.net.clone(),
             house_net: 0,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cards::Level;
 use super::{team, AceRule, EndRequest, GdMemory, GdSettings};
-use crate::plugin::{Party, PendingAction};
+use crate::plugin::{ChipMove, ChipOp, ChipParty, PendingAction};
 
 /// How a match ended (seed §七 "终端状态分支").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,11 +116,12 @@ fn pay(
         if amount > 0 {
             total += amount;
             net[usize::from(*l)] -= amount as i64;
-            debits.push(PendingAction::Debit {
-                party: Party::Seat(Seat(*l)),
+            debits.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Debit,
+                party: ChipParty::Seat(Seat(*l)),
                 amount: Chips(amount),
                 reason: format!("{reason}: loses"),
-            });
+            }));
         }
     }
     let share = total / winners.len() as u64;
@@ -129,11 +130,12 @@ fn pay(
         let amount = share + if i == 0 { odd } else { 0 };
         if amount > 0 {
             net[usize::from(*w)] += amount as i64;
-            debits.push(PendingAction::Credit {
-                party: Party::Seat(Seat(*w)),
+            debits.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Credit,
+                party: ChipParty::Seat(Seat(*w)),
                 amount: Chips(amount),
                 reason: format!("{reason}: wins"),
-            });
+            }));
         }
     }
     (net, debits)

@@ -32,8 +32,8 @@ pub use rotation::SamGongMemory;
 pub use settle::{Decision, Entry, EntryResult, Settlement, SettlementRule};
 
 use crate::plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin,
-    GameResult, Party, PendingAction, PlayerInfo,
+    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
+    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 
 /// The Sam Gong plugin (registry name `sam-gong`).
@@ -403,11 +403,12 @@ impl SamGong {
             SamGongAction::Bet { amount } => {
                 state.banker_bet = *amount;
                 if !practice {
-                    out.push(PendingAction::Debit {
-                        party: Party::Seat(seat),
+                    out.push(PendingAction::Chip(ChipMove {
+                        op: ChipOp::Debit,
+                        party: ChipParty::Seat(seat),
                         amount: *amount,
                         reason: "banker bet (escrow)".into(),
-                    });
+                    }));
                 }
                 state.phase = Phase::PlayerBet;
                 state.to_act = state.clockwise().first().copied();
@@ -416,11 +417,12 @@ impl SamGong {
             SamGongAction::Call => {
                 state.status[seat.index()] = SeatStatus::Called;
                 if !practice {
-                    out.push(PendingAction::Debit {
-                        party: Party::Seat(seat),
+                    out.push(PendingAction::Chip(ChipMove {
+                        op: ChipOp::Debit,
+                        party: ChipParty::Seat(seat),
                         amount: state.banker_bet,
                         reason: "call (escrow)".into(),
-                    });
+                    }));
                 }
             }
             SamGongAction::Fold => state.status[seat.index()] = SeatStatus::Folded,
@@ -544,7 +546,7 @@ impl GamePlugin for SamGong {
         let cards = (0..state.n())
             .flat_map(|i| {
                 std::iter::repeat_n(
-                    DealSpec { target: DealTarget::Player(Seat(i as u8)), face: Face::Down },
+                    DealSpec { target: DealTo::Player(Seat(i as u8)), face: CardFace::Down },
                     3,
                 )
             })
@@ -566,7 +568,7 @@ impl GamePlugin for SamGong {
         }
         let mut seen = HashSet::new();
         for (i, c) in cards.iter().enumerate() {
-            if c.target != DealTarget::Player(Seat((i / 3) as u8)) || c.face != Face::Down {
+            if c.target != DealTo::Player(Seat((i / 3) as u8)) || c.face != CardFace::Down {
                 return Err(GameError::BadDeal(format!("card {i} went to {:?}", c.target)));
             }
             if c.card.card().is_joker() || !seen.insert(c.card.card()) {
@@ -647,12 +649,12 @@ impl GamePlugin for SamGong {
         state.phase == Phase::Settled
     }
 
-    fn result(&self, state: &SamGongState) -> Option<GameResult> {
+    fn result(&self, state: &SamGongState) -> Option<HandResult> {
         let s = state.settlement.as_ref()?;
         let virtual_nets = s.nets(state.n());
         let net = if state.settings.tutorial { vec![0; state.n()] } else { virtual_nets.clone() };
         let winners = (0..state.n()).filter(|i| virtual_nets[*i] > 0).map(|i| Seat(i as u8)).collect();
-        Some(GameResult {
+        Some(HandResult {
             winners,
             net,
             house_net: 0,

@@ -34,7 +34,7 @@ use claw_protocol::{Chips, Seat};
 use serde::{Deserialize, Serialize};
 
 use super::eval::Outcome;
-use crate::plugin::{GameError, Party, PendingAction};
+use crate::plugin::{ChipMove, ChipOp, ChipParty, GameError, PendingAction};
 
 /// The rake on a losers' pot: floor(pot × percent / 100), at least 1 when the
 /// pot is non-empty and the percent is non-zero, 0 for an empty pot (REQ-004
@@ -278,11 +278,12 @@ impl Settlement {
         let after_escrow = banker_start.0 - self.banker_bet.0;
         let remaining = self.banker_remaining.0;
         if remaining < after_escrow {
-            out.push(PendingAction::Debit {
-                party: Party::Seat(self.banker),
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Debit,
+                party: ChipParty::Seat(self.banker),
                 amount: Chips(after_escrow - remaining),
                 reason: "banker pays winners".into(),
-            });
+            }));
         }
         for e in &self.entries {
             if e.payout.0 > 0 {
@@ -290,20 +291,22 @@ impl Settlement {
                     EntryResult::Tie => "tie: call returned",
                     _ => "call returned with winnings",
                 };
-                out.push(PendingAction::Credit {
-                    party: Party::Seat(e.seat),
+                out.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(e.seat),
                     amount: e.payout,
                     reason: reason.into(),
-                });
+                }));
             }
         }
         if remaining > after_escrow {
             let reason = if self.all_fold { "all folded: banker bet returned" } else { "banker collects" };
-            out.push(PendingAction::Credit {
-                party: Party::Seat(self.banker),
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Credit,
+                party: ChipParty::Seat(self.banker),
                 amount: Chips(remaining - after_escrow),
                 reason: reason.into(),
-            });
+            }));
         }
         out
     }

@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::plugin::{
-    ActionOption, DealSpec, DealTarget, DealtCard, Face, GameDetails, GameError, GameMeta, GamePlugin,
-    GameResult, Party, PendingAction, PlayerInfo,
+    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
+    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 
 pub use eval::{evaluate, Category, HandValue};
@@ -221,7 +221,7 @@ pub struct State {
     /// Showdown hands were revealed (at an all-in run-out or the showdown).
     pub revealed: bool,
     /// The result, once the hand is over.
-    pub result: Option<GameResult>,
+    pub result: Option<HandResult>,
     /// The settlement as typed data, once the hand is over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<HoldemDetails>,
@@ -307,11 +307,12 @@ impl State {
             p.all_in = true;
         }
         if a > 0 {
-            out.push(PendingAction::Debit {
-                party: Party::Seat(seat(i)),
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Debit,
+                party: ChipParty::Seat(seat(i)),
                 amount: Chips(a),
                 reason: reason.into(),
-            });
+            }));
         }
     }
 
@@ -449,11 +450,12 @@ impl State {
             if p.stack.0 > 0 {
                 p.all_in = false;
             }
-            out.push(PendingAction::Credit {
-                party: Party::Seat(seat(top)),
+            out.push(PendingAction::Chip(ChipMove {
+                op: ChipOp::Credit,
+                party: ChipParty::Seat(seat(top)),
                 amount: Chips(excess),
                 reason: "uncalled bet returned".into(),
-            });
+            }));
         }
     }
 
@@ -504,14 +506,14 @@ impl State {
         match street {
             Street::Preflop => (0..2 * n)
                 .map(|k| DealSpec {
-                    target: DealTarget::Player(seat((self.button + 1 + k) % n)),
-                    face: Face::Down,
+                    target: DealTo::Player(seat((self.button + 1 + k) % n)),
+                    face: CardFace::Down,
                 })
                 .collect(),
             Street::Flop | Street::Turn | Street::River => {
-                let mut v = vec![DealSpec { target: DealTarget::Burn, face: Face::Down }];
+                let mut v = vec![DealSpec { target: DealTo::Burn, face: CardFace::Down }];
                 let count = if street == Street::Flop { 3 } else { 1 };
-                v.extend((0..count).map(|_| DealSpec { target: DealTarget::Community, face: Face::Up }));
+                v.extend((0..count).map(|_| DealSpec { target: DealTo::Community, face: CardFace::Up }));
                 v
             }
             Street::Complete => Vec::new(),
@@ -589,15 +591,16 @@ impl State {
                     winners[w] = true;
                 }
                 self.players[w].stack.0 += amount;
-                out.push(PendingAction::Credit {
-                    party: Party::Seat(seat(w)),
+                out.push(PendingAction::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(seat(w)),
                     amount: Chips(amount),
                     reason: name.clone(),
-                });
+                }));
             }
         }
         self.details = Some(HoldemDetails { button: seat(self.button), showdown, pots: awards });
-        self.result = Some(GameResult {
+        self.result = Some(HandResult {
             winners: (0..n).filter(|i| winners[*i]).map(seat).collect(),
             net: self.players.iter().map(|p| chips_i64(p.stack.0) - chips_i64(p.start.0)).collect(),
             house_net: 0,
@@ -794,8 +797,8 @@ impl GamePlugin for TexasHoldem {
         }
         for c in cards {
             match c.target {
-                DealTarget::Player(s) => state.players[s.index()].hole.push(*c),
-                DealTarget::Community => state.board.push(*c),
+                DealTo::Player(s) => state.players[s.index()].hole.push(*c),
+                DealTo::Community => state.board.push(*c),
                 _ => state.burned.push(*c),
             }
         }
@@ -827,7 +830,7 @@ impl GamePlugin for TexasHoldem {
         state.result.is_some()
     }
 
-    fn result(&self, state: &State) -> Option<GameResult> {
+    fn result(&self, state: &State) -> Option<HandResult> {
         state.result.clone()
     }
 

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use claw_games::guandan::{GdAction, GdMemory, GdSettings, GdState, Guandan};
-use claw_games::{DealTarget, DealtCard, Face, GamePlugin, PendingAction, PlayerInfo};
+use claw_games::{CardFace, DealTo, DealtCard, GamePlugin, PendingAction, PlayerInfo};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 
 /// Cards from text: `"3c 3d 5h#1 RJ"`.
@@ -68,7 +68,7 @@ pub fn start_with(
                     card: deck[i],
                 })
                 .collect();
-            assert!(dealt.iter().all(|d| matches!(d.target, DealTarget::Player(_)) && d.face == Face::Down));
+            assert!(dealt.iter().all(|d| matches!(d.target, DealTo::Player(_)) && d.face == CardFace::Down));
             let more = g.receive_cards(&mut st, &dealt).expect("deal");
             assert!(more.is_empty());
         }

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use claw_games::{
-    check_conservation, registry, replay, DynGame, GameError, GameResult, HandEvent, HandRunner, Party,
-    PlayerInfo, RecordedAction,
+    check_conservation, registry, replay, ChipMove, ChipOp, ChipParty, DynGame, GameError, HandEvent,
+    HandResult, HandRunner, PlayerInfo, RecordedAction,
 };
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use serde_json::Value;
@@ -139,9 +139,12 @@ impl Table {
         self.events
             .iter()
             .filter_map(|e| match e {
-                HandEvent::Credit { party: Party::Seat(s), amount, reason } => {
-                    Some((s.0, amount.0, reason.clone()))
-                }
+                HandEvent::Chip(ChipMove {
+                    op: ChipOp::Credit,
+                    party: ChipParty::Seat(s),
+                    amount,
+                    reason,
+                }) => Some((s.0, amount.0, reason.clone())),
                 _ => None,
             })
             .collect()
@@ -151,9 +154,12 @@ impl Table {
         self.events
             .iter()
             .filter_map(|e| match e {
-                HandEvent::Debit { party: Party::Seat(s), amount, reason } => {
-                    Some((s.0, amount.0, reason.clone()))
-                }
+                HandEvent::Chip(ChipMove {
+                    op: ChipOp::Debit,
+                    party: ChipParty::Seat(s),
+                    amount,
+                    reason,
+                }) => Some((s.0, amount.0, reason.clone())),
                 _ => None,
             })
             .collect()
@@ -161,7 +167,7 @@ impl Table {
 
     /// The result, after checking conservation and that a replay of the
     /// recorded actions reproduces events, result and memory.
-    pub fn result(&self) -> GameResult {
+    pub fn result(&self) -> HandResult {
         let hand = self.runner.hand();
         assert!(hand.is_over(), "hand not over");
         let r = hand.result().unwrap();

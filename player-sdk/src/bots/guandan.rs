@@ -118,7 +118,7 @@ mod tests {
         // Before the first action of a deal a player has seen no public
         // state: the bot reads the phase from the offered actions and the
         // level from the table memory, and its choice is legal.
-        use claw_games::{registry, DealTarget, HandRunner, PlayerInfo};
+        use claw_games::{registry, DealTo, HandRunner, PlayerInfo};
         use claw_protocol::{Chips, PlayerId};
         use rand_chacha::rand_core::SeedableRng;
         let g = registry::get("guandan").unwrap();
@@ -137,7 +137,7 @@ mod tests {
                 .dealt()
                 .iter()
                 .zip(runner.holders())
-                .filter(|(_, h)| **h == DealTarget::Player(seat))
+                .filter(|(_, h)| **h == DealTo::Player(seat))
                 .map(|(d, _)| (d.position, d.card))
                 .collect();
             let hand: Vec<_> = positions.iter().map(|(_, c)| *c).collect();

@@ -2,7 +2,7 @@
 //! games crate's `HandRunner`, letting a strategy choose every action, and
 //! check that each choice validates.
 
-use claw_games::{registry, DealTarget, Face, PlayerInfo};
+use claw_games::{registry, CardFace, DealTo, PlayerInfo};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -49,14 +49,14 @@ pub fn play(game: &str, settings: Value, name: &str, players: usize, hands: usiz
                 .dealt()
                 .iter()
                 .zip(runner.holders())
-                .filter(|(d, h)| **h == DealTarget::Player(seat) && !played[seat.index()].contains(&d.card))
+                .filter(|(d, h)| **h == DealTo::Player(seat) && !played[seat.index()].contains(&d.card))
                 .map(|(d, _)| (d.position, d.card))
                 .collect();
             let hand: Vec<CardId> = positions.iter().map(|(_, c)| *c).collect();
             let table: Vec<CardId> = runner
                 .dealt()
                 .iter()
-                .filter(|d| d.target == DealTarget::Community && d.face == Face::Up)
+                .filter(|d| d.target == DealTo::Community && d.face == CardFace::Up)
                 .map(|d| d.card)
                 .collect();
             let view = TurnView {

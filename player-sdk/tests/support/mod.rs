@@ -4,17 +4,15 @@
 
 use claw_engine::testing::{PlayedHand, Table, TurnInfo};
 use claw_player::bots::{Strategy, TurnView};
-use claw_player::play::options;
 
 /// Plays one hand at `table` with every seat using `bot`.
 pub fn play(table: &mut Table, bot: &dyn Strategy) -> PlayedHand {
     let game = table.game_name.clone();
     let mut choose = |t: &TurnInfo<'_>, rng: &mut rand_chacha::ChaCha20Rng| {
-        let actions = options(t.actions);
         let view = TurnView {
             game: &game,
             seat: t.seat,
-            actions: &actions,
+            actions: t.actions,
             public_state: t.public_state,
             hand: t.hand,
             positions: t.positions,

@@ -10,6 +10,7 @@ use super::{check_size, check_text, parse_as, peek_type, unknown, DecodeError, E
 use crate::bytes::{sha256, Digest, EncryptionKey, HandId, Seed, Signature};
 use crate::card::CardId;
 use crate::commit::CardOpening;
+use crate::hand::{CardFace, ChipMove, DealTo, HandResult};
 use crate::ids::{Chips, PlayerId, Seat};
 use crate::seal::SealedCard;
 use crate::sign::SignatureError;
@@ -250,31 +251,6 @@ pub struct GameStart {
     pub root: Digest,
 }
 
-/// Where a dealt card goes (same JSON as the games crate's `DealTarget`:
-/// `{"to": "player", "seat": 2}`, `{"to": "community"}`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "to", content = "seat")]
-pub enum DealTo {
-    /// One player; sealed to them when face down.
-    Player(Seat),
-    /// The table.
-    Community,
-    /// Burned.
-    Burn,
-    /// The house hand.
-    House,
-}
-
-/// Face up or down (same JSON as the games crate's `Face`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CardFace {
-    /// Shown to everyone: the opening is published.
-    Up,
-    /// Hidden: sealed to its player, or only committed.
-    Down,
-}
-
 /// One dealt card in `phase-deal` / `new-card`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DealtCardMsg {
@@ -331,39 +307,6 @@ pub struct CardTransfer {
     /// Face down: the opening sealed to `to`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sealed: Option<SealedCard>,
-}
-
-/// A chip account (same JSON as the games crate's `Party`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "kind", content = "seat")]
-pub enum ChipParty {
-    /// A player.
-    Seat(Seat),
-    /// The house bank.
-    House,
-}
-
-/// Debit or credit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ChipOp {
-    /// Chips taken from the party.
-    Debit,
-    /// Chips given to the party.
-    Credit,
-}
-
-/// One chip movement the game asked for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChipMove {
-    /// Debit or credit.
-    pub op: ChipOp,
-    /// Whose chips.
-    pub party: ChipParty,
-    /// How many.
-    pub amount: Chips,
-    /// The game's reason (`small-blind`, `call`, `pot`).
-    pub reason: String,
 }
 
 /// `chips`: consecutive chip movements, in the order the game produced them.
@@ -444,21 +387,6 @@ impl std::fmt::Display for TimeoutReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// What a hand produced (same JSON as the games crate's `GameResult`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HandResult {
-    /// Seats that won something.
-    pub winners: Vec<Seat>,
-    /// Net chip change per seat.
-    pub net: Vec<i64>,
-    /// Net change of the house bank.
-    pub house_net: i64,
-    /// Rake kept for the dealer.
-    pub rake: Chips,
-    /// Human-readable summary.
-    pub summary: String,
 }
 
 /// `game-end`: the result, the table memory for the next hand and, under

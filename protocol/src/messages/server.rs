@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::events::{EntropyMode, RevealPolicy};
 use super::{check_size, encode_frame, parse_as, peek_type, unknown, DecodeError, EncodeError};
 use crate::bytes::HandId;
+use crate::hand::ActionOption;
 use crate::handshake::{Accepted, Challenge, Rejected};
 use crate::ids::{Chips, PlayerId, Seat};
 use crate::transcript::{EventEnvelope, Transcript, TranscriptHeader};
@@ -216,21 +217,6 @@ pub struct JoinResponse {
     pub players: Vec<TablePlayer>,
 }
 
-/// One action the player to act may take (same JSON as the games crate's
-/// `ActionOption<Value>`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ActionChoice {
-    /// A representative action (for ranges: at the minimum amount).
-    pub action: Value,
-    /// Chips it moves now.
-    pub cost: Chips,
-    /// Whether the player's chips cover it.
-    pub affordable: bool,
-    /// Inclusive amount range for bet/raise-style actions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub range: Option<(Chips, Chips)>,
-}
-
 /// `your-turn`: sent to the actor only, not chained (its options may
 /// depend on the actor's hidden cards; its deadline is wall-clock time).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -242,7 +228,7 @@ pub struct YourTurn {
     /// The `seq` the next signed action must carry (at least this).
     pub seq: u32,
     /// What the player may do.
-    pub actions: Vec<ActionChoice>,
+    pub actions: Vec<ActionOption>,
     /// The player's chips left for this hand.
     pub balance: Chips,
     /// Unix time in milliseconds when the timeout action is taken.
