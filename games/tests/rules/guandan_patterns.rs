@@ -2,7 +2,7 @@
 //! ambiguity cases, ordering under each bomb profile, bad input as typed
 //! errors, and legal-move generation checked against brute force.
 
-mod guandan_common;
+use crate::guandan_common;
 
 use std::collections::BTreeSet;
 

@@ -1,7 +1,7 @@
 //! Guandan deal flow: CLEARED, 接风, finishing order and level-up, the
 //! terminal states, tribute / return / resist in every variant, chips.
 
-mod guandan_common;
+use crate::guandan_common;
 
 use claw_games::guandan::cards::{Level, Wilds};
 use claw_games::guandan::settle::{levels_up, settle_deal, MatchEnd};

@@ -8,7 +8,7 @@
 //! chips are conserved. A property test then checks that every AI level's
 //! decision is legal in random states reached by random legal play.
 
-mod guandan_common;
+use crate::guandan_common;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -2,7 +2,7 @@
 //! settings and players are validated; the button moves through Memory;
 //! public state never shows a hole card; timeouts check or fold.
 
-mod holdem_common;
+use crate::holdem_common;
 
 use claw_games::texas_holdem::{Action, Memory, Settings, TexasHoldem};
 use claw_games::{GameError, GamePlugin, HandEvent, PlayerInfo};

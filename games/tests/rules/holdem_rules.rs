@@ -2,7 +2,7 @@
 //! decks: blinds and order of play, min-raise, short all-ins, side pots,
 //! splits and odd chips, uncontested pots, the button across hands.
 
-mod holdem_common;
+use crate::holdem_common;
 
 use claw_games::{DealTarget, Face, HandEvent, Party};
 use claw_protocol::Seat;

@@ -3,7 +3,7 @@
 //! so that most hands reach side pots and showdowns. Typed invariants on the
 //! private state after every action, on top of the generic `simulate.rs`.
 
-mod holdem_common;
+use crate::holdem_common;
 
 use claw_games::texas_holdem::{evaluate, State, Street};
 use claw_games::{check_conservation, replay, HandEvent, HandRunner, Party, RecordedAction};

@@ -1,6 +1,5 @@
 //! Shared helpers of the Guandan tests: cards from text, scripted deals,
 //! a deal driven through the typed plugin.
-#![allow(dead_code)]
 
 use claw_games::guandan::{GdAction, GdMemory, GdSettings, GdState, Guandan};
 use claw_games::{DealTarget, DealtCard, Face, GamePlugin, PendingAction, PlayerInfo};

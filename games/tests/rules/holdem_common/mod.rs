@@ -1,8 +1,6 @@
 //! Helpers for the Hold'em tests: scripted decks and a table that records
 //! events and actions and checks conservation and replay at the end.
 
-#![allow(dead_code)]
-
 use std::sync::Arc;
 
 use claw_games::{
