@@ -1,7 +1,7 @@
 //! The auditor's checks on a complete synthetic hand: the honest hand passes
 //! every check; each single tampering fails with the right check name.
 
-mod audit_common;
+use crate::audit_common;
 
 use audit_common::{raw, Hand, Opts};
 use claw_protocol::audit::*;

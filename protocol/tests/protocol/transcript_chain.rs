@@ -2,7 +2,7 @@
 //! change to a body, seq, prev or signature, and any dropped, repeated or
 //! reordered event, is refused with the check it fails; JSON lines round-trip.
 
-mod audit_common;
+use crate::audit_common;
 
 use audit_common::{raw, Hand, Opts, ROOM};
 use claw_protocol::audit::AuditCheck;

@@ -2,7 +2,6 @@
 //! (shuffle, leaves, root, sealing, reveals), for the transcript and audit
 //! tests. Tests tamper with the bodies (a cheating dealer, re-signed) or with
 //! the signed envelopes (a cheating network) and check the named failure.
-#![allow(dead_code)]
 
 use claw_protocol::messages::*;
 use claw_protocol::transcript::{Transcript, TranscriptBuilder};
