@@ -1,7 +1,7 @@
 //! The `claw-points` admin subcommands (grant, balance, history, verify) as an
 //! operator runs them: the real binary against a real server on SQLite.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

@@ -1,7 +1,7 @@
 //! The points server's HTTP API against a real server on 127.0.0.1, the same
 //! suite on SQLite and (when CLAW_TEST_PG_URL is set) PostgreSQL.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! operation is there (its repeat is a replay of the same answer), the audit
 //! log verifies, and no chip is created or lost. Also the binary's CLI.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
