@@ -1,14 +1,13 @@
 //! Test helpers: databases (SQLite in a temp dir; a fresh PostgreSQL database
 //! per test when CLAW_TEST_PG_URL is set), a server on 127.0.0.1 and a client.
-#![allow(dead_code)]
 
-use std::io::Write;
+pub mod pg;
+
 use std::net::SocketAddr;
 
 use claw_points::{Limits, RunningServer, ServerConfig};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
-use sqlx::Connection;
 
 /// The token every test server uses.
 pub const TOKEN: &str = "test-token-0123456789abcdef";
@@ -30,28 +29,8 @@ pub fn sqlite_db() -> TestDb {
 /// A fresh database on the PostgreSQL server named by CLAW_TEST_PG_URL, or
 /// None (with a visible note) when the variable is unset.
 pub async fn pg_db(test: &str) -> Option<TestDb> {
-    let Ok(base) = std::env::var("CLAW_TEST_PG_URL") else {
-        // CI sets CLAW_REQUIRE_PG=1 so that a missing database fails instead of skipping.
-        if std::env::var_os("CLAW_REQUIRE_PG").is_some_and(|v| !v.is_empty() && v != "0") {
-            panic!("{test}: CLAW_REQUIRE_PG is set but CLAW_TEST_PG_URL is not");
-        }
-        // Written to the real stderr (not the captured one) so it shows in CI logs.
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED (PostgreSQL): {test} — set CLAW_TEST_PG_URL (see scripts/start-postgres.sh) to run it"
-        );
-        return None;
-    };
-    let mut admin = sqlx::postgres::PgConnection::connect(&base).await.expect("connect to CLAW_TEST_PG_URL");
-    let name = format!("claw_t_{}", claw_points::generate_token().get(..16).unwrap_or("x"));
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut admin)
-        .await
-        .expect("create db");
-    admin.close().await.ok();
-    let mut url = url::Url::parse(&base).expect("CLAW_TEST_PG_URL is a URL");
-    url.set_path(&format!("/{name}"));
-    Some(TestDb { url: url.to_string(), backend: "postgres", _dir: None })
+    let url = pg::fresh_database(test, "claw_t").await?;
+    Some(TestDb { url, backend: "postgres", _dir: None })
 }
 
 /// Limits for tests: no rate limiting unless a test asks for it.
@@ -173,18 +152,19 @@ impl Client {
     }
 }
 
-/// Generates `mod $name { sqlite, postgres }` running `$name(db)` on each backend.
-#[macro_export]
+/// Generates `mod $name { sqlite, postgres }` running `$name(db)` on each
+/// backend; `postgres` is ignored (skipped) unless built for PostgreSQL.
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn sqlite() {
-                super::$name(super::common::sqlite_db()).await;
+                super::$name($crate::common::sqlite_db()).await;
             }
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            #[cfg_attr(not(claw_pg), ignore = "skipped: PostgreSQL (set CLAW_TEST_PG_URL, scripts/start-postgres.sh)")]
             async fn postgres() {
-                if let Some(db) = super::common::pg_db(concat!(module_path!(), "::postgres")).await {
+                if let Some(db) = $crate::common::pg_db(concat!(module_path!(), "::postgres")).await {
                     super::$name(db).await;
                 }
             }
