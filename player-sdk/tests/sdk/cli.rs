@@ -2,7 +2,7 @@
 //! tampered one exits 1 naming the failed check and the hand, an unreadable
 //! one exits 2.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! every seat and the offline auditor on every hand of every game pass;
 //! wrong keys, chain breaks and malformed files fail with the named check.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -5,9 +5,8 @@
 //! dealer signs the result, and both the live verifier (as seat 0 sees the
 //! events) and the offline auditor must fail, naming the right check.
 
-mod support;
+use crate::support;
 
-#[path = "malicious/commission.rs"]
 mod commission;
 
 use std::sync::Arc;
