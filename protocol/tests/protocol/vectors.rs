@@ -2,7 +2,7 @@
 //! name by name, with the `name = value` lines of SPEC.md §13. A second
 //! implementation that reproduces these values interoperates with this one.
 //!
-//! `CLAW_PRINT_VECTORS=1 cargo test -p claw-protocol --test vectors -- --nocapture`
+//! `CLAW_PRINT_VECTORS=1 cargo test -p claw-protocol --test protocol vectors:: -- --nocapture`
 //! prints the computed lines (to update SPEC.md after a deliberate change).
 
 use std::collections::BTreeMap;
