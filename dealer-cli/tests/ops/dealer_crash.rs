@@ -10,127 +10,33 @@
 //! (the invite URL fragment) must stay the same.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::Duration;
 
 use claw_chips::AccountId;
-use claw_player::node::{NodeConfig, NodeEvent, PlayerNode, ReconnectPolicy};
-use claw_player::Invite;
+use claw_player::node::{NodeEvent, PlayerNode};
 use claw_points::{sqlite_url, Store, VerifyReport};
 use claw_protocol::messages::{ChipOp, ChipParty, QueryData, QueryType};
 use claw_protocol::{Chips, Identity, PlayerId, Seat};
+
+use crate::stop::{connect, next_event, DealerProc};
+use crate::GUARD;
 
 /// Chips granted once to every new player (`--welcome`).
 const WELCOME: u64 = 10_000;
 /// Commission per player per hand (debited at hand start, before the blinds).
 const COMMISSION: u64 = 2;
-/// Failure guard for every wait (never a timed assertion).
-const WAIT: Duration = Duration::from_secs(120);
 const ROOM: &str = "texas-holdem";
 
-/// The `claw-dealer` binary of this package.
-fn claw_dealer_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_claw-dealer"))
-}
-
-/// A running `claw-dealer` process; killed (SIGKILL) and reaped on drop, so
-/// no path of the test leaves it behind.
-struct DealerProc {
-    child: Child,
-    url: String,
-    log: PathBuf,
-}
-
-impl DealerProc {
-    /// Starts the binary on `data_dir` (127.0.0.1, free port, no HTTP
-    /// endpoint) and waits for the invite URL it prints on stdout.
-    async fn start(bin: &Path, data_dir: &Path, log: PathBuf, extra: &[&str]) -> DealerProc {
-        let err = std::fs::File::create(&log).expect("log file");
-        let mut child = Command::new(bin)
-            .args(["--game", ROOM, "--listen", "127.0.0.1:0", "--http-listen", "off"])
-            .args(["--timeout", "120s", "--between-hands", "0", "--commission", &COMMISSION.to_string()])
-            .args(["--welcome", &WELCOME.to_string()])
-            .arg("--data-dir")
-            .arg(data_dir)
-            .args(extra)
-            .env("RUST_LOG", "claw_dealer=info,claw_points=info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(err))
-            .spawn()
-            .expect("claw-dealer starts");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut proc = DealerProc { child, url: String::new(), log };
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let line = tokio::time::timeout(WAIT, rx.recv()).await;
-        match line {
-            Ok(Some(url)) if url.starts_with("ws://127.0.0.1:") => proc.url = url.trim().to_owned(),
-            other => panic!("no invite URL from claw-dealer ({other:?}); log:\n{}", proc.log_text()),
-        }
-        proc
-    }
-
-    /// The dealer's public key: the invite URL fragment.
-    fn key(&self) -> &str {
-        self.url.rsplit_once('#').map(|(_, k)| k).expect("invite URL has a key fragment")
-    }
-
-    fn invite(&self) -> Invite {
-        Invite::parse(&self.url).expect("invite parses")
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// `kill -9` and reap.
-    fn kill(mut self) {
-        self.child.kill().expect("SIGKILL the dealer");
-        self.child.wait().expect("reap the dealer");
-    }
-}
-
-impl Drop for DealerProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn player_config() -> NodeConfig {
-    NodeConfig {
-        reconnect: ReconnectPolicy {
-            initial: Duration::from_millis(100),
-            max: Duration::from_millis(500),
-            give_up_after: Duration::from_secs(2),
-        },
-        ..NodeConfig::default()
-    }
-}
-
-async fn connect(invite: &Invite, me: &Arc<Identity>) -> PlayerNode {
-    tokio::time::timeout(WAIT, PlayerNode::connect(invite, Arc::clone(me), player_config()))
-        .await
-        .expect("connect timed out")
-        .expect("player connects")
-}
-
-async fn next_event(p: &mut PlayerNode) -> NodeEvent {
-    tokio::time::timeout(WAIT, p.next_event()).await.expect("event timed out").expect("player node ended")
+/// A dealer on `data_dir` with the commission; `extra` flags appended.
+async fn dealer(data_dir: &Path, log: PathBuf, extra: &[&str]) -> DealerProc {
+    let mut c = DealerProc::command(data_dir, &log);
+    c.args(["--commission", &COMMISSION.to_string()]).args(extra);
+    DealerProc::start_with(c, log).await
 }
 
 async fn balance(p: &PlayerNode) -> u64 {
-    match tokio::time::timeout(WAIT, p.query(QueryType::MyBalance)).await.expect("query timed out") {
+    match tokio::time::timeout(GUARD, p.query(QueryType::MyBalance)).await.expect("guard: query") {
         Ok(QueryData::MyBalance { balance }) => balance.0,
         other => panic!("my-balance: {other:?}"),
     }
@@ -159,18 +65,17 @@ async fn ledger(data: &Path, accounts: &[AccountId]) -> (Vec<u64>, VerifyReport)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dealer_killed_mid_hand_refunds_it_once_after_restart() {
-    let bin = tokio::task::spawn_blocking(claw_dealer_bin).await.expect("build task");
     let tmp = tempfile::tempdir().expect("temp dir");
     let data = tmp.path().join("data");
     let ids: Vec<Arc<Identity>> = (1..=2u8).map(|i| Arc::new(Identity::from_seed([i; 32]))).collect();
 
     // 1. Start, seat two silent players, let the hand start.
-    let d1 = DealerProc::start(&bin, &data, tmp.path().join("dealer-1.log"), &[]).await;
+    let d1 = dealer(&data, tmp.path().join("dealer-1.log"), &[]).await;
     let key = d1.key().to_owned();
     let invite = d1.invite();
     let mut players = Vec::new();
-    for me in &ids {
-        players.push(connect(&invite, me).await);
+    for seed in 1..=2 {
+        players.push(connect(&invite, seed).await);
     }
     let mut debited: BTreeMap<Seat, u64> = BTreeMap::new();
     let mut seats: BTreeMap<PlayerId, Seat> = BTreeMap::new();
@@ -229,7 +134,7 @@ async fn a_dealer_killed_mid_hand_refunds_it_once_after_restart() {
 
     // 3. Restart on the same data dir; three players needed so that no new
     //    hand starts while the players check their balances.
-    let d2 = DealerProc::start(&bin, &data, tmp.path().join("dealer-2.log"), &["--min-players", "3"]).await;
+    let d2 = dealer(&data, tmp.path().join("dealer-2.log"), &["--min-players", "3"]).await;
     assert_eq!(d2.key(), key, "the dealer key survives a restart");
     // Recovery runs before the node listens.
     assert!(open_journals(&data).is_empty(), "journal still open; log:\n{}", d2.log_text());
@@ -237,10 +142,10 @@ async fn a_dealer_killed_mid_hand_refunds_it_once_after_restart() {
         .expect("chips.jsonl");
     assert!(log.contains("voided-after-restart"), "{log}");
     let invite = d2.invite();
-    for me in &ids {
-        let p = connect(&invite, me).await;
+    for seed in 1..=2 {
+        let p = connect(&invite, seed).await;
         assert_eq!(balance(&p).await, WELCOME, "refunded to the pre-hand balance");
-        tokio::time::timeout(WAIT, p.close()).await.expect("close timed out");
+        tokio::time::timeout(GUARD, p.close()).await.expect("guard: close");
     }
     d2.kill();
     let (after, report) = ledger(&data, &accounts).await;
@@ -250,7 +155,7 @@ async fn a_dealer_killed_mid_hand_refunds_it_once_after_restart() {
     assert_eq!(report.total_balance, report.total_granted, "no chip created or lost: {report:?}");
 
     // 4. A second restart refunds nothing more.
-    let d3 = DealerProc::start(&bin, &data, tmp.path().join("dealer-3.log"), &["--min-players", "3"]).await;
+    let d3 = dealer(&data, tmp.path().join("dealer-3.log"), &["--min-players", "3"]).await;
     assert_eq!(d3.key(), key, "the dealer key survives a second restart");
     d3.kill();
     let (again, report2) = ledger(&data, &accounts).await;
