@@ -17,20 +17,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use serde_json::{json, Value};
 
+use crate::support::{cards as ids, players};
+
 fn game() -> Arc<dyn DynGame> {
     registry::get("dou-di-zhu").unwrap()
-}
-
-fn players(balances: &[u64]) -> Vec<PlayerInfo> {
-    balances
-        .iter()
-        .enumerate()
-        .map(|(i, b)| PlayerInfo { id: PlayerId::from_bytes([i as u8 + 1; 32]), balance: Chips(*b) })
-        .collect()
-}
-
-fn ids(s: &str) -> Vec<CardId> {
-    s.split_whitespace().map(|c| c.parse().unwrap()).collect()
 }
 
 fn faces(s: &str) -> Vec<Card> {

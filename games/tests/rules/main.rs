@@ -23,3 +23,4 @@ mod sam_gong_settle;
 mod setups_and_details;
 mod simulate;
 mod spec_game_vectors;
+mod support;

@@ -13,13 +13,7 @@ use claw_games::{
 use claw_protocol::{Card, CardId, Chips, PlayerId, Seat};
 use serde_json::{json, Value};
 
-fn pid(i: usize) -> PlayerId {
-    PlayerId::from_bytes([i as u8 + 1; 32])
-}
-
-fn players(balances: &[u64]) -> Vec<PlayerInfo> {
-    balances.iter().enumerate().map(|(i, b)| PlayerInfo { id: pid(i), balance: Chips(*b) }).collect()
-}
+use crate::support::{pid, players, strings};
 
 /// A deck whose first cards are these hands in seat order, then the rest.
 fn deck(hands: &[&str]) -> Vec<CardId> {
@@ -36,17 +30,6 @@ fn game() -> Arc<dyn DynGame> {
 
 fn start(settings: Value, balances: &[u64], hands: &[&str]) -> (HandRunner, Vec<HandEvent>) {
     HandRunner::start(game().as_ref(), &settings, &players(balances), &Value::Null, deck(hands)).unwrap()
-}
-
-fn strings(v: &Value, out: &mut HashSet<String>) {
-    match v {
-        Value::String(s) => {
-            out.insert(s.clone());
-        }
-        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
-        Value::Object(o) => o.values().for_each(|x| strings(x, out)),
-        _ => {}
-    }
 }
 
 /// No card of these hands appears anywhere in the public state.

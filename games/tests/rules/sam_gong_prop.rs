@@ -14,16 +14,7 @@ use claw_protocol::{CardId, Chips, PlayerId};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-fn strings(v: &Value, out: &mut HashSet<String>) {
-    match v {
-        Value::String(s) => {
-            out.insert(s.clone());
-        }
-        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
-        Value::Object(o) => o.values().for_each(|x| strings(x, out)),
-        _ => {}
-    }
-}
+use crate::support::{strings};
 
 #[derive(Debug, Clone)]
 struct Table {

@@ -5,9 +5,7 @@ use claw_games::{registry, GameError, HandRunner, PlayerInfo};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use serde_json::{json, Value};
 
-fn pid(i: usize) -> PlayerId {
-    PlayerId::from_bytes([i as u8 + 1; 32])
-}
+use crate::support::{pid};
 
 fn info(i: usize, balance: u64) -> PlayerInfo {
     PlayerInfo { id: pid(i), balance: Chips(balance) }

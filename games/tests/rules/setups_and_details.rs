@@ -7,13 +7,7 @@ use claw_games::{registry, GameDetails, GameError, HandRunner, PlayerInfo};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use serde_json::{json, Value};
 
-fn players(balances: &[u64]) -> Vec<PlayerInfo> {
-    balances
-        .iter()
-        .enumerate()
-        .map(|(i, b)| PlayerInfo { id: PlayerId::from_bytes([i as u8 + 1; 32]), balance: Chips(*b) })
-        .collect()
-}
+use crate::support::{players};
 
 fn deck(game: &str, settings: &Value, top: &str) -> Vec<CardId> {
     let top: Vec<CardId> = top.split_whitespace().map(|c| c.parse().unwrap()).collect();

@@ -10,16 +10,10 @@ use claw_games::{
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use serde_json::Value;
 
+pub use crate::support::{pid, players};
+
 pub fn game() -> Arc<dyn DynGame> {
     registry::get("texas-holdem").unwrap()
-}
-
-pub fn pid(i: usize) -> PlayerId {
-    PlayerId::from_bytes([i as u8 + 1; 32])
-}
-
-pub fn players(balances: &[u64]) -> Vec<PlayerInfo> {
-    balances.iter().enumerate().map(|(i, b)| PlayerInfo { id: pid(i), balance: Chips(*b) }).collect()
 }
 
 fn parse(s: &str) -> Vec<CardId> {
