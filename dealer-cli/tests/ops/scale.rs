@@ -171,7 +171,9 @@ async fn audit_log(s: &RunningServer) -> Vec<AuditEntry> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(not(claw_pg), ignore = "skipped: PostgreSQL (set CLAW_TEST_PG_URL, scripts/start-postgres.sh)")]
 async fn two_nodes_two_points_servers_one_postgres_ledger() {
-    let Some(db) = fresh_database("scale::two_nodes_two_points_servers_one_postgres_ledger", "claw_scale").await else {
+    let Some(db) =
+        fresh_database("scale::two_nodes_two_points_servers_one_postgres_ledger", "claw_scale").await
+    else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

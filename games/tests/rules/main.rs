@@ -1,15 +1,15 @@
 //! The rules' integration tests in one binary (one link instead of one per
 //! file); each former test file is the module of the same name.
 
-mod guandan_common;
-mod holdem_common;
 mod blackjack_rules;
 mod ddz_moves;
 mod ddz_rules;
+mod guandan_common;
 mod guandan_patterns;
 mod guandan_regression;
 mod guandan_rules;
 mod guandan_sim;
+mod holdem_common;
 mod holdem_eval;
 mod holdem_input;
 mod holdem_rules;

@@ -14,7 +14,7 @@ use claw_protocol::{CardId, Chips, PlayerId};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-use crate::support::{strings};
+use crate::support::strings;
 
 #[derive(Debug, Clone)]
 struct Table {

@@ -5,7 +5,7 @@ use claw_games::{registry, GameError, HandRunner, PlayerInfo};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use serde_json::{json, Value};
 
-use crate::support::{pid};
+use crate::support::pid;
 
 fn info(i: usize, balance: u64) -> PlayerInfo {
     PlayerInfo { id: pid(i), balance: Chips(balance) }

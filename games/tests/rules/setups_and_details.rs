@@ -7,7 +7,7 @@ use claw_games::{registry, GameDetails, GameError, HandRunner, PlayerInfo};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use serde_json::{json, Value};
 
-use crate::support::{players};
+use crate::support::players;
 
 fn deck(game: &str, settings: &Value, top: &str) -> Vec<CardId> {
     let top: Vec<CardId> = top.split_whitespace().map(|c| c.parse().unwrap()).collect();
