@@ -10,7 +10,7 @@ use claw_games::{
     check_conservation, registry, replay, DynGame, GameError, GameResult, HandEvent, HandRunner, Party,
     PlayerInfo, RecordedAction,
 };
-use claw_protocol::{CardId, Chips, PlayerId, Seat};
+use claw_protocol::{CardId, Chips, Seat};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;

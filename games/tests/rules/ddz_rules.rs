@@ -11,7 +11,7 @@ use claw_games::{
     check_conservation, registry, replay, DynGame, GameError, GameResult, HandEvent, HandRunner, Party,
     PlayerInfo, RecordedAction,
 };
-use claw_protocol::{Card, CardId, Chips, PlayerId, Seat};
+use claw_protocol::{Card, CardId, Chips, Seat};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;

@@ -8,9 +8,9 @@ use claw_games::sam_gong::eval::{parse_hand, HandValue};
 use claw_games::sam_gong::{tutorial, SamGong, SamGongSettings};
 use claw_games::{
     check_conservation, registry, replay, DynGame, GameError, GamePlugin, HandEvent, HandRunner, Party,
-    PlayerInfo, RecordedAction,
+    RecordedAction,
 };
-use claw_protocol::{Card, CardId, Chips, PlayerId, Seat};
+use claw_protocol::{Card, CardId, Chips, Seat};
 use serde_json::{json, Value};
 
 use crate::support::{pid, players, strings};

@@ -2,7 +2,7 @@
 
 use claw_games::sam_gong::rotation::{choose_banker, first_banker, SamGongMemory};
 use claw_games::{registry, GameError, HandRunner, PlayerInfo};
-use claw_protocol::{CardId, Chips, PlayerId, Seat};
+use claw_protocol::{CardId, Chips, Seat};
 use serde_json::{json, Value};
 
 use crate::support::pid;

@@ -3,7 +3,7 @@
 
 use claw_games::blackjack::{BlackjackDetails, HandOutcome};
 use claw_games::texas_holdem::{HoldemDetails, PotKind};
-use claw_games::{registry, GameDetails, GameError, HandRunner, PlayerInfo};
+use claw_games::{registry, GameDetails, GameError, HandRunner};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use serde_json::{json, Value};
 

@@ -7,7 +7,7 @@ use claw_games::{
     check_conservation, registry, replay, DynGame, GameError, GameResult, HandEvent, HandRunner, Party,
     PlayerInfo, RecordedAction,
 };
-use claw_protocol::{CardId, Chips, PlayerId, Seat};
+use claw_protocol::{CardId, Seat};
 use serde_json::Value;
 
 pub use crate::support::{pid, players};
