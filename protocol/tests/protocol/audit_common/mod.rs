@@ -33,8 +33,6 @@ pub struct Hand {
     pub hand_id: HandId,
     pub dealer_seed: Seed,
     pub player_seeds: Vec<Seed>,
-    /// The canonical deck.
-    pub deck: Vec<CardId>,
     /// The card at each position.
     pub order: Vec<CardId>,
     pub salts: Vec<Salt>,
@@ -244,7 +242,7 @@ impl Hand {
                 late.push(EventBody::AuditReveal(AuditReveal { dealer_seed, openings: all }));
             }
         }
-        Hand { dealer, players, hand_id, dealer_seed, player_seeds, deck, order, salts, bodies, late }
+        Hand { dealer, players, hand_id, dealer_seed, player_seeds, order, salts, bodies, late }
     }
 
     pub fn opening(&self, p: usize) -> CardOpening {
