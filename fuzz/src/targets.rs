@@ -17,8 +17,8 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::Value;
 
-#[path = "../../protocol/tests/audit_common/mod.rs"]
-#[allow(clippy::all)]
+#[path = "../../protocol/tests/protocol/audit_common/mod.rs"]
+#[allow(clippy::all, dead_code)]
 pub(crate) mod audit_common;
 
 /// Handshake clock origin (unix ms).

@@ -3,7 +3,7 @@
 //! (the auditor on a saved transcript), for a 6-player Hold'em hand and the
 //! other games; plus the protocol checks alone (no game replay).
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/sdk/support/mod.rs"]
 mod support;
 
 use std::sync::Arc;

@@ -15,21 +15,11 @@ use std::time::{Duration, Instant};
 use claw_chips::{AccountId, ChipProvider, HttpChips, HttpChipsConfig, IdempotencyKey};
 use claw_points::{Limits, ServerConfig};
 use claw_protocol::Chips;
-use sqlx::Connection;
+
+#[path = "../tests/points/common/pg.rs"]
+mod pg;
 
 const TOKEN: &str = "bench-token-0123456789abcdef";
-
-async fn pg_database(base: &str) -> String {
-    let mut admin = sqlx::postgres::PgConnection::connect(base).await.expect("connect to CLAW_TEST_PG_URL");
-    let name = format!("claw_bench_{}", &claw_points::generate_token()[..12]);
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut admin)
-        .await
-        .expect("create db");
-    let mut url = url::Url::parse(base).expect("url");
-    url.set_path(&format!("/{name}"));
-    url.to_string()
-}
 
 struct Figures {
     ops_per_sec: f64,
@@ -141,13 +131,11 @@ fn main() {
             let file = dir.path().join(format!("bench-{max_group}.db"));
             bench_backend("sqlite", claw_points::sqlite_url(&file), total, max_group).await;
         }
-        match std::env::var("CLAW_TEST_PG_URL") {
-            Ok(base) => {
-                for max_group in [claw_points::DEFAULT_GROUP, 1] {
-                    bench_backend("postgres", pg_database(&base).await, total, max_group).await;
-                }
+        for max_group in [claw_points::DEFAULT_GROUP, 1] {
+            match pg::fresh_database("http_ops postgres", "claw_bench").await {
+                Some(url) => bench_backend("postgres", url, total, max_group).await,
+                None => break,
             }
-            Err(_) => println!("postgres   SKIPPED: set CLAW_TEST_PG_URL (scripts/start-postgres.sh)"),
         }
     });
 }

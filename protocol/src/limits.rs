@@ -1,7 +1,7 @@
 //! Every limit the protocol itself fixes (SPEC §12), defined once. Both peers
 //! enforce these; a dealer's own budgets (connections, rates, timeouts it may
 //! choose) are node settings in the engine's `room::config::Limits`, bounded
-//! by the values here. `protocol/tests/vectors.rs` checks SPEC §12 against
+//! by the values here. `protocol/tests/protocol/vectors.rs` checks SPEC §12 against
 //! these constants.
 
 /// The largest frame (in bytes of UTF-8 text) either side accepts, and the

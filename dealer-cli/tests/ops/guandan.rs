@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use claw_dealer::archive::Archive;
 use claw_player::audit::Auditor;
 
 /// Deals played: the first of a match has no tribute, the later ones do
@@ -40,14 +41,7 @@ fn guandan_bots_play_tribute_deals_and_every_hand_audits_offline() {
     assert!(stdout.contains(&format!("{HANDS} hands audited OK")), "summary:\n{stdout}\n{stderr}");
     assert!(!stderr.contains("exceeds"), "a message did not fit a frame:\n{stderr}");
 
-    let tdir = dir.path().join("rooms").join("guandan").join("transcripts");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&tdir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
+    let files = Archive::open(dir.path(), "guandan").expect("the room's archive").files();
     assert_eq!(files.len() as u64, HANDS, "one archived transcript per hand");
     let mut transfers = 0;
     let mut dealers = std::collections::BTreeSet::new();

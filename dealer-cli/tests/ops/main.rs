@@ -4,21 +4,26 @@
 //! solana` on an in-process Solana bank, the Guandan
 //! bots demo audited offline, deferred reveals that survive a stop or crash,
 //! the launch paths' defaults, a demo whose table breaks up, the admin API,
-//! two nodes on one PostgreSQL ledger.
+//! two nodes on one PostgreSQL ledger, a dealer killed mid-hand (refunded
+//! once), a spectator who sees no secret early.
 
 mod admin;
 #[path = "../../../chip-providers/tests/support/anvil.rs"]
 mod anvil;
 mod datadir;
+mod dealer_crash;
 mod evm;
 mod guandan;
 mod launch;
+#[path = "../../../points-server/tests/points/common/pg.rs"]
+mod pg;
 mod reveals;
 mod rooms_chips;
 mod scale;
 mod solana;
 mod stop;
 mod tls;
+mod web_spectator;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -13,7 +13,6 @@
 //! writer; the dealers are the real binary.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -27,8 +26,8 @@ use claw_protocol::Identity;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::Value;
-use sqlx::Connection;
 
+use crate::pg::fresh_database;
 use crate::stop::DealerProc;
 use crate::GUARD;
 
@@ -36,32 +35,6 @@ const TOKEN: &str = "scale-test-token-0123456789";
 const WELCOME: u64 = 10_000;
 /// Hands each pair plays in each room it sits in.
 const HANDS: u64 = 3;
-
-/// A fresh database on the server of CLAW_TEST_PG_URL, or None (skipped,
-/// said on stderr) when it is unset and CLAW_REQUIRE_PG is not.
-async fn pg_database(test: &str) -> Option<String> {
-    let Ok(base) = std::env::var("CLAW_TEST_PG_URL") else {
-        if std::env::var_os("CLAW_REQUIRE_PG").is_some_and(|v| !v.is_empty() && v != "0") {
-            panic!("{test}: CLAW_REQUIRE_PG is set but CLAW_TEST_PG_URL is not");
-        }
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED (PostgreSQL): {test} — set CLAW_TEST_PG_URL (see scripts/start-postgres.sh) to run it"
-        );
-        return None;
-    };
-    let mut admin = sqlx::postgres::PgConnection::connect(&base).await.expect("connect to CLAW_TEST_PG_URL");
-    let name = format!("claw_scale_{}", &claw_points::generate_token()[..12]);
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut admin)
-        .await
-        .expect("create database");
-    admin.close().await.ok();
-    // postgres://user:pass@host:port/db[?opts]: the same server, the new database.
-    let (server, rest) = base.rsplit_once('/').expect("CLAW_TEST_PG_URL names a database");
-    let opts = rest.split_once('?').map(|(_, o)| format!("?{o}")).unwrap_or_default();
-    Some(format!("{server}/{name}{opts}"))
-}
 
 async fn points_server(db_url: &str) -> RunningServer {
     let mut cfg = ServerConfig::new(db_url, "127.0.0.1:0".parse().unwrap(), TOKEN);
@@ -196,8 +169,11 @@ async fn audit_log(s: &RunningServer) -> Vec<AuditEntry> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(not(claw_pg), ignore = "skipped: PostgreSQL (set CLAW_TEST_PG_URL, scripts/start-postgres.sh)")]
 async fn two_nodes_two_points_servers_one_postgres_ledger() {
-    let Some(db) = pg_database("scale::two_nodes_two_points_servers_one_postgres_ledger").await else {
+    let Some(db) =
+        fresh_database("scale::two_nodes_two_points_servers_one_postgres_ledger", "claw_scale").await
+    else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

@@ -7,10 +7,10 @@
 //! movements (net − commission), the escrow the commission and rake.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use claw_dealer::archive::Archive;
 use claw_player::audit::Auditor;
 use serde_json::Value;
 
@@ -72,14 +72,7 @@ async fn dealer_binary_plays_twenty_hands_on_spl_token_chips() {
     assert_eq!(tokens.len(), BOTS, "{stdout}");
 
     // Every transcript audited; the chip movements they record, per player.
-    let tdir = data.join("rooms").join("texas-holdem").join("transcripts");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&tdir)
-        .expect("transcripts")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
+    let files = Archive::open(&data, "texas-holdem").expect("the room's archive").files();
     assert!(files.len() as u64 >= HANDS, "{} transcripts", files.len());
     let mut moved: BTreeMap<String, i64> = tokens.keys().map(|k| (k.clone(), 0)).collect();
     let (mut taken, mut ended) = (0i64, 0u64);

@@ -68,6 +68,11 @@ impl DealerProc {
         c
     }
 
+    /// The dealer's public key: the invite URL fragment.
+    pub fn key(&self) -> &str {
+        self.url.rsplit_once('#').map(|(_, k)| k).expect("invite URL has a key fragment")
+    }
+
     pub fn invite(&self) -> Invite {
         Invite::parse(&self.url).expect("invite parses")
     }
@@ -122,7 +127,8 @@ fn player_config() -> PlayerConfig {
     }
 }
 
-async fn connect(invite: &Invite, seed: u8) -> PlayerNode {
+/// Seats the identity of `seed` (reconnecting briefly, then giving up).
+pub async fn connect(invite: &Invite, seed: u8) -> PlayerNode {
     let me = Arc::new(Identity::from_seed([seed; 32]));
     tokio::time::timeout(GUARD, PlayerNode::connect(invite, me, player_config()))
         .await
@@ -130,7 +136,7 @@ async fn connect(invite: &Invite, seed: u8) -> PlayerNode {
         .expect("player connects")
 }
 
-async fn next_event(p: &mut PlayerNode) -> NodeEvent {
+pub async fn next_event(p: &mut PlayerNode) -> NodeEvent {
     tokio::time::timeout(GUARD, p.next_event()).await.expect("guard: event").expect("player node ended")
 }
 

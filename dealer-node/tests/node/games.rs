@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use claw_dealer::archive::Archive;
 use claw_dealer::RoomConfig;
 use claw_protocol::messages::{QueryData, QueryType, RevealPolicy, ServerMessage};
 
@@ -35,19 +36,14 @@ async fn play_game(game: &str, players: u8, hands: u64, reveal: RevealPolicy) {
     assert_eq!(m.hands_finished.load(std::sync::atomic::Ordering::Relaxed), hands);
     assert_eq!(m.hands_voided.load(std::sync::atomic::Ordering::Relaxed), 0);
     // Every hand is archived and audits offline.
-    let dir = f.dir.path().join("rooms").join("r").join("transcripts");
-    let files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
-        .collect();
+    let files = Archive::open(f.dir.path(), "r").expect("the room's archive").files();
     assert_eq!(files.len() as u64, hands);
     let g2: Arc<dyn claw_games::DynGame> = match game {
         "high-card" => claw_engine::testgame::high_card(),
         other => claw_games::registry::get(other).unwrap(),
     };
-    for e in files {
-        let text = std::fs::read_to_string(e.path()).unwrap();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
         let r = claw_games::audit::GamesReplayer::default().with_game(g2.clone());
         let opts = claw_protocol::audit::AuditOptions {
             dealer: Some(f.dealer()),
@@ -291,14 +287,7 @@ async fn an_away_guandan_player_is_played_by_the_takeover_then_plays_on() {
     // The archived deals: the seat's moves while away are the dealer's
     // takeover; nobody else was played for; every deal audits with the replay
     // (which recomputes each timeout action as the game's auto action).
-    let dir = f.dir.path().join("rooms").join("r").join("transcripts");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
+    let files = Archive::open(f.dir.path(), "r").expect("the room's archive").files();
     assert_eq!(files.len() as u64, HANDS);
     let (mut taken_over, mut own_after, mut away_now) = (0, 0, false);
     for (i, path) in files.iter().enumerate() {
