@@ -77,6 +77,10 @@ struct Cli {
     /// `room-state` (answered from the room's state).
     #[arg(long, value_enum, default_value = "my-balance")]
     flood_query: FloodQuery,
+    /// Seat the bots in rooms that wait for one more player, so no hand
+    /// starts: the dealer's memory per idle seated connection.
+    #[arg(long)]
+    idle: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -347,7 +351,7 @@ fn rooms_file(cli: &Cli, path: &Path) -> anyhow::Result<()> {
             "[[room]]\nid = \"bench-{i}\"\ngame = \"{}\"\nmin_players = {p}\nmax_players = {p}\n\
              action_timeout = \"10s\"\nbetween_hands = \"0s\"\nreveal = \"full\"\nentropy = \"{entropy}\"\n",
             cli.game,
-            p = cli.players
+            p = usize::from(cli.players) + usize::from(cli.idle)
         )?;
     }
     Ok(())

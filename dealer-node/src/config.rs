@@ -124,6 +124,7 @@ impl NodeConfig {
             || l.max_conns_per_addr == 0
             || l.max_handshakes_per_addr == 0
             || l.max_handshakes == 0
+            || l.handshake_concurrency == 0
             || l.idle_timeout.is_zero()
             || l.ping_interval.is_zero()
             || l.ping_interval > Duration::from_millis(MAX_PING_INTERVAL_MS)

@@ -41,7 +41,8 @@ pub enum Outbound {
 pub const TOO_SLOW: &str = "too slow";
 
 /// How far a connection's reader may fall behind (SPEC §12): bytes queued
-/// for it and not yet handed to its socket, and for how long.
+/// for it and not yet handed to its socket (a frame counts until the write
+/// that carries it into the socket has returned), and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SendBudget {
     /// Queued bytes above which the connection is behind.
@@ -102,8 +103,8 @@ impl Backlog {
         verdict
     }
 
-    /// The writer took `n` bytes off the queue.
-    fn taken(&self, n: usize) {
+    /// The writer handed `n` queued bytes to the socket.
+    fn written(&self, n: usize) {
         let left = self.bytes.fetch_sub(n, Ordering::Relaxed).saturating_sub(n);
         if left <= self.budget.bytes {
             self.behind_since.store(0, Ordering::Relaxed);
@@ -143,7 +144,8 @@ pub struct ConnTx {
     backlog: Arc<Backlog>,
 }
 
-/// The writer's half of a connection's queue: counts what it takes off.
+/// The writer's half of a connection's queue. What it takes off still
+/// counts against the budget until it reports the bytes [`written`](Self::written).
 #[derive(Debug)]
 pub struct ConnRx {
     rx: mpsc::UnboundedReceiver<Outbound>,
@@ -151,24 +153,20 @@ pub struct ConnRx {
 }
 
 impl ConnRx {
-    fn taken(&self, o: &Outbound) {
-        if let Outbound::Frame(f) = o {
-            self.backlog.taken(f.len());
-        }
-    }
-
     /// The next queued item; None once every sender is gone.
     pub async fn recv(&mut self) -> Option<Outbound> {
-        let o = self.rx.recv().await?;
-        self.taken(&o);
-        Some(o)
+        self.rx.recv().await
     }
 
     /// The next queued item if one is there.
     pub fn try_recv(&mut self) -> Option<Outbound> {
-        let o = self.rx.try_recv().ok()?;
-        self.taken(&o);
-        Some(o)
+        self.rx.try_recv().ok()
+    }
+
+    /// The socket took `n` bytes of frames taken off this queue (the write
+    /// and flush carrying them returned).
+    pub fn written(&self, n: usize) {
+        self.backlog.written(n);
     }
 }
 
@@ -298,8 +296,8 @@ mod tests {
         let t0 = b.start;
         b.bytes.store(150, Ordering::Relaxed);
         assert_eq!(b.check(150, t0), Queued::FellBehind);
-        // The writer takes frames off: back within the budget.
-        b.taken(60);
+        // The socket takes frames: back within the budget.
+        b.written(60);
         assert_eq!(b.bytes.load(Ordering::Relaxed), 90);
         let later = t0 + Duration::from_millis(5000);
         assert_eq!(b.check(90, later), Queued::Sent);
@@ -316,7 +314,9 @@ mod tests {
         assert_eq!(tx.send(Utf8Bytes::from_static("12345")), Queued::Sent);
         assert_eq!(tx.send(Utf8Bytes::from_static("123456")), Queued::FellBehind);
         assert_eq!(tx.ping(), Queued::Behind);
-        assert!(matches!(rx.try_recv(), Some(Outbound::Frame(_))));
+        let Some(Outbound::Frame(f)) = rx.try_recv() else { panic!("the first frame") };
+        assert_eq!(tx.ping(), Queued::Behind, "taken off the queue, not yet written: still pending");
+        rx.written(f.len());
         assert_eq!(tx.ping(), Queued::Sent, "6 bytes left");
         drop(rx);
         assert_eq!(tx.send(Utf8Bytes::from_static("x")), Queued::Gone);

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use claw_protocol::handshake::{ChallengeBook, Hello, RejectReason, Rejected, Response, ServerHandshake};
-use claw_protocol::messages::{decode_client, ErrorCode, ErrorMsg, ServerMessage};
+use claw_protocol::messages::{decode_client, peek_type, ErrorCode, ErrorMsg, ServerMessage};
 use futures_util::{SinkExt, StreamExt};
 use rand::rngs::OsRng;
 use tokio::net::{TcpListener, TcpStream};
@@ -41,6 +41,11 @@ use claw_protocol::PlayerId;
 /// players send small frames, and a larger one is read in several steps.
 const READ_BUFFER_BYTES: usize = 4 * 1024;
 
+/// The kernel send buffer of every connection (Linux doubles it). Left to
+/// itself the kernel grows it to megabytes on loopback, which would hide a
+/// reader that stopped reading from the send budget (SPEC §9.1).
+const SOCKET_SEND_BUFFER_BYTES: usize = 32 * 1024;
+
 /// What every connection task shares.
 pub struct ServerState {
     /// Rooms by id (the URL path).
@@ -55,6 +60,8 @@ pub struct ServerState {
     pub tls: Option<ServerTls>,
     /// One permit per connection still in the handshake.
     pub handshakes: Arc<Semaphore>,
+    /// One permit per handshake step being computed.
+    pub handshake_lane: Semaphore,
     /// Open connections per source address.
     pub per_addr: Arc<Counter<IpAddr>>,
     /// Connections in the handshake per source address.
@@ -72,6 +79,7 @@ impl ServerState {
             book: Mutex::new(ChallengeBook::new()),
             permits: Arc::new(Semaphore::new(l.max_connections)),
             handshakes: Arc::new(Semaphore::new(l.max_handshakes)),
+            handshake_lane: Semaphore::new(l.handshake_concurrency),
             tls,
             per_addr: Arc::default(),
             handshakes_per_addr: Arc::default(),
@@ -87,8 +95,10 @@ struct HandshakeSlots {
     _permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
-/// Longest a single frame write may block on a peer that does not read.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest a single write may block on a peer that does not read: a last
+/// resort, longer than the send grace and the heartbeat's two intervals,
+/// which close such a peer first (with their reason).
+const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Accepts connections until `stop` turns true.
 pub async fn serve(listener: TcpListener, state: Arc<ServerState>, mut stop: watch::Receiver<bool>) {
@@ -150,6 +160,9 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
     let permit = Arc::clone(&state.permits).try_acquire_owned().ok();
     let hs_permit = Arc::clone(&state.handshakes).try_acquire_owned().ok();
     let _ = stream.set_nodelay(true);
+    // A small kernel send buffer: what a reader does not take stays in the
+    // connection's queue, where the send budget sees it.
+    let _ = socket2::SockRef::from(&stream).set_send_buffer_size(SOCKET_SEND_BUFFER_BYTES);
     let full = permit.is_none() || hs_permit.is_none();
     let hs_slots = HandshakeSlots { _addr: hs_addr, _permit: hs_permit };
     let stream = match &state.tls {
@@ -391,36 +404,43 @@ async fn handshake(state: &ServerState, ws: &mut Ws, room: &RoomHandle, deadline
             }
             _ => return HandshakeEnd::Failed,
         };
-        let now = unix_ms();
-        let ty = peek_type(text.as_str());
-        let step = match ty.as_deref() {
-            Some("hello") if text.len() <= claw_protocol::messages::MAX_FRAME_BYTES => {
-                match serde_json::from_str::<Hello>(text.as_str()) {
-                    Ok(hello) => match hs.on_hello(&hello, now, &mut rng) {
-                        Ok(ch) => Ok(crate::room::encode(&ServerMessage::Challenge(ch))),
-                        Err(r) => Err(r),
-                    },
-                    Err(_) => Err(reject(&mut hs, RejectReason::Malformed)),
-                }
-            }
-            Some("response") if text.len() <= claw_protocol::messages::MAX_FRAME_BYTES => {
-                match serde_json::from_str::<Response>(text.as_str()) {
-                    Ok(resp) => {
-                        let r = {
-                            let mut book = state.book.lock().unwrap_or_else(|p| p.into_inner());
-                            hs.on_response(&resp, now, &mut book)
-                        };
-                        match r {
-                            Ok(v) => break v,
+        let step = {
+            let Some(_turn) = lane_turn(state, deadline).await else {
+                let r = reject(&mut hs, RejectReason::DeadlineExceeded);
+                send_rejected(ws, &r).await;
+                return HandshakeEnd::Failed;
+            };
+            let now = unix_ms();
+            let ty = peek_type(text.as_str()).ok();
+            match ty.as_deref() {
+                Some("hello") if text.len() <= claw_protocol::messages::MAX_FRAME_BYTES => {
+                    match serde_json::from_str::<Hello>(text.as_str()) {
+                        Ok(hello) => match hs.on_hello(&hello, now, &mut rng) {
+                            Ok(ch) => Ok(crate::room::encode(&ServerMessage::Challenge(ch))),
                             Err(r) => Err(r),
-                        }
+                        },
+                        Err(_) => Err(reject(&mut hs, RejectReason::Malformed)),
                     }
-                    Err(_) => Err(reject(&mut hs, RejectReason::Malformed)),
                 }
+                Some("response") if text.len() <= claw_protocol::messages::MAX_FRAME_BYTES => {
+                    match serde_json::from_str::<Response>(text.as_str()) {
+                        Ok(resp) => {
+                            let r = {
+                                let mut book = state.book.lock().unwrap_or_else(|p| p.into_inner());
+                                hs.on_response(&resp, now, &mut book)
+                            };
+                            match r {
+                                Ok(v) => break v,
+                                Err(r) => Err(r),
+                            }
+                        }
+                        Err(_) => Err(reject(&mut hs, RejectReason::Malformed)),
+                    }
+                }
+                Some("hello") | Some("response") => Err(reject(&mut hs, RejectReason::Malformed)),
+                Some(_) => Err(reject(&mut hs, RejectReason::UnexpectedMessage)),
+                None => Err(reject(&mut hs, RejectReason::Malformed)),
             }
-            Some("hello") | Some("response") => Err(reject(&mut hs, RejectReason::Malformed)),
-            Some(_) => Err(reject(&mut hs, RejectReason::UnexpectedMessage)),
-            None => Err(reject(&mut hs, RejectReason::Malformed)),
         };
         match step {
             Ok(Some(frame)) => {
@@ -471,11 +491,17 @@ async fn handshake(state: &ServerState, ws: &mut Ws, room: &RoomHandle, deadline
             return HandshakeEnd::Failed;
         }
     };
-    let Some(accepted) = hs.accept(admit.seat, Some(admit.token), unix_ms(), &mut rng) else {
+    let accepted = match lane_turn(state, deadline).await {
+        Some(_turn) => {
+            hs.accept(admit.seat, Some(admit.token), unix_ms(), &mut rng).map(ServerMessage::Accepted)
+        }
+        None => None,
+    };
+    let Some(accepted) = accepted else {
         room.send(RoomCmd::Closed { conn: conn_id }).await;
         return HandshakeEnd::Failed;
     };
-    let ok = match crate::room::encode(&ServerMessage::Accepted(accepted)) {
+    let ok = match crate::room::encode(&accepted) {
         Some(f) => timeout_at(deadline, ws.send(Message::Text(f))).await.is_ok_and(|r| r.is_ok()),
         None => false,
     };
@@ -487,6 +513,17 @@ async fn handshake(state: &ServerState, ws: &mut Ws, room: &RoomHandle, deadline
     HandshakeEnd::Admitted { conn, rx, identity }
 }
 
+/// A turn to compute one handshake step (see `Limits::handshake_concurrency`):
+/// waiting steps sleep here, off the workers' run queues, in arrival order.
+/// None: the deadline passed first.
+async fn lane_turn(state: &ServerState, deadline: Instant) -> Option<tokio::sync::SemaphorePermit<'_>> {
+    if let Ok(turn) = state.handshake_lane.try_acquire() {
+        return Some(turn);
+    }
+    inc(&state.ctx.metrics.handshake_steps_queued);
+    timeout_at(deadline, state.handshake_lane.acquire()).await.ok()?.ok()
+}
+
 async fn send_rejected(ws: &mut Ws, r: &Rejected) {
     if let Some(f) = crate::room::encode(&ServerMessage::Rejected(r.clone())) {
         let _ = tokio::time::timeout(Duration::from_secs(2), ws.send(Message::Text(f))).await;
@@ -495,46 +532,38 @@ async fn send_rejected(ws: &mut Ws, r: &Rejected) {
     let _ = tokio::time::timeout(Duration::from_secs(2), ws.send(Message::Close(Some(close)))).await;
 }
 
-/// The `type` of a JSON object frame.
-fn peek_type(frame: &str) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Peek {
-        #[serde(rename = "type")]
-        ty: String,
-    }
-    serde_json::from_str::<Peek>(frame).ok().map(|p| p.ty)
-}
+/// Most frame bytes the writer hands to the socket between flushes.
+const WRITE_BATCH_BYTES: usize = 64 * 1024;
 
 /// Drains a connection's queue into the socket, batching what is queued.
+/// A batch's bytes count against the send budget until its flush returns.
 async fn writer(mut sink: futures_util::stream::SplitSink<Ws, Message>, mut rx: ConnRx) {
     'outer: while let Some(o) = rx.recv().await {
         let mut next = Some(o);
+        let mut batch = 0usize;
         while let Some(o) = next.take() {
-            match o {
+            let item = match o {
                 Outbound::Frame(f) => {
-                    match tokio::time::timeout(WRITE_TIMEOUT, sink.feed(Message::Text(f))).await {
-                        Ok(Ok(())) => {}
-                        _ => break 'outer,
-                    }
+                    batch += f.len();
+                    Message::Text(f)
                 }
-                Outbound::Ping => {
-                    match tokio::time::timeout(WRITE_TIMEOUT, sink.feed(Message::Ping(Default::default())))
-                        .await
-                    {
-                        Ok(Ok(())) => {}
-                        _ => break 'outer,
-                    }
-                }
+                Outbound::Ping => Message::Ping(Default::default()),
                 Outbound::Close { code, reason } => {
                     let frame = CloseFrame { code: CloseCode::from(code), reason: reason.into() };
                     let _ = tokio::time::timeout(WRITE_TIMEOUT, sink.send(Message::Close(Some(frame)))).await;
                     break 'outer;
                 }
+            };
+            match tokio::time::timeout(WRITE_TIMEOUT, sink.feed(item)).await {
+                Ok(Ok(())) => {}
+                _ => break 'outer,
             }
-            next = rx.try_recv();
+            if batch < WRITE_BATCH_BYTES {
+                next = rx.try_recv();
+            }
         }
         match tokio::time::timeout(WRITE_TIMEOUT, sink.flush()).await {
-            Ok(Ok(())) => {}
+            Ok(Ok(())) => rx.written(batch),
             _ => break,
         }
     }

@@ -21,6 +21,8 @@ pub struct Metrics {
     pub connections_refused_cap: AtomicU64,
     /// Handshakes rejected or timed out.
     pub handshakes_failed: AtomicU64,
+    /// Handshake steps that waited for their turn (`handshake_concurrency`).
+    pub handshake_steps_queued: AtomicU64,
     /// Players with a verified connection (gauge).
     pub players_connected: AtomicU64,
     /// Players holding a seat (gauge).
@@ -118,6 +120,12 @@ impl Metrics {
             "counter",
             "Handshakes rejected or timed out.",
             g(&self.handshakes_failed),
+        );
+        one(
+            "claw_handshake_steps_queued_total",
+            "counter",
+            "Handshake steps that waited for their turn (handshake concurrency).",
+            g(&self.handshake_steps_queued),
         );
         one(
             "claw_players_connected",

@@ -20,11 +20,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use claw_protocol::audit::{AuditCheck, AuditError, AuditReport};
 use claw_protocol::handshake::{ClientHandshake, ClientSession, HandshakeError};
 use claw_protocol::messages::{
-    decode_server, ActionOption, ActionRejectCode, ChipMove, ClientMessage, ErrorCode, HandPlayer,
+    decode_server, peek_type, ActionOption, ActionRejectCode, ChipMove, ClientMessage, ErrorCode, HandPlayer,
     HandRecord, HandResult, JoinRejectReason, JoinRequest, KickReason, PlayerSeed, Query, QueryData,
     QueryErrorCode, QueryType, RawJson, RoomConfig, ServerMessage, SignedAction, TablePlayer, YourTurn,
     MAX_FRAME_BYTES,
 };
+use claw_protocol::transcript::EventEnvelope;
 use claw_protocol::{CardId, CardOpening, Chips, HandId, Identity, Nonce, PlayerId, Seat, Seed};
 use futures_util::{SinkExt, StreamExt};
 use rand::rngs::OsRng;
@@ -767,6 +768,23 @@ impl Reply {
     }
 }
 
+/// Checks one event. The event that ends a hand (`game-end`, or the
+/// deferred `audit-reveal`) runs the hand's audit — batch verification and
+/// the rules' replay, milliseconds of CPU — so on a multi-thread runtime it
+/// runs with this worker handed over to the blocking pool
+/// (`block_in_place`): the node's other tasks keep their workers, and this
+/// node's events stay in order.
+fn check_event(verifier: &mut SessionVerifier, env: &EventEnvelope) -> Result<Option<Update>, VerifyError> {
+    let audits = matches!(peek_type(env.body.as_str()).as_deref(), Ok("game-end" | "audit-reveal"));
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if audits && multi_thread {
+        tokio::task::block_in_place(|| verifier.on_event(env))
+    } else {
+        verifier.on_event(env)
+    }
+}
+
 struct Actor {
     invite: Invite,
     me: Arc<Identity>,
@@ -1055,7 +1073,7 @@ impl Actor {
         // of another one would replay as a live hand (and draw a seed).
         let known = self.verifier.view(&record.hand_id).is_some();
         for e in record.events.iter().filter(|e| known && e.hand_id == record.hand_id) {
-            match self.verifier.on_event(e) {
+            match check_event(&mut self.verifier, e) {
                 Ok(Some(u)) => self.on_update(ws, u).await?,
                 Ok(None) => {}
                 Err(e) => self.on_failure(e),
@@ -1118,7 +1136,7 @@ impl Actor {
                     self.closing = true;
                 }
             }
-            ServerMessage::Event(env) => match self.verifier.on_event(&env) {
+            ServerMessage::Event(env) => match check_event(&mut self.verifier, &env) {
                 Ok(Some(u)) => self.on_update(ws, u).await?,
                 Ok(None) => {}
                 Err(e) => self.on_failure(e),

@@ -181,7 +181,7 @@ pub(crate) fn check_size(frame: &str) -> Result<(), DecodeError> {
 }
 
 /// The `type` of a JSON object, read without building the rest.
-pub(crate) fn peek_type(frame: &str) -> Result<String, DecodeError> {
+pub fn peek_type(frame: &str) -> Result<String, DecodeError> {
     #[derive(Deserialize)]
     struct Peek<'a> {
         #[serde(rename = "type", borrow)]

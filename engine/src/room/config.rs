@@ -446,6 +446,10 @@ pub struct Limits {
     pub max_handshakes_per_addr: usize,
     /// Connections in the handshake, node-wide (then HTTP 503).
     pub max_handshakes: usize,
+    /// Handshake steps (parsing, signing, verifying a hello or a response)
+    /// computed at once, node-wide; the others wait their turn within their
+    /// deadline, so a storm of handshakes cannot crowd out running hands.
+    pub handshake_concurrency: usize,
     /// WebSocket ping interval (at most 10 s): a ping still unanswered at
     /// the next one closes the connection, and the player is away.
     pub ping_interval: Duration,
@@ -473,6 +477,7 @@ impl Default for Limits {
             max_conns_per_addr: 128,
             max_handshakes_per_addr: 32,
             max_handshakes: 1024,
+            handshake_concurrency: 2,
             ping_interval: Duration::from_secs(5),
             room_queries_per_sec: 200,
         }
