@@ -2,7 +2,8 @@
 //! 127.0.0.1: N concurrent Hold'em rooms of 6 in-process clients each,
 //! hands back to back (joint entropy, local chips). Clients either only
 //! answer (`light`: seeds and check/call actions, the dealer's load alone)
-//! or also check every event signature and open their sealed cards
+//! or also check the chain of every event, verify the dealer signature
+//! before each action and at the hand's end, and open their sealed cards
 //! (`verifying`). The reported time is per hand across the node.
 
 use std::net::SocketAddr;
@@ -58,6 +59,9 @@ async fn client(addr: SocketAddr, room: String, dealer: PlayerId, verify: bool) 
                         verifier = TranscriptVerifier::new(dealer);
                     }
                     let body = verifier.accept(&e).expect("event verifies");
+                    if matches!(body, EventBody::GameEnd(_) | EventBody::AuditReveal(_)) {
+                        verifier.confirm().expect("the hand's end is signed");
+                    }
                     if let (EventBody::PhaseDeal(d) | EventBody::NewCard(d), Some(s)) = (&body, &session) {
                         for c in d.cards.iter().filter_map(|c| c.sealed.as_ref()) {
                             let _ = s.shared_key.open(&e.hand_id, c);
@@ -70,6 +74,10 @@ async fn client(addr: SocketAddr, room: String, dealer: PlayerId, verify: bool) 
                 }
             }
             ServerMessage::YourTurn(t) => {
+                if verify {
+                    // Relied on before acting: one signature covers the chain.
+                    verifier.confirm().expect("the events before a turn are signed");
+                }
                 let ok: Vec<_> = t.actions.iter().filter(|o| o.affordable).collect();
                 let a = ["check", "call"]
                     .iter()

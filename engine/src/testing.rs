@@ -107,12 +107,19 @@ pub struct PlayedHand {
 }
 
 impl PlayedHand {
-    /// Signs and chains the bodies (altered or not) as `dealer`, with a
-    /// header naming `room`.
+    /// Chains the bodies (altered or not) as `dealer`, with a header naming
+    /// `room`, in the engine's bursts: an event is signed where the engine
+    /// signed it (and the last one always).
     pub fn sign(&self, dealer: &Identity, room: &str) -> Result<Transcript, TableError> {
         let mut b = TranscriptBuilder::with_header(self.hand_id, dealer.id(), room);
-        for body in &self.bodies {
-            b.append(dealer, body)?;
+        let last = self.bodies.len().saturating_sub(1);
+        for (i, body) in self.bodies.iter().enumerate() {
+            let signed = self.transcript.events.get(i).is_none_or(|e| e.sig.is_some());
+            if signed || i == last {
+                b.append(dealer, body)?;
+            } else {
+                b.append_unsigned(dealer, body)?;
+            }
         }
         Ok(b.into_transcript())
     }

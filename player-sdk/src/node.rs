@@ -159,6 +159,10 @@ pub enum NodeError {
     /// The dealer answered a query with a message of another kind.
     #[error("unexpected answer: {0}")]
     BadAnswer(String),
+    /// The hand's events are not covered by a verified dealer signature, so
+    /// the action was not signed (check `dealer-signatures`).
+    #[error("not acting on unverified events: {0}")]
+    Unverified(String),
     /// Saving a transcript failed.
     #[error("i/o: {0}")]
     Io(String),
@@ -1092,6 +1096,10 @@ impl Actor {
                 _ => return Err(NodeError::NoHand),
             }
         };
+        if let Err(e) = self.verifier.before_acting(&hand) {
+            self.on_failure(e.clone());
+            return Err(NodeError::Unverified(e.to_string()));
+        }
         let raw = RawJson::from_value(&action).map_err(|e| NodeError::BadAction(e.to_string()))?;
         let seq = self.next_seq.get(&hand).copied().unwrap_or(0).max(turn_seq);
         self.next_seq.insert(hand, seq.saturating_add(1));
@@ -1152,6 +1160,11 @@ impl Actor {
                             p.warning = t.warning;
                         }
                     });
+                    return Ok(());
+                }
+                if let Err(e) = self.verifier.before_acting(&t.hand_id) {
+                    // Not covered by a dealer signature: not acted on.
+                    self.on_failure(e);
                     return Ok(());
                 }
                 let (hand, public_state) = match self.verifier.view(&t.hand_id) {

@@ -1,8 +1,10 @@
 //! Live verification: checks each dealer event the moment it arrives.
 //!
 //! Every check is the protocol's one hand verifier,
-//! [`claw_protocol::audit::HandAudit`], fed each event as it arrives (its
-//! dealer signature verified once, there): chain, structure, seeds, Merkle
+//! [`claw_protocol::audit::HandAudit`], fed each event as it arrives (the
+//! chain on every event; a dealer signature where the player relies on it:
+//! before it acts, see [`SessionVerifier::before_acting`], and at the hand's
+//! end — one signature covers every event before it): chain, structure, seeds, Merkle
 //! root, commission, deal order, opened cards (this player's sealed cards
 //! are opened once, with the handshake's box key), and at `game-end` the
 //! checks that need the whole hand (reveal, shuffle, leaves, action
@@ -224,6 +226,8 @@ pub struct SessionVerifier {
     dealer_encryption: claw_protocol::EncryptionKey,
     hands: VecDeque<(HandId, HandTracker)>,
     binding: Binding,
+    /// Signatures verified in hands no longer kept.
+    retired_signatures: u64,
 }
 
 /// What binds this player's hands in the room to each other.
@@ -265,6 +269,7 @@ impl SessionVerifier {
             dealer_encryption,
             hands: VecDeque::new(),
             binding: Binding::default(),
+            retired_signatures: 0,
         }
     }
 
@@ -343,6 +348,29 @@ impl SessionVerifier {
         })
     }
 
+    /// A `your-turn` for `hand` arrived: before the player acts on the hand,
+    /// every event of it must be covered by a dealer signature, verified now
+    /// unless it was already (one signature, SPEC.md §10.3). Unconfirmed
+    /// events (the burst's last event unsigned) fail `dealer-signatures`.
+    pub fn before_acting(&mut self, hand: &HandId) -> Result<(), VerifyError> {
+        let Some(t) = self.tracker(hand) else { return Ok(()) };
+        if t.failed {
+            return Ok(());
+        }
+        let seq = t.audit.next_seq().saturating_sub(1);
+        let r = t.audit.confirm().map_err(|e| err(e.check, *hand, seq, e.detail));
+        if r.is_err() {
+            t.failed = true;
+        }
+        r
+    }
+
+    /// Dealer signatures this session has verified, over all its hands (a
+    /// live player verifies one per reliance point, SPEC.md §10.3).
+    pub fn signatures_verified(&self) -> u64 {
+        self.retired_signatures + self.hands.iter().map(|(_, t)| t.audit.signatures_verified()).sum::<u64>()
+    }
+
     /// Checks one event. `Ok(None)`: an identical re-sent event, skipped.
     /// After a failure the hand is marked failed and its later events are
     /// skipped (the failure was reported once).
@@ -407,7 +435,9 @@ impl SessionVerifier {
                 if self.hands[i].1.reveal_owed() {
                     i += 1;
                 } else {
-                    self.hands.remove(i);
+                    if let Some((_, t)) = self.hands.remove(i) {
+                        self.retired_signatures += t.audit.signatures_verified();
+                    }
                     over -= 1;
                 }
             }

@@ -1,20 +1,31 @@
-//! Crypto cost of one 6-player Texas Hold'em hand, dealer side and one
-//! player's verification, next to the primitives it is made of (the target:
-//! within 2× of the primitives' sum; figures in README.md).
+//! Crypto cost of one real 6-player check/call Texas Hold'em hand, dealer
+//! side and one player's verification, next to the primitives it is made of
+//! (figures with the load in README.md and docs/performance.md).
 //!
 //! Run: `cargo bench -p claw-protocol --bench hand_crypto -- --warm-up-time 1 --measurement-time 3`
 //!
+//! The hand is the one the engine deals (counted by
+//! `player-sdk/tests/malicious/bursts.rs`): `EVENTS` chained events in
+//! `BURSTS` bursts (hand-prepare; game-start with blinds and hole cards; one
+//! per action, the street deals and the end riding with the last action of
+//! their street); 24 player actions and 6 player seeds.
+//!
 //! Dealer, per hand: shuffle seed from the dealer seed and 6 player seeds,
 //! Fisher–Yates over 52 cards, 52 fresh salts, 52 leaves, the Merkle root,
-//! the seed commitment, 11 event signatures (game-start plus the ~10 other
-//! events of a Hold'em hand: hand-prepare, hole-card deal, 3 streets, ~4
-//! action results, game-end) over their 88-byte signing bodies, and 12
-//! sealed hole cards with the per-session precomputed keys.
+//! the seed commitment, the chain of `EVENTS` signing bodies, one signature
+//! per burst (SPEC.md §10.1; `dealer_6p_holdem_every_event`: one per event,
+//! as before bursts), 12 sealed hole cards with the per-session precomputed
+//! keys, and the 30 player signatures (24 actions, 6 seeds) verified one by
+//! one as they arrive.
 //!
-//! Player, per hand: the 11 dealer signatures in one batch, its 2 hole cards
-//! opened and checked against their leaves, the seed commitment, the shuffle
-//! recomputed from the revealed seeds, the 52 leaves and the root.
-//! `player_audit_with_seeds` adds the 6 players' seed signatures to the batch.
+//! Player, per hand, live: the chain of `EVENTS` events hashed, one dealer
+//! signature per reliance point (its 4 turns and the end: 5;
+//! `player_live_6p_holdem_every_event`: all `EVENTS`, one by one, as before
+//! bursts), then its end-of-hand audit: the 24 action signatures and 6 seed
+//! signatures in one batch, its 2 hole cards opened and checked against
+//! their leaves, the seed commitment, the shuffle recomputed from the
+//! revealed seeds, the 52 leaves and the root. `offline_audit_6p_holdem`:
+//! the same with every burst signature in the batch instead (a third party).
 //!
 //! Randomness: a ChaCha20 CSPRNG seeded once (as a dealer would seed one
 //! from the OS), so the figures measure the protocol, not getrandom.
@@ -31,7 +42,16 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
 const PLAYERS: usize = 6;
-const EVENTS: usize = 11;
+/// Events of the hand (see the module doc).
+const EVENTS: usize = 39;
+/// The last event of each burst (the signed ones): hand-prepare; game-start,
+/// blinds, hole cards; 24 actions (a call with its chips, a check alone; the
+/// street's deal and the end with the street's last action).
+const BURSTS: [usize; 26] =
+    [0, 3, 5, 7, 9, 11, 13, 15, 16, 17, 18, 19, 20, 21, 23, 24, 25, 26, 27, 28, 30, 31, 32, 33, 34, 38];
+/// A player's reliance points: the event before each of its 4 turns, and the end.
+const RELIED: [usize; 5] = [9, 20, 27, 34, 38];
+const ACTIONS: usize = 24;
 
 /// What the dealer publishes for one hand (and the secrets revealed at the end).
 struct HandOutput {
@@ -43,8 +63,18 @@ struct HandOutput {
     leaves: Vec<Digest>,
     root: Digest,
     bodies: Vec<[u8; 88]>,
-    sigs: Vec<Signature>,
+    /// Signatures by event index (`None`: inside a burst).
+    sigs: Vec<Option<Signature>>,
     sealed: Vec<SealedCard>,
+}
+
+/// Which events the dealer signs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Signing {
+    /// The last event of each burst (SPEC.md §10.1).
+    PerBurst,
+    /// Every event (the protocol before bursts).
+    EveryEvent,
 }
 
 /// An 88-byte event signing body (hand id, seq, prev, body hash), as §10.
@@ -63,6 +93,8 @@ struct Table {
     dealer_keys: Vec<SharedKey>,
     player_keys: Vec<SharedKey>,
     seed_sigs: Vec<Signature>,
+    /// The action signing bodies and signatures of the hand's 24 actions.
+    actions: Vec<([u8; 52], Signature)>,
 }
 
 fn table() -> Table {
@@ -70,11 +102,19 @@ fn table() -> Table {
     let players: Vec<Identity> = (0..PLAYERS as u8).map(|i| Identity::from_seed([10 + i; 32])).collect();
     let dealer_keys = players.iter().map(|p| dealer.shared_key(&p.encryption_key()).unwrap()).collect();
     let player_keys = players.iter().map(|p| p.shared_key(&dealer.encryption_key()).unwrap()).collect();
-    Table { dealer, players, dealer_keys, player_keys, seed_sigs: Vec::new() }
+    let actions = (0..ACTIONS)
+        .map(|i| {
+            let mut b = [0u8; 52];
+            b[16..20].copy_from_slice(&(i as u32 / 6).to_be_bytes());
+            b[20..].copy_from_slice(&sha256(&[br#"{"type":"call"}"#]).0);
+            (b, players[i % PLAYERS].sign(Purpose::Action, &b))
+        })
+        .collect();
+    Table { dealer, players, dealer_keys, player_keys, seed_sigs: Vec::new(), actions }
 }
 
 /// The dealer's crypto for one hand.
-fn dealer_hand(t: &Table, rng: &mut ChaCha20Rng, seeds: &[Option<Seed>]) -> HandOutput {
+fn dealer_hand(t: &Table, rng: &mut ChaCha20Rng, seeds: &[Option<Seed>], signing: Signing) -> HandOutput {
     let hand = HandId::random(rng);
     let dealer_seed = Seed::random(rng);
     let commitment = seed_commitment(&hand, &dealer_seed);
@@ -94,13 +134,27 @@ fn dealer_hand(t: &Table, rng: &mut ChaCha20Rng, seeds: &[Option<Seed>]) -> Hand
         // binds the root); events are chained by the hash of the signed bytes.
         let body_hash = if seq == 1 { root } else { commitment };
         let b = event_body(&hand, seq, &prev, &body_hash);
-        sigs.push(t.dealer.sign(Purpose::Event, &b));
+        let signed = signing == Signing::EveryEvent || BURSTS.contains(&(seq as usize));
+        sigs.push(signed.then(|| t.dealer.sign(Purpose::Event, &b)));
         prev = sha256(&[b"claw/v1/event\0", &b]);
         bodies.push(b);
     }
     // Hole cards: positions 0..12, seat s gets positions s and s + 6.
     let sealed =
         (0..2 * PLAYERS).map(|i| t.dealer_keys[i % PLAYERS].seal(rng, &hand, &openings[i])).collect();
+    // The players' signatures, checked one by one as they arrive (the
+    // benchmark's fixed signatures are not over this hand's id: the work is
+    // the same).
+    let mut ok = 0usize;
+    for (i, (b, s)) in t.actions.iter().enumerate() {
+        ok += usize::from(verify(&t.players[i % PLAYERS].id(), Purpose::Action, b, s).is_ok());
+    }
+    for (p, s) in t.players.iter().zip(&t.seed_sigs) {
+        let mut b = [0u8; 48];
+        b[..16].copy_from_slice(&hand.0);
+        ok += usize::from(verify(&p.id(), Purpose::PlayerSeed, &b, s).is_ok());
+    }
+    black_box(ok);
     HandOutput {
         hand,
         dealer_seed,
@@ -115,9 +169,43 @@ fn dealer_hand(t: &Table, rng: &mut ChaCha20Rng, seeds: &[Option<Seed>]) -> Hand
     }
 }
 
-/// One player's verification of a finished hand.
-fn player_verify(t: &Table, seat: usize, h: &HandOutput, with_seeds: bool) -> bool {
+/// How a player checks the dealer's signatures.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// Live: the newest signature at each reliance point.
+    Live,
+    /// Live before bursts: every event's signature, one by one.
+    LiveEveryEvent,
+    /// A third party's offline audit: every signature, in the batch.
+    Offline,
+}
+
+/// One player's verification of a hand: the chain, the dealer signatures
+/// (per `check`), then its end-of-hand audit.
+fn player_verify(t: &Table, seat: usize, h: &HandOutput, check: Check) -> bool {
     let dealer = t.dealer.id();
+    // The chain: each event's `prev` is the hash of the one before.
+    let mut prev = Digest([0; 32]);
+    for b in &h.bodies {
+        if b[24..56] != prev.0 {
+            return false;
+        }
+        prev = sha256(&[b"claw/v1/event\0", b]);
+    }
+    let dealer_sig = |i: usize| h.sigs[i].as_ref().map(|s| verify(&dealer, Purpose::Event, &h.bodies[i], s));
+    match check {
+        Check::Live => {
+            if RELIED.iter().any(|i| !matches!(dealer_sig(*i), Some(Ok(())))) {
+                return false;
+            }
+        }
+        Check::LiveEveryEvent => {
+            if (0..EVENTS).any(|i| !matches!(dealer_sig(i), Some(Ok(())))) {
+                return false;
+            }
+        }
+        Check::Offline => {}
+    }
     let player_ids: Vec<PlayerId> = t.players.iter().map(Identity::id).collect();
     let seed_bodies: Vec<[u8; 48]> = h
         .seeds
@@ -129,20 +217,30 @@ fn player_verify(t: &Table, seat: usize, h: &HandOutput, with_seeds: bool) -> bo
             b
         })
         .collect();
-    let mut items: Vec<BatchItem> = h
-        .bodies
+    let mut items: Vec<BatchItem> = t
+        .actions
         .iter()
-        .zip(&h.sigs)
-        .map(|(b, s)| BatchItem { signer: &dealer, purpose: Purpose::Event, body: b, signature: s })
+        .enumerate()
+        .map(|(i, (b, s))| BatchItem {
+            signer: &player_ids[i % PLAYERS],
+            purpose: Purpose::Action,
+            body: b,
+            signature: s,
+        })
         .collect();
-    if with_seeds {
-        for i in 0..PLAYERS {
-            items.push(BatchItem {
-                signer: &player_ids[i],
-                purpose: Purpose::PlayerSeed,
-                body: &seed_bodies[i],
-                signature: &t.seed_sigs[i],
-            });
+    for i in 0..PLAYERS {
+        items.push(BatchItem {
+            signer: &player_ids[i],
+            purpose: Purpose::PlayerSeed,
+            body: &seed_bodies[i],
+            signature: &t.seed_sigs[i],
+        });
+    }
+    if check == Check::Offline {
+        for (b, s) in h.bodies.iter().zip(&h.sigs) {
+            if let Some(s) = s {
+                items.push(BatchItem { signer: &dealer, purpose: Purpose::Event, body: b, signature: s });
+            }
         }
     }
     if verify_batch(&items).is_err() {
@@ -167,31 +265,51 @@ fn player_verify(t: &Table, seat: usize, h: &HandOutput, with_seeds: bool) -> bo
     leaves == h.leaves && MerkleTree::new(&leaves).root() == h.root
 }
 
+/// The players' seed signatures for `hand`.
+fn seed_sigs(t: &Table, hand: &HandId, seeds: &[Option<Seed>]) -> Vec<Signature> {
+    t.players
+        .iter()
+        .zip(seeds)
+        .map(|(p, s)| {
+            let mut b = [0u8; 48];
+            b[..16].copy_from_slice(&hand.0);
+            b[16..].copy_from_slice(&s.unwrap_or(Seed([0; 32])).0);
+            p.sign(Purpose::PlayerSeed, &b)
+        })
+        .collect()
+}
+
 fn bench(c: &mut Criterion) {
     let mut t = table();
     let mut rng = ChaCha20Rng::from_seed([7; 32]);
     let seeds: Vec<Option<Seed>> = (0..PLAYERS).map(|_| Some(Seed::random(&mut rng))).collect();
-    let sample = dealer_hand(&t, &mut rng, &seeds);
-    t.seed_sigs = t
-        .players
-        .iter()
-        .zip(&seeds)
-        .map(|(p, s)| {
-            let mut b = [0u8; 48];
-            b[..16].copy_from_slice(&sample.hand.0);
-            b[16..].copy_from_slice(&s.unwrap().0);
-            p.sign(Purpose::PlayerSeed, &b)
-        })
-        .collect();
-    assert!(player_verify(&t, 2, &sample, true), "the benchmark hand must verify");
+    let sample = dealer_hand(&t, &mut rng, &seeds, Signing::PerBurst);
+    let every = dealer_hand(&t, &mut rng, &seeds, Signing::EveryEvent);
+    t.seed_sigs = seed_sigs(&t, &sample.hand, &seeds);
+    assert_eq!(sample.sigs.iter().flatten().count(), BURSTS.len());
+    assert!(RELIED.iter().all(|i| BURSTS.contains(i)), "a player relies on burst ends only");
+    assert!(player_verify(&t, 2, &sample, Check::Live), "the benchmark hand must verify");
+    assert!(player_verify(&t, 2, &sample, Check::Offline), "the benchmark hand must verify offline");
+    assert!(!player_verify(&t, 2, &sample, Check::LiveEveryEvent), "events inside bursts are unsigned");
+    let mut every_t = table();
+    every_t.seed_sigs = seed_sigs(&every_t, &every.hand, &seeds);
+    assert!(player_verify(&every_t, 2, &every, Check::LiveEveryEvent));
 
     let mut g = c.benchmark_group("hand");
-    g.bench_function("dealer_6p_holdem", |b| b.iter(|| dealer_hand(&t, &mut rng, black_box(&seeds))));
-    g.bench_function("player_verify_6p_holdem", |b| {
-        b.iter(|| player_verify(&t, 2, black_box(&sample), false))
+    g.bench_function("dealer_6p_holdem", |b| {
+        b.iter(|| dealer_hand(&t, &mut rng, black_box(&seeds), Signing::PerBurst))
     });
-    g.bench_function("player_audit_with_seeds", |b| {
-        b.iter(|| player_verify(&t, 2, black_box(&sample), true))
+    g.bench_function("dealer_6p_holdem_every_event", |b| {
+        b.iter(|| dealer_hand(&t, &mut rng, black_box(&seeds), Signing::EveryEvent))
+    });
+    g.bench_function("player_live_6p_holdem", |b| {
+        b.iter(|| player_verify(&t, 2, black_box(&sample), Check::Live))
+    });
+    g.bench_function("player_live_6p_holdem_every_event", |b| {
+        b.iter(|| player_verify(&every_t, 2, black_box(&every), Check::LiveEveryEvent))
+    });
+    g.bench_function("offline_audit_6p_holdem", |b| {
+        b.iter(|| player_verify(&t, 2, black_box(&sample), Check::Offline))
     });
     g.finish();
 
@@ -207,9 +325,10 @@ fn bench(c: &mut Criterion) {
         .bodies
         .iter()
         .zip(&sample.sigs)
+        .filter_map(|(b, s)| s.as_ref().map(|s| (b, s)))
         .map(|(b, s)| BatchItem { signer: &dealer_id, purpose: Purpose::Event, body: b, signature: s })
         .collect();
-    g.bench_function("ed25519_verify_batch_11", |b| b.iter(|| verify_batch(black_box(&items))));
+    g.bench_function("ed25519_verify_batch_26", |b| b.iter(|| verify_batch(black_box(&items))));
     let secret = x25519_dalek::StaticSecret::from([3u8; 32]);
     let peer = x25519_dalek::PublicKey::from(t.players[0].encryption_key().0);
     g.bench_function("x25519", |b| b.iter(|| secret.diffie_hellman(black_box(&peer))));

@@ -386,24 +386,29 @@ fn dealer_key(t: &Transcript, opts: &AuditOptions<'_>) -> Result<PlayerId, Audit
     }
 }
 
+/// Check 1 offline, before the first event: every signature present
+/// verifies (one batch; the first bad event named). The unsigned runs and
+/// the signed end are checked per event, as live.
 fn check_dealer_signatures(t: &Transcript, dealer: &PlayerId) -> Result<(), AuditError> {
-    let bodies: Vec<_> = t.events.iter().map(|e| e.signing_body()).collect();
-    let items: Vec<BatchItem<'_>> = t
-        .events
+    let fail = |d: String| AuditError::new(AuditCheck::DealerSignatures, d);
+    let signed: Vec<(&EventEnvelope, &Signature)> =
+        t.events.iter().filter_map(|e| e.sig.as_ref().map(|s| (e, s))).collect();
+    let bodies: Vec<_> = signed.iter().map(|(e, _)| e.signing_body()).collect();
+    let items: Vec<BatchItem<'_>> = signed
         .iter()
         .zip(&bodies)
-        .map(|(e, b)| BatchItem { signer: dealer, purpose: Purpose::Event, body: b, signature: &e.sig })
+        .map(|((_, s), b)| BatchItem { signer: dealer, purpose: Purpose::Event, body: b, signature: s })
         .collect();
     verify_batch(&items).map_err(|e| {
-        let detail = match &e {
+        fail(match &e {
             SignatureError::BatchItem { index, source } => {
-                let seq = t.events.get(*index).map_or(*index as u64, |e| e.seq);
-                format!("event {index} (seq {seq}): {source}")
+                let seq = signed.get(*index).map_or(*index as u64, |(e, _)| e.seq);
+                format!("event seq {seq}: {source}")
             }
             other => other.to_string(),
-        };
-        AuditError::new(AuditCheck::DealerSignatures, detail)
-    })
+        })
+    })?;
+    Ok(())
 }
 
 fn check_shuffle(
@@ -472,15 +477,6 @@ impl Viewer<'_> {
     }
 }
 
-/// How [`HandAudit::accept`] treats dealer signatures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Signatures {
-    /// Each event's signature is verified as it arrives (live).
-    EachEvent,
-    /// The caller batch-verified every event already ([`audit`]).
-    Verified,
-}
-
 /// What one accepted event gives the caller: its decoded body and the
 /// viewer's cards it opened (dealt or transferred to the viewer), checked
 /// against their leaves.
@@ -501,7 +497,6 @@ pub struct Accepted {
 /// transcript. After a failure every call returns that failure.
 pub struct HandAudit<'a> {
     chain: TranscriptVerifier,
-    signatures: Signatures,
     viewer: Option<Viewer<'a>>,
     my_seed: Option<Seed>,
     /// See [`HandAudit::seed_uncertain`].
@@ -569,20 +564,21 @@ fn structure(detail: impl Into<String>) -> AuditError {
 }
 
 impl<'a> HandAudit<'a> {
-    /// A live verifier for the hand `hand_id` signed by `dealer`: each
-    /// event's signature is verified once, as it arrives.
+    /// A live verifier for the hand `hand_id` signed by `dealer`: the chain
+    /// is checked on every event, a dealer signature where the player relies
+    /// on it ([`HandAudit::confirm`], `game-end`, `audit-reveal`, and when
+    /// `MAX_UNSIGNED_RUN` events are unconfirmed), never twice.
     pub fn live(dealer: PlayerId, hand_id: HandId) -> HandAudit<'a> {
-        HandAudit::with(dealer, hand_id, Signatures::EachEvent)
+        HandAudit::with(TranscriptVerifier::for_hand(dealer, hand_id))
     }
 
     fn presigned(dealer: PlayerId, hand_id: HandId) -> HandAudit<'a> {
-        HandAudit::with(dealer, hand_id, Signatures::Verified)
+        HandAudit::with(TranscriptVerifier::presigned(dealer, hand_id))
     }
 
-    fn with(dealer: PlayerId, hand_id: HandId, signatures: Signatures) -> HandAudit<'a> {
+    fn with(chain: TranscriptVerifier) -> HandAudit<'a> {
         HandAudit {
-            chain: TranscriptVerifier::for_hand(dealer, hand_id),
-            signatures,
+            chain,
             viewer: None,
             my_seed: None,
             seed_uncertain: false,
@@ -639,6 +635,25 @@ impl<'a> HandAudit<'a> {
         self.chain.last_hash()
     }
 
+    /// Dealer signatures verified so far (live).
+    pub fn signatures_verified(&self) -> u64 {
+        self.chain.signatures_verified()
+    }
+
+    /// A reliance point before the player acts (`your-turn`): every accepted
+    /// event must be covered by a dealer signature, which is verified now
+    /// unless it was already (check `dealer-signatures`; SPEC.md §10.3).
+    pub fn confirm(&mut self) -> Result<(), AuditError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let r = self.chain.confirm().map_err(|e| AuditError::new(e.check(), e.to_string()));
+        if let Err(e) = &r {
+            self.failed = Some(e.clone());
+        }
+        r
+    }
+
     /// The accepted `game-start`, once there.
     pub fn game_start(&self) -> Option<&GameStart> {
         match &self.progress {
@@ -685,11 +700,11 @@ impl<'a> HandAudit<'a> {
     }
 
     fn accept_event(&mut self, env: &EventEnvelope) -> Result<Accepted, AuditError> {
-        let body = match self.signatures {
-            Signatures::EachEvent => self.chain.accept(env),
-            Signatures::Verified => self.chain.accept_presigned(env),
+        let body = self.chain.accept(env).map_err(|e| AuditError::new(e.check(), e.to_string()))?;
+        if matches!(body, EventBody::GameEnd(_) | EventBody::AuditReveal(_)) {
+            // The hand's end is a reliance point: its signature is due here.
+            self.chain.confirm().map_err(|e| AuditError::new(e.check(), e.to_string()))?;
         }
-        .map_err(|e| AuditError::new(e.check(), e.to_string()))?;
         let seq = env.seq;
         let progress = std::mem::replace(&mut self.progress, Progress::AwaitPrepare);
         let (progress, accepted) = match (progress, body) {

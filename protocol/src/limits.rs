@@ -10,6 +10,12 @@
 /// (leaves, deck) and game-end (openings) with room to spare.
 pub const MAX_FRAME_BYTES: usize = 64 * 1024;
 
+/// Most events in a row a transcript may hold without a dealer signature
+/// (the dealer signs the last event of each burst, and any event that would
+/// make a longer run). A live player holds at most this many events
+/// unconfirmed: one more and it verifies the newest signature.
+pub const MAX_UNSIGNED_RUN: usize = 16;
+
 /// The longest query nonce (bytes) a dealer accepts.
 pub const MAX_NONCE_LEN: usize = 64;
 

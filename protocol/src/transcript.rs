@@ -2,17 +2,20 @@
 //!
 //! Every dealer → player hand event is an [`EventEnvelope`]: the hand id, a
 //! sequence number from 0, the hash of the previous event, the body as exact
-//! JSON text, and the dealer's signature over
+//! JSON text, and — on the last event of each burst — the dealer's signature
+//! over
 //!
 //! ```text
 //! "claw/v1/event" || 0x00 || hand_id (16) || seq (u64 BE) || prev (32) || SHA-256(body text)
 //! ```
 //!
 //! The event's hash, which the next event carries as `prev`, is SHA-256 of
-//! that whole signed byte string; the first event's `prev` is 32 zero bytes.
-//! The dealer builds the chain with [`TranscriptBuilder`]; a player checks
-//! each event as it arrives with [`TranscriptVerifier`]; a whole hand is a
-//! [`Transcript`], stored as JSON lines.
+//! that whole signing byte string (signed or not); the first event's `prev`
+//! is 32 zero bytes. So one signature authenticates the chain up to its
+//! event. The dealer builds the chain with [`TranscriptBuilder`]; a player
+//! checks each event as it arrives with [`TranscriptVerifier`] and verifies a
+//! signature where it relies on the chain ([`TranscriptVerifier::confirm`]);
+//! a whole hand is a [`Transcript`], stored as JSON lines.
 
 use std::io::{BufRead, Write};
 
@@ -22,6 +25,7 @@ use crate::audit::AuditCheck;
 use crate::bytes::{sha256, Digest, HandId, Signature};
 use crate::identity::Identity;
 use crate::ids::PlayerId;
+use crate::limits::MAX_UNSIGNED_RUN;
 use crate::messages::{
     check_size, parse_as, peek_type, unknown, DecodeError, EncodeError, EventBody, RawJson, RevealState,
     ServerMessage, PROTOCOL_VERSION,
@@ -35,8 +39,9 @@ pub const GENESIS_PREV: Digest = Digest([0; 32]);
 /// hand id 16 + seq 8 + prev 32 + body hash 32.
 pub const EVENT_SIGNING_BODY_LEN: usize = 88;
 
-/// One signed, chained hand event as it travels
-/// (`{"type":"event","hand_id":…,"seq":…,"prev":…,"body":{…},"sig":…}`).
+/// One chained hand event as it travels
+/// (`{"type":"event","hand_id":…,"seq":…,"prev":…,"body":{…},"sig":…}`;
+/// `sig` only on the last event of a burst).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventEnvelope {
     /// The hand.
@@ -47,8 +52,10 @@ pub struct EventEnvelope {
     pub prev: Digest,
     /// The event body ([`EventBody`]) as exact JSON text.
     pub body: RawJson,
-    /// The dealer's signature (purpose `event`).
-    pub sig: Signature,
+    /// The dealer's signature (purpose `event`): present on the last event
+    /// of each burst, absent (member omitted) on the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sig: Option<Signature>,
 }
 
 /// The fields the dealer signs for an event (after `"claw/v1/event" || 0x00`).
@@ -69,8 +76,20 @@ pub fn event_signing_body(
 impl EventEnvelope {
     /// Signs `body` as event `seq` of `hand_id`, chained after `prev`.
     pub fn sign(dealer: &Identity, hand_id: HandId, seq: u64, prev: Digest, body: RawJson) -> EventEnvelope {
-        let sig = dealer.sign(Purpose::Event, &event_signing_body(&hand_id, seq, &prev, &body.digest()));
-        EventEnvelope { hand_id, seq, prev, body, sig }
+        let mut e = EventEnvelope::unsigned(hand_id, seq, prev, body);
+        e.seal(dealer);
+        e
+    }
+
+    /// `body` as event `seq` of `hand_id`, chained after `prev`, without a
+    /// signature (inside a burst: a later event's signature covers it).
+    pub fn unsigned(hand_id: HandId, seq: u64, prev: Digest, body: RawJson) -> EventEnvelope {
+        EventEnvelope { hand_id, seq, prev, body, sig: None }
+    }
+
+    /// Adds the dealer's signature (the event ends a burst).
+    pub fn seal(&mut self, dealer: &Identity) {
+        self.sig = Some(dealer.sign(Purpose::Event, &self.signing_body()));
     }
 
     /// The fields the signature covers (without tag).
@@ -84,9 +103,12 @@ impl EventEnvelope {
         sha256(&[&signed_message(Purpose::Event, &self.signing_body())])
     }
 
-    /// Checks the dealer's signature.
-    pub fn verify_signature(&self, dealer: &PlayerId) -> Result<(), SignatureError> {
-        verify(dealer, Purpose::Event, &self.signing_body(), &self.sig)
+    /// Checks the dealer's signature; an unsigned event is refused
+    /// ([`TranscriptError::Unsigned`]).
+    pub fn verify_signature(&self, dealer: &PlayerId) -> Result<(), TranscriptError> {
+        let sig = self.sig.as_ref().ok_or(TranscriptError::Unsigned { seq: self.seq })?;
+        verify(dealer, Purpose::Event, &self.signing_body(), sig)
+            .map_err(|source| TranscriptError::Signature { seq: self.seq, source })
     }
 
     /// Parses the body.
@@ -137,6 +159,21 @@ pub enum TranscriptError {
         #[source]
         source: SignatureError,
     },
+    /// The event must carry the dealer's signature and does not: it is
+    /// the last event of the transcript or of a burst the player relies on
+    /// (a `your-turn`, the hand's end), or one more unsigned event would
+    /// exceed `MAX_UNSIGNED_RUN`.
+    #[error("event {seq}: not signed by the dealer where a signature is due")]
+    Unsigned {
+        /// The event's seq.
+        seq: u64,
+    },
+    /// More than `MAX_UNSIGNED_RUN` events in a row without a signature.
+    #[error("event {seq}: more than {MAX_UNSIGNED_RUN} events in a row without a dealer signature")]
+    UnsignedRun {
+        /// The seq of the first event past the limit.
+        seq: u64,
+    },
     /// The body is not a valid event.
     #[error("event {seq}: body: {source}")]
     Body {
@@ -179,7 +216,9 @@ impl TranscriptError {
     /// The audit check this failure belongs to.
     pub fn check(&self) -> AuditCheck {
         match self {
-            TranscriptError::Signature { .. } => AuditCheck::DealerSignatures,
+            TranscriptError::Signature { .. }
+            | TranscriptError::Unsigned { .. }
+            | TranscriptError::UnsignedRun { .. } => AuditCheck::DealerSignatures,
             TranscriptError::WrongHand { .. }
             | TranscriptError::Sequence { .. }
             | TranscriptError::Chain { .. } => AuditCheck::HashChain,
@@ -188,11 +227,14 @@ impl TranscriptError {
     }
 }
 
-/// Dealer side: appends bodies to a hand's chain and signs them.
+/// Dealer side: appends bodies to a hand's chain, one burst at a time, and
+/// signs the last event of each burst.
 #[derive(Debug, Clone)]
 pub struct TranscriptBuilder {
     transcript: Transcript,
     prev: Digest,
+    /// Unsigned events at the end of the chain.
+    unsigned_run: usize,
 }
 
 impl TranscriptBuilder {
@@ -201,6 +243,7 @@ impl TranscriptBuilder {
         TranscriptBuilder {
             transcript: Transcript { header: None, hand_id, events: Vec::new() },
             prev: GENESIS_PREV,
+            unsigned_run: 0,
         }
     }
 
@@ -211,19 +254,91 @@ impl TranscriptBuilder {
         b
     }
 
-    /// Serialises, signs and appends `body`; returns the envelope to send.
+    /// Serialises, signs and appends `body` (a burst of one event); returns
+    /// the envelope to send.
     pub fn append(&mut self, dealer: &Identity, body: &EventBody) -> Result<EventEnvelope, TranscriptError> {
         let seq = self.next_seq();
         let raw = body.to_raw().map_err(|source| TranscriptError::Encode { seq, source })?;
         self.append_raw(dealer, raw)
     }
 
-    /// Signs and appends a body given as JSON text (kept byte for byte).
-    pub fn append_raw(&mut self, dealer: &Identity, body: RawJson) -> Result<EventEnvelope, TranscriptError> {
+    /// Serialises and appends `body` without signing it (a later event of
+    /// the burst will be; see [`TranscriptBuilder::append_raw_unsigned`]).
+    pub fn append_unsigned(
+        &mut self,
+        dealer: &Identity,
+        body: &EventBody,
+    ) -> Result<EventEnvelope, TranscriptError> {
         let seq = self.next_seq();
-        let env = EventEnvelope::sign(dealer, self.transcript.hand_id, seq, self.prev, body);
+        let raw = body.to_raw().map_err(|source| TranscriptError::Encode { seq, source })?;
+        self.append_raw_unsigned(dealer, raw)
+    }
+
+    /// Appends the events one input caused, as one burst: only the last is
+    /// signed (and every event that would otherwise make the unsigned run
+    /// longer than `MAX_UNSIGNED_RUN`). Returns the envelopes to send, in
+    /// order. On error nothing was appended.
+    pub fn append_burst(
+        &mut self,
+        dealer: &Identity,
+        bodies: &[EventBody],
+    ) -> Result<Vec<EventEnvelope>, TranscriptError> {
+        let start = self.next_seq();
+        let raws = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                b.to_raw().map_err(|source| TranscriptError::Encode { seq: start + i as u64, source })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let (len, prev, run) = (self.transcript.events.len(), self.prev, self.unsigned_run);
+        let last = raws.len().saturating_sub(1);
+        let mut out = Vec::with_capacity(raws.len());
+        for (i, raw) in raws.into_iter().enumerate() {
+            match self.push(dealer, raw, i == last) {
+                Ok(e) => out.push(e),
+                Err(e) => {
+                    self.transcript.events.truncate(len);
+                    (self.prev, self.unsigned_run) = (prev, run);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Signs and appends a body given as JSON text (kept byte for byte), as
+    /// a burst of one event.
+    pub fn append_raw(&mut self, dealer: &Identity, body: RawJson) -> Result<EventEnvelope, TranscriptError> {
+        self.push(dealer, body, true)
+    }
+
+    /// Appends a body given as JSON text without signing it (a later event
+    /// of the burst will be); it is signed anyway when the unsigned run
+    /// would exceed `MAX_UNSIGNED_RUN`. The burst's last event must come
+    /// through [`TranscriptBuilder::append_raw`].
+    pub fn append_raw_unsigned(
+        &mut self,
+        dealer: &Identity,
+        body: RawJson,
+    ) -> Result<EventEnvelope, TranscriptError> {
+        self.push(dealer, body, false)
+    }
+
+    fn push(
+        &mut self,
+        dealer: &Identity,
+        body: RawJson,
+        sign: bool,
+    ) -> Result<EventEnvelope, TranscriptError> {
+        let seq = self.next_seq();
+        let mut env = EventEnvelope::unsigned(self.transcript.hand_id, seq, self.prev, body);
+        if sign || self.unsigned_run >= MAX_UNSIGNED_RUN {
+            env.seal(dealer);
+        }
         // Refuse an event no peer would accept (frame limit).
         env.encode().map_err(|source| TranscriptError::Encode { seq, source })?;
+        self.unsigned_run = if env.sig.is_some() { 0 } else { self.unsigned_run + 1 };
         self.prev = env.hash();
         self.transcript.events.push(env.clone());
         Ok(env)
@@ -255,22 +370,55 @@ impl TranscriptBuilder {
     }
 }
 
-/// Player side: checks each event of one hand as it arrives: hand id, seq,
-/// `prev`, dealer signature, body. A reconnecting player starts a new
-/// verifier; the dealer re-sends the hand's events from seq 0.
+/// Player side: checks each event of one hand as it arrives (hand id, seq,
+/// `prev`, unsigned run, body) and verifies a dealer signature only where
+/// the player relies on the chain: [`TranscriptVerifier::confirm`] (before
+/// it acts, at the hand's end) and when more than `MAX_UNSIGNED_RUN`
+/// events would be held unconfirmed. One verified signature authenticates
+/// every event before it, so no event's signature is verified twice. A
+/// reconnecting player starts a new verifier; the dealer re-sends the
+/// hand's events from seq 0.
 #[derive(Debug, Clone)]
 pub struct TranscriptVerifier {
     dealer: PlayerId,
     hand_id: Option<HandId>,
     next_seq: u64,
     prev: Digest,
+    /// Offline: the caller checked every signature and the runs already.
+    presigned: bool,
+    /// Unsigned events at the end of the chain.
+    unsigned_run: usize,
+    /// The newest signed event, while its signature is not verified yet.
+    newest_signed: Option<PendingSignature>,
+    /// Events `0..confirmed` are covered by a verified signature.
+    confirmed: u64,
+    /// Dealer signatures verified so far.
+    verified: u64,
+}
+
+/// A signed event whose signature the verifier has not checked yet.
+#[derive(Debug, Clone)]
+struct PendingSignature {
+    seq: u64,
+    body: [u8; EVENT_SIGNING_BODY_LEN],
+    sig: Signature,
 }
 
 impl TranscriptVerifier {
     /// Verifies events signed by `dealer`; the hand id is taken from the
     /// first event (seq 0).
     pub fn new(dealer: PlayerId) -> TranscriptVerifier {
-        TranscriptVerifier { dealer, hand_id: None, next_seq: 0, prev: GENESIS_PREV }
+        TranscriptVerifier {
+            dealer,
+            hand_id: None,
+            next_seq: 0,
+            prev: GENESIS_PREV,
+            presigned: false,
+            unsigned_run: 0,
+            newest_signed: None,
+            confirmed: 0,
+            verified: 0,
+        }
     }
 
     /// Verifies the events of a known hand.
@@ -278,20 +426,18 @@ impl TranscriptVerifier {
         TranscriptVerifier { hand_id: Some(hand_id), ..TranscriptVerifier::new(dealer) }
     }
 
+    /// For events whose signatures the caller batch-verified already (the
+    /// offline audit): no signature is verified again; the unsigned runs and
+    /// the signed end ([`TranscriptVerifier::confirm`]) are still checked.
+    pub(crate) fn presigned(dealer: PlayerId, hand_id: HandId) -> TranscriptVerifier {
+        TranscriptVerifier { presigned: true, ..TranscriptVerifier::for_hand(dealer, hand_id) }
+    }
+
     /// Checks `env` as the next event and returns its parsed body. Checks,
-    /// in order: hand id, seq, prev, signature, body. On error the verifier
-    /// is unchanged.
+    /// in order: hand id, seq, prev, unsigned run, body; then, if more than
+    /// `MAX_UNSIGNED_RUN` events would be unconfirmed, the newest signature.
+    /// On error the verifier is unchanged.
     pub fn accept(&mut self, env: &EventEnvelope) -> Result<EventBody, TranscriptError> {
-        self.accept_checked(env, true)
-    }
-
-    /// [`TranscriptVerifier::accept`] for an event whose signature the
-    /// caller batch-verified already (the offline audit).
-    pub(crate) fn accept_presigned(&mut self, env: &EventEnvelope) -> Result<EventBody, TranscriptError> {
-        self.accept_checked(env, false)
-    }
-
-    fn accept_checked(&mut self, env: &EventEnvelope, verify: bool) -> Result<EventBody, TranscriptError> {
         if let Some(h) = self.hand_id {
             if env.hand_id != h {
                 return Err(TranscriptError::WrongHand { seq: env.seq, expected: h, got: env.hand_id });
@@ -303,15 +449,75 @@ impl TranscriptVerifier {
         if env.prev != self.prev {
             return Err(TranscriptError::Chain { seq: env.seq });
         }
-        if verify {
-            env.verify_signature(&self.dealer)
-                .map_err(|source| TranscriptError::Signature { seq: env.seq, source })?;
+        if env.sig.is_none() && self.unsigned_run >= MAX_UNSIGNED_RUN {
+            return Err(TranscriptError::UnsignedRun { seq: env.seq });
         }
         let body = env.decode_body().map_err(|source| TranscriptError::Body { seq: env.seq, source })?;
+        let signing_body = env.signing_body();
+        let newest = match env.sig {
+            Some(sig) => Some(PendingSignature { seq: env.seq, body: signing_body, sig }),
+            None => self.newest_signed.clone(),
+        };
+        let mut confirmed = self.confirmed;
+        let mut verified = self.verified;
+        let held = (env.seq + 1).saturating_sub(confirmed);
+        let mut newest_pending = newest;
+        if !self.presigned && held > MAX_UNSIGNED_RUN as u64 {
+            let p = newest_pending.take().ok_or(TranscriptError::Unsigned { seq: env.seq })?;
+            self.check(&p)?;
+            verified += 1;
+            confirmed = p.seq + 1;
+        }
         self.hand_id = Some(env.hand_id);
         self.next_seq += 1;
-        self.prev = env.hash();
+        self.prev = sha256(&[&signed_message(Purpose::Event, &signing_body)]);
+        self.unsigned_run = if env.sig.is_some() { 0 } else { self.unsigned_run + 1 };
+        self.newest_signed = newest_pending;
+        self.confirmed = confirmed;
+        self.verified = verified;
         Ok(body)
+    }
+
+    fn check(&self, p: &PendingSignature) -> Result<(), TranscriptError> {
+        verify(&self.dealer, Purpose::Event, &p.body, &p.sig)
+            .map_err(|source| TranscriptError::Signature { seq: p.seq, source })
+    }
+
+    /// A reliance point (the player is about to act, or the hand ended):
+    /// every accepted event must be covered by a dealer signature. Fails
+    /// with [`TranscriptError::Unsigned`] if the newest event is unsigned
+    /// (events after the newest signature are unconfirmed), else verifies
+    /// the newest signature unless it was verified already (offline:
+    /// presigned, only the signed end is checked).
+    pub fn confirm(&mut self) -> Result<(), TranscriptError> {
+        if self.confirmed == self.next_seq {
+            return Ok(());
+        }
+        if self.unsigned_run > 0 {
+            return Err(TranscriptError::Unsigned { seq: self.next_seq - 1 });
+        }
+        if self.presigned {
+            self.confirmed = self.next_seq;
+            return Ok(());
+        }
+        let p = self.newest_signed.take().ok_or(TranscriptError::Unsigned { seq: self.next_seq - 1 })?;
+        if let Err(e) = self.check(&p) {
+            self.newest_signed = Some(p);
+            return Err(e);
+        }
+        self.verified += 1;
+        self.confirmed = p.seq + 1;
+        Ok(())
+    }
+
+    /// How many events are not yet covered by a verified signature.
+    pub fn unconfirmed(&self) -> u64 {
+        self.next_seq - self.confirmed
+    }
+
+    /// Dealer signatures this verifier has verified.
+    pub fn signatures_verified(&self) -> u64 {
+        self.verified
     }
 
     /// The dealer key events must be signed with.
@@ -388,11 +594,14 @@ impl Transcript {
         Ok(Transcript { header, hand_id, events })
     }
 
-    /// Checks the whole chain as a player would event by event, and returns
-    /// the parsed bodies.
+    /// Checks the whole chain as a player would event by event, relying on
+    /// it at the end (the last event must be signed), and returns the
+    /// parsed bodies.
     pub fn verify_chain(&self, dealer: &PlayerId) -> Result<Vec<EventBody>, TranscriptError> {
         let mut v = TranscriptVerifier::for_hand(*dealer, self.hand_id);
-        self.events.iter().map(|e| v.accept(e)).collect()
+        let bodies = self.events.iter().map(|e| v.accept(e)).collect::<Result<Vec<_>, _>>()?;
+        v.confirm()?;
+        Ok(bodies)
     }
 
     /// JSON lines: the header (if any), then one `event` frame per line.

@@ -228,12 +228,16 @@ export function openSealed(key: Bytes, nonce: Bytes, ct: Bytes, hand: Bytes): { 
 
 // ---------- the transcript
 
+/** Most events in a row without a dealer signature (§12 `MAX_UNSIGNED_RUN`). */
+export const MAX_UNSIGNED_RUN = 16;
+
 export interface Event {
   line: number;
   seq: number;
   handId: string;
   prev: Bytes;
-  sig: Bytes;
+  /** Only the last event of each dealer burst is signed (§10.1). */
+  sig: Bytes | null;
   bodyText: string;
   body: any;
 }
@@ -273,7 +277,7 @@ export function parseTranscript(text: string): Transcript {
       seq: obj.seq,
       handId: obj.hand_id,
       prev: unhex(obj.prev, 32, `${where} prev`),
-      sig: unhex(obj.sig, 64, `${where} sig`),
+      sig: obj.sig === undefined ? null : unhex(obj.sig, 64, `${where} sig`),
       bodyText,
       body: obj.body,
     });
@@ -352,7 +356,21 @@ export function audit(text: string, opts: { dealer?: string; viewer?: Viewer } =
     const messages = evs.map((e) =>
       signed('claw/v1/event', concat(unhex(e.handId, 16, `line ${e.line} hand_id`), u64(e.seq), e.prev, sha256(utf8(e.bodyText)))),
     );
+    let run = 0;
+    let signedCount = 0;
     evs.forEach((e, i) => {
+      if (e.sig === null) {
+        run += 1;
+        if (run > MAX_UNSIGNED_RUN) {
+          throw new AuditFailure('dealer-signatures', `event seq ${e.seq} (line ${e.line}): more than ${MAX_UNSIGNED_RUN} events in a row without a dealer signature`);
+        }
+        if (e.body?.type === 'game-end' || e.body?.type === 'audit-reveal') {
+          throw new AuditFailure('dealer-signatures', `event seq ${e.seq} (line ${e.line}, ${e.body.type}): the hand's end is not signed by the dealer`);
+        }
+        return;
+      }
+      run = 0;
+      signedCount += 1;
       if (!verifyStrict(e.sig, messages[i], dealer)) {
         throw new AuditFailure(
           'dealer-signatures',
@@ -362,7 +380,11 @@ export function audit(text: string, opts: { dealer?: string; viewer?: Viewer } =
         );
       }
     });
-    pass('dealer-signatures', `${evs.length} event signatures verify under ${dealerHex.slice(0, 16)}…`);
+    if (evs[evs.length - 1].sig === null) {
+      const e = evs[evs.length - 1];
+      throw new AuditFailure('dealer-signatures', `event seq ${e.seq} (line ${e.line}): the last event is not signed by the dealer`);
+    }
+    pass('dealer-signatures', `${signedCount} burst signatures verify under ${dealerHex.slice(0, 16)}…, covering ${evs.length} chained events`);
 
     // 2. hash-chain
     let prev = new Uint8Array(32);

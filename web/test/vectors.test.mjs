@@ -76,10 +76,13 @@ test('audits real transcripts, and names the check a tampering breaks', { skip: 
     const text = readFileSync(join(dir, f), 'utf8');
     const r = A.audit(text);
     assert.ok(r.ok, `${f}: ${JSON.stringify(r.results.filter((c) => c.status === 'failed'))}`);
-    // Flip one hex digit of the last leaf: the event signature breaks first.
+    // Flip one hex digit of the last leaf: a signed game-start's signature
+    // breaks first; an unsigned one (inside its burst, §10.1) breaks the
+    // chain at the next event, whose signed successor covers the old hash.
     const tampered = text.replace(/("leaves":\[[^\]]*)([0-9a-f])"\]/, (_, a, d) => `${a}${d === '0' ? '1' : '0'}"]`);
+    const start = text.split('\n').find((l) => l.includes('"type":"game-start"'));
     const t = A.audit(tampered);
-    assert.equal(t.results.at(-1).check, 'dealer-signatures');
+    assert.equal(t.results.at(-1).check, /"sig":"[0-9a-f]+"}\s*$/.test(start) ? 'dealer-signatures' : 'hash-chain');
     assert.equal(t.results.at(-1).status, 'failed');
   }
 });

@@ -259,7 +259,8 @@ pub struct Step {
 /// What a committed step published.
 #[derive(Debug)]
 pub struct Committed {
-    /// Signed events for every player of the hand, in order.
+    /// The burst's events for every player of the hand, in order (the last
+    /// one signed).
     pub events: Vec<EventEnvelope>,
     /// The next player to act, when the hand goes on.
     pub your_turn: Option<YourTurn>,
@@ -634,8 +635,8 @@ impl Hand {
         Ok(())
     }
 
-    /// Publishes the pending step after its chip moves were done: signs its
-    /// events, and either names the next player to act (deadline
+    /// Publishes the pending step after its chip moves were done: appends its
+    /// events as one burst (the last one signed), and either names the next player to act (deadline
     /// `deadline_ms`, unix ms) or ends the hand.
     pub fn commit<R: CryptoRngCore + ?Sized>(
         &mut self,
@@ -722,10 +723,8 @@ impl Hand {
                 reveal_pending: self.spec.reveal == RevealPolicy::Deferred,
             });
         }
-        let mut events = Vec::with_capacity(bodies.len());
-        for b in &bodies {
-            events.push(self.tb.append(&self.dealer, b)?);
-        }
+        // One burst: the dealer signs its last event (SPEC.md §10.1).
+        let events = self.tb.append_burst(&self.dealer, &bodies)?;
         let your_turn = if end.is_some() {
             let reveal = match self.spec.reveal {
                 RevealPolicy::Full => Reveal::NotOwed,

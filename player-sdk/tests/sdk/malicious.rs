@@ -7,6 +7,7 @@
 
 use crate::support;
 
+mod bursts;
 mod commission;
 
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use claw_engine::testing::{PlayedHand, Table};
 use claw_player::audit::Auditor;
 use claw_player::bots::strategy;
-use claw_player::verify::{SessionVerifier, Update};
+use claw_player::verify::{SessionVerifier, Update, VerifyError};
 use claw_protocol::audit::AuditCheck;
 use claw_protocol::messages::{CardFace, ChipParty, DealTo, EventBody};
 use claw_protocol::transcript::{EventEnvelope, Transcript};
@@ -73,6 +74,61 @@ fn game_start(h: &mut PlayedHand) -> &mut claw_protocol::messages::GameStart {
         .unwrap()
 }
 
+/// Seat `seat`'s live verifier at `sim`'s table.
+fn seat_verifier(sim: &Table, seat: usize) -> SessionVerifier {
+    let me = Arc::clone(&sim.players[seat]);
+    let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
+    SessionVerifier::new(sim.dealer.id(), "room", me, sim.dealer.encryption_key(), shared)
+}
+
+/// A seat's live verifier fed as the SDK node feeds it: at `hand-prepare`
+/// it records the seed it sent and the actions it signed; after the event
+/// before each of its turns it relies on the chain (`before_acting`,
+/// SPEC.md §10.3); at the hand's end its audit must pass.
+struct LivePlayer {
+    v: SessionVerifier,
+    seat: Seat,
+}
+
+impl LivePlayer {
+    fn new(sim: &Table, seat: usize) -> LivePlayer {
+        LivePlayer { v: seat_verifier(sim, seat), seat: Seat(seat as u8) }
+    }
+
+    fn feed(&mut self, hand: &PlayedHand, env: &EventEnvelope) -> Result<(), VerifyError> {
+        let seat = self.seat;
+        match self.v.on_event(env)? {
+            Some(Update::Prepared { hand_id, .. }) => {
+                if let Some(s) = hand.player_seeds[seat.index()] {
+                    self.v.set_my_seed(&hand_id, s);
+                }
+                for b in &hand.bodies {
+                    if let EventBody::ActionResult(a) = b {
+                        if a.seat == seat {
+                            self.v.record_my_action(&hand_id, a.seq, a.action.as_str(), a.sig);
+                        }
+                    }
+                }
+            }
+            Some(Update::Ended { audit, .. } | Update::AuditCompleted { audit, .. }) => {
+                if let Err(e) = *audit {
+                    return Err(VerifyError {
+                        check: e.check,
+                        hand_id: env.hand_id,
+                        seq: env.seq,
+                        detail: e.detail,
+                    });
+                }
+            }
+            _ => {}
+        }
+        if hand.turns.iter().any(|(i, s, _)| *s == seat && *i as u64 == env.seq + 1) {
+            self.v.before_acting(&env.hand_id)?;
+        }
+        Ok(())
+    }
+}
+
 /// The first failure seat 0's live verifier reports on `t`, if any.
 fn live_failure(sim: &Table, hand: &PlayedHand, t: &Transcript) -> Option<AuditCheck> {
     live_failure_of(sim, hand, &t.events)
@@ -89,39 +145,14 @@ fn live_failure_over(
     hands: &[(&PlayedHand, &[EventEnvelope])],
     commission: Option<Chips>,
 ) -> Option<AuditCheck> {
-    let me = Arc::clone(&sim.players[0]);
-    let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
-    let mut v = SessionVerifier::new(sim.dealer.id(), "room", me, sim.dealer.encryption_key(), shared);
+    let mut p = LivePlayer::new(sim, 0);
     if let Some(c) = commission {
-        v = v.with_room_commission(c);
+        p.v = p.v.with_room_commission(c);
     }
     for (hand, events) in hands {
-        // Seat 0 sent its seed at hand-prepare and signed its own actions.
-        let my_actions: Vec<_> = hand
-            .bodies
-            .iter()
-            .filter_map(|b| match b {
-                EventBody::ActionResult(a) if a.seat == Seat(0) => Some(a.clone()),
-                _ => None,
-            })
-            .collect();
         for env in *events {
-            match v.on_event(env) {
-                Err(e) => return Some(e.check),
-                Ok(Some(Update::Prepared { hand_id, .. })) => {
-                    if let Some(s) = hand.player_seeds[0] {
-                        v.set_my_seed(&hand_id, s);
-                    }
-                    for a in &my_actions {
-                        v.record_my_action(&hand_id, a.seq, a.action.as_str(), a.sig);
-                    }
-                }
-                Ok(Some(Update::Ended { audit, .. } | Update::AuditCompleted { audit, .. })) => {
-                    if let Err(e) = *audit {
-                        return Some(e.check);
-                    }
-                }
-                Ok(_) => {}
+            if let Err(e) = p.feed(hand, env) {
+                return Some(e.check);
             }
         }
     }
@@ -219,9 +250,11 @@ fn a_changed_leaf() {
 
 #[test]
 fn a_bad_dealer_signature() {
+    // The burst end before seat 0's first turn: caught live before acting.
     let (sim, h) = holdem_hand(5);
     let mut t = signed(&sim, &h);
-    t.events[3].sig.0[10] ^= 1;
+    let i = bursts::before_my_turn(&h);
+    t.events[i].sig.as_mut().expect("a burst end is signed").0[10] ^= 1;
     expect("signature", &sim, &h, &t, AuditCheck::DealerSignatures, AuditCheck::DealerSignatures);
 }
 
@@ -452,9 +485,7 @@ fn transfer_mut(h: &mut PlayedHand, i: usize) -> &mut claw_protocol::messages::C
 
 /// Seat 0's live view of `t` after every event.
 fn live_view(sim: &Table, hand: &PlayedHand, t: &Transcript) -> claw_player::verify::HandView {
-    let me = Arc::clone(&sim.players[0]);
-    let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
-    let mut v = SessionVerifier::new(sim.dealer.id(), "room", me, sim.dealer.encryption_key(), shared);
+    let mut v = seat_verifier(sim, 0);
     for env in &t.events {
         if let Ok(Some(Update::Prepared { hand_id, .. })) = v.on_event(env) {
             v.set_my_seed(&hand_id, hand.player_seeds[0].unwrap());

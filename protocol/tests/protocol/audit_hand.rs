@@ -163,10 +163,25 @@ fn the_live_hand_audit_checks_each_event_as_it_arrives() {
     let offline = audit(&t, &opts_for(&h)).unwrap();
     assert_eq!(r.passed, offline.passed);
     assert_eq!(r.hand, offline.hand);
-    // A bad signature is caught at its event, before any later event is fed.
+    // A bad signature the player relies on (asked to act right after it) is
+    // caught there, before any later event is fed; one it does not rely on
+    // is left to the offline audit (a later signature covers the chain).
     let mut bad = t.events.clone();
-    bad[3].sig.0[0] ^= 1;
-    assert_eq!(live(&bad).unwrap_err(), (3, AuditCheck::DealerSignatures));
+    bad[3].sig.as_mut().unwrap().0[0] ^= 1;
+    let relying = |events: &[claw_protocol::transcript::EventEnvelope]| {
+        let mut a = HandAudit::live(h.dealer.id(), h.hand_id);
+        for (i, e) in events.iter().enumerate() {
+            a.accept(e).and_then(|_| a.confirm()).map_err(|err| (i, err.check))?;
+        }
+        Ok::<_, (usize, AuditCheck)>(a.signatures_verified())
+    };
+    assert_eq!(relying(&bad).unwrap_err(), (3, AuditCheck::DealerSignatures));
+    assert_eq!(relying(&t.events).unwrap(), t.events.len() as u64);
+    live(&bad).unwrap();
+    assert_eq!(
+        audit(&Transcript { events: bad, ..t.clone() }, &opts_for(&h)).unwrap_err().check,
+        AuditCheck::DealerSignatures
+    );
     let mut swapped = t.events.clone();
     swapped.swap(3, 4);
     assert_eq!(live(&swapped).unwrap_err(), (3, AuditCheck::HashChain));
@@ -182,7 +197,7 @@ fn the_live_hand_audit_checks_each_event_as_it_arrives() {
 fn a_forged_event_signature_fails_dealer_signatures() {
     let h = Hand::new(Opts::default());
     let mut t = h.transcript();
-    t.events[5].sig.0[0] ^= 1;
+    t.events[5].sig.as_mut().unwrap().0[0] ^= 1;
     let e = fails(&t, &opts_for(&h), AuditCheck::DealerSignatures);
     assert!(e.detail.contains("seq 5"), "{e}");
     // Another dealer re-signing everything is caught by the key.

@@ -1,11 +1,14 @@
 //! The signed hash chain: the builder's events verify one by one; any
 //! change to a body, seq, prev or signature, and any dropped, repeated or
-//! reordered event, is refused with the check it fails; JSON lines round-trip.
+//! reordered event, is refused with the check it fails; JSON lines
+//! round-trip. Bursts: one signature on the last event, the unsigned run
+//! bounded, a player's signature verifications one per reliance point.
 
 use crate::audit_common;
 
 use audit_common::{raw, Hand, Opts, ROOM};
 use claw_protocol::audit::AuditCheck;
+use claw_protocol::limits::MAX_UNSIGNED_RUN;
 use claw_protocol::messages::{DecodeError, EventBody, ServerMessage, MAX_FRAME_BYTES};
 use claw_protocol::sign::{signed_message, Purpose};
 use claw_protocol::transcript::*;
@@ -50,7 +53,8 @@ fn chain_links_and_hash_are_as_specified() {
     expected.extend_from_slice(&sha256(&[e.body.as_str().as_bytes()]).0);
     assert_eq!(signed_message(Purpose::Event, &e.signing_body()), expected);
     assert_eq!(e.hash(), sha256(&[&expected]));
-    claw_protocol::verify(&h.dealer.id(), Purpose::Event, &e.signing_body(), &e.sig).unwrap();
+    claw_protocol::verify(&h.dealer.id(), Purpose::Event, &e.signing_body(), e.sig.as_ref().unwrap())
+        .unwrap();
 }
 
 #[test]
@@ -106,12 +110,18 @@ fn verifier_names_each_broken_link() {
     // An event of another hand.
     let mut v = TranscriptVerifier::for_hand(d, HandId([0x99; 16]));
     assert!(matches!(v.accept(&t.events[0]), Err(TranscriptError::WrongHand { .. })));
-    // Another dealer's key.
+    // Another dealer's key: the chain is fine, the signature fails where
+    // the player relies on it.
     let mut v = TranscriptVerifier::new(Identity::from_seed([5; 32]).id());
-    let err = v.accept(&t.events[0]).unwrap_err();
+    v.accept(&t.events[0]).unwrap();
+    let err = v.confirm().unwrap_err();
     assert!(matches!(err, TranscriptError::Signature { seq: 0, .. }));
     assert_eq!(err.check(), AuditCheck::DealerSignatures);
+    // A failed confirmation leaves the event unconfirmed.
+    assert_eq!((v.unconfirmed(), v.signatures_verified()), (1, 0));
     // A refused event leaves the verifier as it was.
+    let mut v = TranscriptVerifier::new(d);
+    assert!(v.accept(&t.events[1]).is_err());
     assert_eq!(v.next_seq(), 0);
 }
 
@@ -211,7 +221,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// Any change to one event is refused, and the error names the check:
-    /// body or signature → dealer-signatures; seq, prev, hand → hash-chain.
+    /// body or signature → dealer-signatures (a body no longer an event:
+    /// structure, live); seq, prev, hand → hash-chain.
     #[test]
     fn any_tampered_event_is_refused_with_its_check(which in any::<prop::sample::Index>(), t in tamper()) {
         let (h, tr) = hand();
@@ -224,6 +235,10 @@ proptest! {
                 prop_assume!(s[k] != *c);
                 s[k] = *c;
                 match claw_protocol::messages::RawJson::from_string(s.into_iter().collect()) {
+                    // Live, the body is parsed on arrival and the signature
+                    // checked on reliance: a body that is no longer an event
+                    // fails its structure first.
+                    Ok(r) if EventBody::decode(r.as_str()).is_err() => { e.body = r; AuditCheck::Structure }
                     Ok(r) => { e.body = r; AuditCheck::DealerSignatures }
                     // No longer JSON: the frame would not even decode.
                     Err(DecodeError::Malformed { .. }) => return Ok(()),
@@ -240,7 +255,7 @@ proptest! {
                 AuditCheck::HashChain
             }
             Tamper::Sig(at, bit) => {
-                e.sig.0[at.index(64)] ^= 1 << bit;
+                e.sig.as_mut().unwrap().0[at.index(64)] ^= 1 << bit;
                 AuditCheck::DealerSignatures
             }
             Tamper::Hand(at, bit) => {
@@ -253,7 +268,8 @@ proptest! {
         for prior in &tr.events[..i] {
             v.accept(prior).unwrap();
         }
-        let err = v.accept(&e).unwrap_err();
+        // The player relies on the chain right after the tampered event.
+        let err = v.accept(&e).and_then(|_| v.confirm()).unwrap_err();
         prop_assert_eq!(err.check(), expected, "{:?}", err);
         // The offline audit refuses it too (signatures are checked first
         // there, so a changed seq/prev/hand fails the signature).
@@ -299,4 +315,109 @@ fn body_bytes_are_what_is_signed_not_their_meaning() {
     assert_eq!(reparsed, EventBody::decode(e.body.as_str()).unwrap());
     e.body = raw(&respaced);
     assert!(e.verify_signature(&h.dealer.id()).is_err());
+}
+
+fn reveal() -> EventBody {
+    EventBody::decode(r#"{"type":"reveal","openings":[]}"#).unwrap()
+}
+
+#[test]
+fn a_burst_is_signed_once_at_its_end() {
+    let dealer = Identity::from_seed([1; 32]);
+    let mut b = TranscriptBuilder::new(HandId([2; 16]));
+    let burst = b.append_burst(&dealer, &[reveal(), reveal(), reveal()]).unwrap();
+    let signed: Vec<bool> = burst.iter().map(|e| e.sig.is_some()).collect();
+    assert_eq!(signed, [false, false, true]);
+    // An unsigned event's frame has no `sig` member; its hash is the same
+    // as if it were signed.
+    let frame = burst[0].encode().unwrap();
+    assert!(!frame.contains("\"sig\""), "{frame}");
+    assert_eq!(ServerMessage::decode(&frame).unwrap(), ServerMessage::Event(burst[0].clone()));
+    let mut signed0 = burst[0].clone();
+    signed0.seal(&dealer);
+    assert_eq!(signed0.hash(), burst[0].hash());
+    assert!(matches!(burst[0].verify_signature(&dealer.id()), Err(TranscriptError::Unsigned { seq: 0 })));
+    // The player checks the chain of all three, then one signature.
+    let mut v = TranscriptVerifier::new(dealer.id());
+    for e in &burst[..2] {
+        v.accept(e).unwrap();
+    }
+    // Asked to act before the burst's end: the events are unconfirmed.
+    assert_eq!(v.unconfirmed(), 2);
+    assert_eq!(v.confirm(), Err(TranscriptError::Unsigned { seq: 1 }));
+    assert_eq!(TranscriptError::Unsigned { seq: 1 }.check(), AuditCheck::DealerSignatures);
+    v.accept(&burst[2]).unwrap();
+    assert_eq!(v.signatures_verified(), 0, "not verified until relied on");
+    v.confirm().unwrap();
+    v.confirm().unwrap();
+    assert_eq!((v.signatures_verified(), v.unconfirmed()), (1, 0), "verified once");
+    b.transcript().verify_chain(&dealer.id()).unwrap();
+}
+
+#[test]
+fn a_forged_burst_end_fails_on_reliance() {
+    let dealer = Identity::from_seed([1; 32]);
+    let mut b = TranscriptBuilder::new(HandId([2; 16]));
+    let mut burst = b.append_burst(&dealer, &[reveal(), reveal()]).unwrap();
+    burst[1].sig = Some(Identity::from_seed([9; 32]).sign(Purpose::Event, &burst[1].signing_body()));
+    let mut v = TranscriptVerifier::new(dealer.id());
+    v.accept(&burst[0]).unwrap();
+    v.accept(&burst[1]).unwrap();
+    assert!(matches!(v.confirm(), Err(TranscriptError::Signature { seq: 1, .. })));
+}
+
+#[test]
+fn the_builder_bounds_the_unsigned_run() {
+    let dealer = Identity::from_seed([1; 32]);
+    let mut b = TranscriptBuilder::new(HandId([2; 16]));
+    let long: Vec<EventBody> = (0..2 * MAX_UNSIGNED_RUN + 5).map(|_| reveal()).collect();
+    let events = b.append_burst(&dealer, &long).unwrap();
+    let signed: Vec<usize> = (0..events.len()).filter(|i| events[*i].sig.is_some()).collect();
+    assert_eq!(signed, [MAX_UNSIGNED_RUN, 2 * MAX_UNSIGNED_RUN + 1, 2 * MAX_UNSIGNED_RUN + 4]);
+    for e in (0..3).map(|_| b.append_unsigned(&dealer, &reveal()).unwrap()) {
+        assert!(e.sig.is_none());
+    }
+    b.transcript().verify_chain(&dealer.id()).unwrap_err();
+    // A burst that cannot be sent whole is not appended at all.
+    let before = b.next_seq();
+    let opening = claw_protocol::CardOpening {
+        position: 0,
+        card: "As".parse().unwrap(),
+        salt: claw_protocol::Salt([0; 32]),
+    };
+    let huge = EventBody::Reveal(claw_protocol::messages::Reveal { openings: vec![opening; 1000] });
+    let last = b.last_hash();
+    assert!(
+        matches!(b.append_burst(&dealer, &[reveal(), huge]), Err(TranscriptError::Encode { seq, .. }) if seq == before + 1)
+    );
+    assert_eq!((b.next_seq(), b.last_hash()), (before, last));
+}
+
+#[test]
+fn a_player_refuses_a_run_over_the_limit_and_verifies_before_holding_too_many() {
+    let dealer = Identity::from_seed([1; 32]);
+    // Bursts of 5 events, never relied on: the player verifies a signature
+    // whenever it would hold more than MAX_UNSIGNED_RUN unconfirmed events.
+    let mut b = TranscriptBuilder::new(HandId([2; 16]));
+    for _ in 0..20 {
+        b.append_burst(&dealer, &[reveal(), reveal(), reveal(), reveal(), reveal()]).unwrap();
+    }
+    let mut v = TranscriptVerifier::new(dealer.id());
+    for e in &b.transcript().events {
+        v.accept(e).unwrap();
+        assert!(v.unconfirmed() <= MAX_UNSIGNED_RUN as u64);
+    }
+    let at_end = v.signatures_verified();
+    assert!(at_end > 0 && at_end < 20, "{at_end} of 20 burst signatures verified");
+    // The dealer leaves out signatures: the event past the run is refused
+    // (and not accepted).
+    let mut events = b.transcript().events.clone();
+    for e in &mut events {
+        e.sig = None;
+    }
+    let mut v = TranscriptVerifier::new(dealer.id());
+    let err = events.iter().find_map(|e| v.accept(e).err()).unwrap();
+    assert_eq!(err, TranscriptError::UnsignedRun { seq: MAX_UNSIGNED_RUN as u64 });
+    assert_eq!(err.check(), AuditCheck::DealerSignatures);
+    assert_eq!(v.next_seq(), MAX_UNSIGNED_RUN as u64);
 }

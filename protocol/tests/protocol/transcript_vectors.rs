@@ -3,11 +3,12 @@
 //! checked against the values printed in the spec, so a second
 //! implementation can prove it interoperates.
 
+use claw_protocol::messages::EventBody;
 use claw_protocol::messages::{
     action_signing_body, config_hash, player_seed_signing_body, PlayerSeed, RawJson, SignedAction,
 };
 use claw_protocol::sign::{signed_message, Purpose};
-use claw_protocol::transcript::{event_signing_body, EventEnvelope, GENESIS_PREV};
+use claw_protocol::transcript::{event_signing_body, EventEnvelope, TranscriptBuilder, GENESIS_PREV};
 use claw_protocol::{HandId, Identity, Seed};
 
 fn hand() -> HandId {
@@ -30,8 +31,13 @@ fn compute() -> Vectors {
     let dealer = Identity::from_seed([0x01; 32]);
     let player = Identity::from_seed([0x02; 32]);
     let body = raw(r#"{"type":"reveal","openings":[]}"#);
-    let e0 = EventEnvelope::sign(&dealer, hand(), 0, GENESIS_PREV, body.clone());
-    let e1 = EventEnvelope::sign(&dealer, hand(), 1, e0.hash(), body.clone());
+    // A burst of two events: only the last is signed (SPEC.md §10.1).
+    let mut b = TranscriptBuilder::new(hand());
+    let reveal = EventBody::decode(body.as_str()).unwrap();
+    let burst = b.append_burst(&dealer, &[reveal.clone(), reveal]).unwrap();
+    let (e0, e1) = (burst[0].clone(), burst[1].clone());
+    assert_eq!(e0, EventEnvelope::unsigned(hand(), 0, GENESIS_PREV, body.clone()));
+    assert_eq!(e1, EventEnvelope::sign(&dealer, hand(), 1, e0.hash(), body.clone()));
     let action = raw(r#"{"type":"check"}"#);
     let a = SignedAction::sign(&player, hand(), 0, action.clone());
     let s = PlayerSeed::sign(&player, hand(), Seed([0x03; 32]));
@@ -41,11 +47,11 @@ fn compute() -> Vectors {
             ("dealer id", dealer.id().to_string()),
             ("player id", player.id().to_string()),
             ("event body sha256", body.digest().to_string()),
-            ("event 0 signed bytes", hex::encode(signed_message(Purpose::Event, &e0.signing_body()))),
+            ("event 0 signing bytes", hex::encode(signed_message(Purpose::Event, &e0.signing_body()))),
             ("event 0 hash", e0.hash().to_string()),
-            ("event 0 sig", e0.sig.to_string()),
+            ("event 0 frame", e0.encode().unwrap()),
             ("event 1 hash", e1.hash().to_string()),
-            ("event 1 sig", e1.sig.to_string()),
+            ("event 1 sig", e1.sig.expect("the burst's last event is signed").to_string()),
             (
                 "action signed bytes",
                 hex::encode(signed_message(Purpose::Action, &action_signing_body(&hand(), 0, &action))),
@@ -78,14 +84,14 @@ const EXPECTED: &[(&str, &str)] = &[
     ("player id", "7fd46ed80bb397870de9aea710adaa0dd2552a4b8adc12714cf67992f623dbcd"),
     ("event body sha256", "bba6573d8252eba9cb37efd1667a2acde9f0aa4b9376704aa3fcdddff8355a30"),
     (
-        "event 0 signed bytes",
+        "event 0 signing bytes",
         "636c61772f76312f6576656e7400000102030405060708090a0b0c0d0e0f0000000000000000000000000000000000000000000000000000000000000000000000000000000\
          0bba6573d8252eba9cb37efd1667a2acde9f0aa4b9376704aa3fcdddff8355a30",
     ),
     ("event 0 hash", "8b6872baddaf791bb9a3102387fce20c9c10c5a340831b7a89ff77236abd2dac"),
     (
-        "event 0 sig",
-        "e54d1a738740aa668752def6b0d2e5533a678b3209bd06a45927d449031941f24f51c0fae003989ab1482d5936807bdf5d2ac54b5fbec8b18726900dd2fc750f",
+        "event 0 frame",
+        r#"{"type":"event","hand_id":"000102030405060708090a0b0c0d0e0f","seq":0,"prev":"0000000000000000000000000000000000000000000000000000000000000000","body":{"type":"reveal","openings":[]}}"#,
     ),
     ("event 1 hash", "b7f6bca9f12f77cef47367f3622481130d5a2aae8de6438bc95f1ea80c263ace"),
     (

@@ -115,7 +115,7 @@ fn computed() -> Vec<(String, String)> {
     let down = down.to_raw().unwrap();
     put("transfer.down.body", down.as_str().to_owned());
     let env = EventEnvelope::sign(&dealer, hand, 2, GENESIS_PREV, down);
-    put("transfer.down.event_sig", env.sig.to_string());
+    put("transfer.down.event_sig", env.sig.expect("signed").to_string());
     put("transfer.down.event_hash", env.hash().to_string());
     let up = EventBody::CardTransfer(CardTransfer {
         position: 7,
@@ -285,7 +285,7 @@ fn spec_limits_match_the_code() {
     let start = text.find("\n## 12.").expect("SPEC.md has a §12");
     let section = &text[start..text.find("\n## 13.").expect("SPEC.md has a §13")];
     let n = |v: usize| grouped(v as u64);
-    let rows: [(&str, String); 11] = [
+    let rows: [(&str, String); 12] = [
         ("Clock skew", format!("±{} ms", grouped(CLOCK_SKEW_MS))),
         ("Handshake deadline", format!("{} ms", grouped(HANDSHAKE_DEADLINE_MS))),
         (
@@ -303,6 +303,7 @@ fn spec_limits_match_the_code() {
         ("Query nonce", format!("1–{} bytes", n(MAX_NONCE_LEN))),
         ("Query answer", format!("within {} ms", grouped(QUERY_ANSWER_MS))),
         ("Players per hand", format!("1–{}", n(MAX_PLAYERS_PER_HAND))),
+        ("Unsigned events in a row", format!("≤ {} (`MAX_UNSIGNED_RUN`)", n(MAX_UNSIGNED_RUN))),
         (
             "Chips one player brings into a hand",
             format!(
