@@ -189,10 +189,9 @@ pub(crate) fn apply_in_hand<H: LiveHand>(
     key: &IdempotencyKey,
     ops: &[ChipOp],
 ) -> Result<Chips, ChipError> {
-    let (hand, h) = live
-        .iter_mut()
-        .find(|(hand, _)| hand.contains(key))
-        .ok_or_else(|| bad(format!("{key}: {provider} chips move only inside an open hand (open_hand first)")))?;
+    let (hand, h) = live.iter_mut().find(|(hand, _)| hand.contains(key)).ok_or_else(|| {
+        bad(format!("{key}: {provider} chips move only inside an open hand (open_hand first)"))
+    })?;
     if let Some(answer) = h.parts().0.replay(key, ops) {
         return answer;
     }

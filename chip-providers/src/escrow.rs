@@ -55,7 +55,9 @@ fn read_record(path: &Path) -> Result<Record, JournalError> {
     let mut rec: Option<Record> = None;
     for l in read_lines::<Line>(path)? {
         match (l, rec.as_mut()) {
-            (Line::Open { hand, stakes }, None) => rec = Some(Record { hand, stakes, close: None, ended: false }),
+            (Line::Open { hand, stakes }, None) => {
+                rec = Some(Record { hand, stakes, close: None, ended: false })
+            }
             (Line::Close { payouts, fee }, Some(r)) => r.close = Some((payouts, fee)),
             (Line::End { .. }, Some(r)) => r.ended = true,
             _ => {}
@@ -120,7 +122,8 @@ fn key(hand: &HandRef, what: &str) -> Result<IdempotencyKey, ChipError> {
 fn open_ops(stakes: &[(AccountId, Chips)], escrow: &AccountId) -> Result<Vec<ChipOp>, ChipError> {
     let mut ops: Vec<ChipOp> =
         stakes.iter().map(|(a, s)| ChipOp::new(ChipOpKind::Debit, a, *s, "stake into escrow")).collect();
-    let total = stakes.iter().try_fold(0u64, |t, (_, s)| t.checked_add(s.0)).ok_or_else(|| bad("stakes overflow"))?;
+    let total =
+        stakes.iter().try_fold(0u64, |t, (_, s)| t.checked_add(s.0)).ok_or_else(|| bad("stakes overflow"))?;
     ops.push(ChipOp::new(ChipOpKind::Credit, escrow, Chips(total), "stakes of the hand"));
     Ok(ops)
 }
@@ -134,7 +137,9 @@ fn payout_ops(
 ) -> Vec<ChipOp> {
     let total: u64 = stakes.iter().map(|(_, s)| s.0).sum();
     let mut ops = vec![ChipOp::new(ChipOpKind::Debit, escrow, Chips(total), memo)];
-    ops.extend(pay.into_iter().filter(|(_, c)| c.0 > 0).map(|(a, c)| ChipOp::new(ChipOpKind::Credit, &a, c, memo)));
+    ops.extend(
+        pay.into_iter().filter(|(_, c)| c.0 > 0).map(|(a, c)| ChipOp::new(ChipOpKind::Credit, &a, c, memo)),
+    );
     ops
 }
 
@@ -150,7 +155,13 @@ impl EscrowChips {
         if escrow == house {
             return Err(bad("the escrow account must not be the dealer's account"));
         }
-        Ok(EscrowChips { inner, escrow, house, journal: Journal::new(journal_dir)?, live: Mutex::new(HashMap::new()) })
+        Ok(EscrowChips {
+            inner,
+            escrow,
+            house,
+            journal: Journal::new(journal_dir)?,
+            live: Mutex::new(HashMap::new()),
+        })
     }
 
     /// The account holding the stakes.
@@ -164,7 +175,12 @@ impl EscrowChips {
     }
 
     /// Sends the opening call of a pending hand (its file taken out of `live`).
-    async fn lock_stakes(&self, hand: &HandRef, stakes: &[(AccountId, Chips)], file: HandFile) -> Result<(), ChipError> {
+    async fn lock_stakes(
+        &self,
+        hand: &HandRef,
+        stakes: &[(AccountId, Chips)],
+        file: HandFile,
+    ) -> Result<(), ChipError> {
         let result = match key(hand, "open") {
             Ok(k) => match open_ops(stakes, &self.escrow) {
                 Ok(ops) => self.inner.settle(&k, &ops).await,
@@ -253,7 +269,13 @@ impl EscrowChips {
     fn in_hands(&self, account: &AccountId) -> u64 {
         lock(&self.live)
             .values()
-            .map(|h| if *account == self.house { h.book.fee() } else { h.book.seat(account).map_or(0, |i| h.book.in_hand(i)) })
+            .map(|h| {
+                if *account == self.house {
+                    h.book.fee()
+                } else {
+                    h.book.seat(account).map_or(0, |i| h.book.in_hand(i))
+                }
+            })
             .sum()
     }
 }
@@ -312,9 +334,9 @@ impl ChipProvider for EscrowChips {
     /// one the hand stays pending: calling again re-issues the same call,
     /// and [`abandon_hand`](ChipProvider::abandon_hand) refunds it.
     async fn open_hand(&self, hand: &HandRef, stakes: &[(AccountId, Chips)]) -> Result<(), ChipError> {
-        let existing = lock(&self.live)
-            .get_mut(hand)
-            .map(|h| (h.asked == stakes, h.opened, h.stakes.clone(), if h.opened { None } else { h.file.take() }));
+        let existing = lock(&self.live).get_mut(hand).map(|h| {
+            (h.asked == stakes, h.opened, h.stakes.clone(), if h.opened { None } else { h.file.take() })
+        });
         match existing {
             Some((false, ..)) => return Err(bad(format!("hand {hand} is open with other stakes"))),
             Some((true, true, ..)) => return Ok(()),
@@ -327,7 +349,9 @@ impl ChipProvider for EscrowChips {
         let mut seen = std::collections::HashSet::new();
         for (account, stake) in stakes {
             if *account == self.house || *account == self.escrow || !seen.insert(account) || stake.0 == 0 {
-                return Err(bad(format!("stake of {account}: each player once, positive, not the dealer or escrow")));
+                return Err(bad(format!(
+                    "stake of {account}: each player once, positive, not the dealer or escrow"
+                )));
             }
         }
         // Chips an account holds in another open hand here are in escrow
@@ -341,7 +365,9 @@ impl ChipProvider for EscrowChips {
             return Err(bad(format!("hand {hand}: no stake left to lock")));
         }
         open_ops(&taken, &self.escrow)?;
-        let file = self.journal.create(&file_name(hand), &Line::Open { hand: hand.clone(), stakes: taken.clone() })?;
+        let file = self
+            .journal
+            .create(&file_name(hand), &Line::Open { hand: hand.clone(), stakes: taken.clone() })?;
         let live = Live {
             asked: stakes.to_vec(),
             stakes: taken.clone(),
@@ -365,7 +391,9 @@ impl ChipProvider for EscrowChips {
                 Some(h) if h.opened => None,
                 Some(h) => Some((
                     h.stakes.clone(),
-                    h.file.take().ok_or_else(|| ChipError::Service(format!("hand {hand}: a call is in flight")))?,
+                    h.file
+                        .take()
+                        .ok_or_else(|| ChipError::Service(format!("hand {hand}: a call is in flight")))?,
                 )),
             }
         };
@@ -393,8 +421,10 @@ impl ChipProvider for EscrowChips {
         let (ops, file) = {
             let mut live = lock(&self.live);
             let h = live.get_mut(hand).ok_or_else(|| bad(format!("hand {hand} is not open here")))?;
-            let mut file =
-                h.file.take().ok_or_else(|| ChipError::Service(format!("hand {hand}: settlement in flight")))?;
+            let mut file = h
+                .file
+                .take()
+                .ok_or_else(|| ChipError::Service(format!("hand {hand}: settlement in flight")))?;
             let (payouts, fee) = h.book.result(hand)?;
             if !h.closing {
                 if let Err(e) = file.append(&Line::Close { payouts: payouts.clone(), fee }, true) {
@@ -466,11 +496,23 @@ mod tests {
             self.gate()?;
             self.inner.balance(a).await
         }
-        async fn debit(&self, k: &IdempotencyKey, a: &AccountId, c: Chips, m: &str) -> Result<Chips, ChipError> {
+        async fn debit(
+            &self,
+            k: &IdempotencyKey,
+            a: &AccountId,
+            c: Chips,
+            m: &str,
+        ) -> Result<Chips, ChipError> {
             self.gate()?;
             self.inner.debit(k, a, c, m).await
         }
-        async fn credit(&self, k: &IdempotencyKey, a: &AccountId, c: Chips, m: &str) -> Result<Chips, ChipError> {
+        async fn credit(
+            &self,
+            k: &IdempotencyKey,
+            a: &AccountId,
+            c: Chips,
+            m: &str,
+        ) -> Result<Chips, ChipError> {
             self.gate()?;
             self.inner.credit(k, a, c, m).await
         }
@@ -496,7 +538,11 @@ mod tests {
     async fn setup(dir: &Path) -> (Arc<Flaky>, EscrowChips) {
         let ledger = Flaky::new();
         for (a, n) in [("alice", 100), ("bob", 50)] {
-            ledger.inner.credit(&IdempotencyKey::new(format!("grant/{a}")).unwrap(), &acc(a), Chips(n), "grant").await.unwrap();
+            ledger
+                .inner
+                .credit(&IdempotencyKey::new(format!("grant/{a}")).unwrap(), &acc(a), Chips(n), "grant")
+                .await
+                .unwrap();
         }
         let e = EscrowChips::new(ledger.clone(), acc("escrow:d"), acc("dealer:d"), dir).unwrap();
         (ledger, e)
@@ -535,7 +581,9 @@ mod tests {
         );
         assert_eq!(bal(&ledger, "escrow:d").await, 0);
         // Outside a hand, calls go straight to the ledger.
-        e.credit(&IdempotencyKey::new("grant/late").unwrap(), &acc("carol"), Chips(5), "grant").await.unwrap();
+        e.credit(&IdempotencyKey::new("grant/late").unwrap(), &acc("carol"), Chips(5), "grant")
+            .await
+            .unwrap();
         assert_eq!(bal(&ledger, "carol").await, 5);
     }
 
@@ -551,7 +599,10 @@ mod tests {
         let e = EscrowChips::new(ledger.clone(), acc("escrow:d"), acc("dealer:d"), dir.path()).unwrap();
         let r = e.reconcile().await.unwrap();
         assert_eq!(r.refunded, vec![h1.clone()]);
-        assert_eq!((bal(&ledger, "alice").await, bal(&ledger, "bob").await, bal(&ledger, "escrow:d").await), (100, 50, 0));
+        assert_eq!(
+            (bal(&ledger, "alice").await, bal(&ledger, "bob").await, bal(&ledger, "escrow:d").await),
+            (100, 50, 0)
+        );
         // h2: the result is journaled, the closing call's answer is lost, then a crash.
         e.open_hand(&h2, &stakes).await.unwrap();
         e.debit(&k(&h2, "bet"), &acc("alice"), Chips(40), "bet").await.unwrap();
@@ -562,7 +613,10 @@ mod tests {
         let e = EscrowChips::new(ledger.clone(), acc("escrow:d"), acc("dealer:d"), dir.path()).unwrap();
         let r = e.reconcile().await.unwrap();
         assert_eq!(r.settled, vec![h2]);
-        assert_eq!((bal(&ledger, "alice").await, bal(&ledger, "bob").await, bal(&ledger, "escrow:d").await), (60, 90, 0));
+        assert_eq!(
+            (bal(&ledger, "alice").await, bal(&ledger, "bob").await, bal(&ledger, "escrow:d").await),
+            (60, 90, 0)
+        );
         // Reconciling again moves nothing.
         assert_eq!(e.reconcile().await.unwrap(), Reconciled::default());
         assert_eq!((bal(&ledger, "alice").await, bal(&ledger, "bob").await), (60, 90));
@@ -613,7 +667,10 @@ mod tests {
         assert_eq!((bal(&ledger, "alice").await, bal(&ledger, "escrow:d").await), (0, 150));
         e.close_hand(&h5).await.unwrap();
         e.close_hand(&h6).await.unwrap();
-        assert_eq!((bal(&ledger, "alice").await, bal(&ledger, "bob").await, bal(&ledger, "escrow:d").await), (100, 50, 0));
+        assert_eq!(
+            (bal(&ledger, "alice").await, bal(&ledger, "bob").await, bal(&ledger, "escrow:d").await),
+            (100, 50, 0)
+        );
         // Stakes naming the dealer, escrow, twice or zero are refused.
         for bad_stakes in [
             vec![(acc("dealer:d"), Chips(1))],

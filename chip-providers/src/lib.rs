@@ -14,9 +14,9 @@ pub mod local;
 pub mod solana;
 pub mod types;
 
+pub use escrow::EscrowChips;
 #[cfg(feature = "evm")]
 pub use evm::{EvmChips, EvmChipsConfig};
-pub use escrow::EscrowChips;
 pub use http::{HttpChips, HttpChipsConfig};
 pub use local::LocalChips;
 #[cfg(feature = "solana")]

@@ -19,8 +19,8 @@ use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
 use claw_chips::http::HttpConfigError;
 use claw_chips::{
-    AccountId, ChipProvider, EscrowChips, EvmChips, EvmChipsConfig, HttpChips, HttpChipsConfig, LocalChips, SolanaChips,
-    SolanaChipsConfig,
+    AccountId, ChipProvider, EscrowChips, EvmChips, EvmChipsConfig, HttpChips, HttpChipsConfig, LocalChips,
+    SolanaChips, SolanaChipsConfig,
 };
 use claw_dealer::chips::Grants;
 use claw_dealer::config::{has_house, parse_duration, EntropyMode, RevealPolicy};
@@ -653,7 +653,10 @@ async fn main() -> anyhow::Result<()> {
         bail!("--solana-litesvm goes with --chips solana");
     }
     if cli.chips_settle.is_some() && !matches!(cli.chips, ChipsKind::Auto | ChipsKind::Http) {
-        bail!("--chips-settle applies to a points ledger (the built-in one or --chips-url), not --chips {:?}", cli.chips);
+        bail!(
+            "--chips-settle applies to a points ledger (the built-in one or --chips-url), not --chips {:?}",
+            cli.chips
+        );
     }
     let config_rooms = rooms.clone();
     let config = NodeConfig {

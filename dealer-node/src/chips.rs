@@ -326,7 +326,10 @@ impl HandLedger {
             let mut s = serde_json::to_string(line).map_err(|e| LedgerError::Key(e.to_string()))?;
             s.push('\n');
             f.write_all(s.as_bytes())?;
-            let op_line = matches!(line, JournalLine::Intent { .. } | JournalLine::Status { .. } | JournalLine::Complete);
+            let op_line = matches!(
+                line,
+                JournalLine::Intent { .. } | JournalLine::Status { .. } | JournalLine::Complete
+            );
             if self.sync_ops || !op_line {
                 f.sync_data()?;
                 self.synced += 1;

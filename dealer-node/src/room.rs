@@ -559,7 +559,8 @@ async fn open_hand(
 ) -> Result<(), String> {
     let desk = &ctx.desk;
     if desk.settles_hands() {
-        let accounts: Vec<AccountId> = players.iter().map(|p| AccountId::from(*p)).chain(house_bank.cloned()).collect();
+        let accounts: Vec<AccountId> =
+            players.iter().map(|p| AccountId::from(*p)).chain(house_bank.cloned()).collect();
         let balances = futures_util::future::join_all(accounts.iter().map(|a| desk.balance(a))).await;
         let mut stakes = Vec::with_capacity(accounts.len());
         for (account, balance) in accounts.into_iter().zip(balances) {

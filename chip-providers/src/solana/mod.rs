@@ -746,4 +746,3 @@ impl ChipProvider for SolanaChips {
         Ok(self.reconcile_journal().await?)
     }
 }
-

@@ -161,7 +161,11 @@ async fn killed_mid_hand(mode: Settle) {
     for (me, b) in ids.iter().zip(&mid) {
         match mode {
             Settle::Call => {
-                assert_eq!(*b, WELCOME - COMMISSION - debited[&seats[&me.id()]], "acknowledged debits are durable")
+                assert_eq!(
+                    *b,
+                    WELCOME - COMMISSION - debited[&seats[&me.id()]],
+                    "acknowledged debits are durable"
+                )
             }
             // Every chip of the hand sits in escrow; the bets are booked by the dealer.
             Settle::Hand => assert_eq!(*b, 0, "the whole balance is staked"),
