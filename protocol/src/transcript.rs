@@ -116,6 +116,17 @@ impl EventEnvelope {
         EventBody::decode(self.body.as_str())
     }
 
+    /// The length in bytes of [`EventEnvelope::encode`]'s frame, counted
+    /// without encoding it (the builder checks the frame limit with it, so
+    /// that an event is serialised once, when it is sent).
+    pub fn frame_len(&self) -> usize {
+        // {"type":"event","hand_id":"<32 hex>","seq":<n>,"prev":"<64 hex>","body":<body>[,"sig":"<128 hex>"]}
+        const FIXED: usize = r#"{"type":"event","hand_id":"","seq":,"prev":"","body":}"#.len() + 32 + 64;
+        const SIG: usize = r#","sig":"""#.len() + 128;
+        let digits = self.seq.checked_ilog10().map_or(1, |d| d as usize + 1);
+        FIXED + digits + self.body.as_str().len() + if self.sig.is_some() { SIG } else { 0 }
+    }
+
     /// The envelope as a wire frame / transcript line.
     pub fn encode(&self) -> Result<String, EncodeError> {
         ServerMessage::Event(self.clone()).encode()
@@ -337,7 +348,11 @@ impl TranscriptBuilder {
             env.seal(dealer);
         }
         // Refuse an event no peer would accept (frame limit).
-        env.encode().map_err(|source| TranscriptError::Encode { seq, source })?;
+        let len = env.frame_len();
+        if len > crate::messages::MAX_FRAME_BYTES {
+            let source = EncodeError::Oversize { len, max: crate::messages::MAX_FRAME_BYTES };
+            return Err(TranscriptError::Encode { seq, source });
+        }
         self.unsigned_run = if env.sig.is_some() { 0 } else { self.unsigned_run + 1 };
         self.prev = env.hash();
         self.transcript.events.push(env.clone());

@@ -74,6 +74,27 @@ fn builder_state_and_raw_bodies() {
     let huge = format!(r#"{{"type":"reveal","openings":[],"pad":"{}"}}"#, "p".repeat(MAX_FRAME_BYTES));
     assert!(matches!(b.append_raw(&dealer, raw(&huge)), Err(TranscriptError::Encode { seq: 1, .. })));
     assert_eq!(b.next_seq(), 1);
+    // The builder checks the limit on the counted length: one byte over is
+    // refused, the largest body that fits is accepted.
+    let fits = |pad: usize| raw(&format!(r#"{{"type":"reveal","openings":[],"pad":"{}"}}"#, "p".repeat(pad)));
+    let probe = EventEnvelope::sign(&dealer, HandId([2; 16]), 1, b.last_hash(), fits(0));
+    let room = MAX_FRAME_BYTES - probe.frame_len();
+    assert!(matches!(b.append_raw(&dealer, fits(room + 1)), Err(TranscriptError::Encode { seq: 1, .. })));
+    let e = b.append_raw(&dealer, fits(room)).unwrap();
+    assert_eq!(e.encode().unwrap().len(), MAX_FRAME_BYTES);
+}
+
+#[test]
+fn the_counted_frame_length_is_the_encoded_one() {
+    let dealer = Identity::from_seed([1; 32]);
+    for seq in [0u64, 9, 10, 99, 100, 12_345, u64::MAX] {
+        for body in [r#"{"type":"reveal","openings":[]}"#, r#"{"type":"reveal", "openings":[],"x":"é"}"#] {
+            let mut e = EventEnvelope::unsigned(HandId([7; 16]), seq, Digest([3; 32]), raw(body));
+            assert_eq!(e.frame_len(), e.encode().unwrap().len(), "unsigned, seq {seq}");
+            e.seal(&dealer);
+            assert_eq!(e.frame_len(), e.encode().unwrap().len(), "signed, seq {seq}");
+        }
+    }
 }
 
 #[test]
