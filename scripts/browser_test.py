@@ -172,11 +172,13 @@ def tamper(src, work):
         open(p, "w").write("\n".join(ls) + "\n")
         out[name] = (p, check)
 
-    # A leaf changed in the signed game-start: its event signature breaks.
+    # A leaf changed in game-start: its signature breaks when it ends a
+    # burst, else the next event's prev (the chain) does.
     i = next(k for k, l in enumerate(lines) if '"type":"game-start"' in l)
     m = re.search(r'"leaves":\["([0-9a-f])', lines[i])
     c = "1" if m.group(1) == "0" else "0"
-    write("leaf", lines[:i] + [lines[i][:m.start(1)] + c + lines[i][m.end(1):]] + lines[i + 1:], "dealer-signatures")
+    check = "dealer-signatures" if re.search(r'"sig":"[0-9a-f]+"}\s*$', lines[i]) else "hash-chain"
+    write("leaf", lines[:i] + [lines[i][:m.start(1)] + c + lines[i][m.end(1):]] + lines[i + 1:], check)
     # An event dropped: every signature holds, the chain breaks.
     k = next(k for k, l in enumerate(lines) if '"type":"chips"' in l)
     write("dropped-event", lines[:k] + lines[k + 1:], "hash-chain")
