@@ -820,3 +820,38 @@ mod operator;
 
 #[path = "room/rules.rs"]
 mod rules;
+
+#[test]
+fn a_hand_query_asked_before_the_settlement_completes_waits_for_the_record() {
+    let mut h = Harness::new(3, |_| {});
+    h.seat_everyone();
+    // Every chip call completes except the hand's settlement.
+    for i in 0..h.players.len() {
+        h.act(i, json!({"type": "bet"}));
+        while let Some(k) = h.chips.iter().position(|(_, c)| !matches!(c, ChipCall::Settle { .. })) {
+            let (id, call) = h.chips.remove(k).expect("a chip call");
+            h.complete(id, call);
+        }
+    }
+    assert!(h.log.iter().any(|l| l == "0 <- event game-end"));
+    let hand_id = h.inbox[1]
+        .iter()
+        .find_map(|m| match m {
+            ServerMessage::Event(e) => Some(e.hand_id),
+            _ => None,
+        })
+        .expect("an event");
+    assert!(h.files.is_empty(), "archived before its settlement");
+    h.send(1, ClientMessage::Query(Query::hand(hand_id, 0, "early")));
+    let answered = |h: &Harness| {
+        h.inbox[1].iter().any(|m| {
+            matches!(m, ServerMessage::HandRecord(r) if r.nonce == "early")
+                || matches!(m, ServerMessage::QueryError(e) if e.nonce == "early")
+        })
+    };
+    assert!(!answered(&h), "a query answered before its hand's record was written");
+    h.settle_chips();
+    let record = hand_answer(&h, 1, "early").expect("the record, once written");
+    assert_eq!(record.hand_id, hand_id);
+    assert!(!record.events.is_empty());
+}

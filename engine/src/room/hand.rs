@@ -861,6 +861,7 @@ impl RoomCore {
         let pending_reveal = pending_reveal.map(Box::new);
         let write = ArchiveWrite::Hand { hand_number, transcript, pending_reveal };
         let next = Box::new((write, report, owed));
+        self.unarchived.insert(hand_id, Vec::new());
         self.call(ChipCall::Settle { hand: hand_id, fee }, Waiting::Settle(next));
         self.after_hand(now);
     }

@@ -448,6 +448,10 @@ pub struct RoomCore {
     /// The game's entry threshold for these settings (Sam Gong's tier
     /// entry chips): a join below it is refused `below-entry`.
     entry: Chips,
+    /// Finished hands whose archive write waits for their settlement, with
+    /// the `hand` queries asked meanwhile (answered once the write is queued,
+    /// so that a query never overtakes its hand's record).
+    unarchived: HashMap<HandId, Vec<(PlayerId, Query)>>,
 }
 
 /// Smallest pause before trying again after a hand could not start.
@@ -493,6 +497,7 @@ impl RoomCore {
             credit: HashMap::new(),
             next_hand_at: None,
             deferred: Vec::new(),
+            unarchived: HashMap::new(),
             closing: None,
             next_effect: 0,
             waiting: HashMap::new(),
@@ -781,16 +786,14 @@ impl RoomCore {
             Waiting::Table => self.table_chips_done(now, id, outcome),
             Waiting::Settle(next) => {
                 let (write, report, owed) = *next;
-                if let ChipOutcome::Unbalanced(detail) = &outcome {
-                    // Refunded: the hand is archived as voided, its owed reveal with it.
-                    return self.unbalanced(now, write, report, detail);
+                let parked = match &write {
+                    ArchiveWrite::Hand { transcript, .. } => self.unarchived.remove(&transcript.hand_id),
+                    _ => None,
+                };
+                self.settled_write(now, outcome, write, report, owed);
+                for (player, q) in parked.into_iter().flatten() {
+                    self.fetch_hand(player, q);
                 }
-                if let ChipOutcome::Done(Err(e)) = &outcome {
-                    inc(&self.metrics.chip_errors);
-                    tracing::error!(room = %self.cfg.id, error = %e,
-                        "settlement incomplete; the chip journal stays open and a restart completes it");
-                }
-                self.archive(write, Waiting::ArchiveHand(Box::new((report, owed))));
             }
             Waiting::Void(report) => {
                 match &outcome {
@@ -812,6 +815,28 @@ impl RoomCore {
     /// A settled hand's chips did not add up: the ledger refunded it, so it
     /// is counted, archived and reported as voided; a second time in this
     /// room stops the room (something is wrong with the chips).
+    /// A finished hand's settlement completed: archive it (as voided when
+    /// its chips did not add up).
+    fn settled_write(
+        &mut self,
+        now: Now,
+        outcome: ChipOutcome,
+        write: ArchiveWrite,
+        report: RoomEvent,
+        owed: Option<PendingReveal>,
+    ) {
+        if let ChipOutcome::Unbalanced(detail) = &outcome {
+            // Refunded: the hand is archived as voided, its owed reveal with it.
+            return self.unbalanced(now, write, report, detail);
+        }
+        if let ChipOutcome::Done(Err(e)) = &outcome {
+            inc(&self.metrics.chip_errors);
+            tracing::error!(room = %self.cfg.id, error = %e,
+                "settlement incomplete; the chip journal stays open and a restart completes it");
+        }
+        self.archive(write, Waiting::ArchiveHand(Box::new((report, owed))));
+    }
+
     fn unbalanced(&mut self, now: Now, write: ArchiveWrite, report: RoomEvent, detail: &str) {
         inc(&self.metrics.chip_conservation_failures);
         self.conservation_failures += 1;

@@ -49,9 +49,11 @@ impl RoomCore {
                 let Some(hand_id) = q.hand_id else {
                     return self.send(id, &query_error(&q, QueryErrorCode::NotFound, "hand_id is required"));
                 };
-                let w = Waiting::Fetch(*id, q);
-                self.archive(ArchiveWrite::Fetch { hand_id }, w);
-                return;
+                return match self.unarchived.get_mut(&hand_id) {
+                    // Its record is written once the settlement completes.
+                    Some(parked) => parked.push((*id, q)),
+                    None => self.fetch_hand(*id, q),
+                };
             }
             QueryType::Unknown => {
                 return self.send(id, &query_error(&q, QueryErrorCode::UnknownQuery, "unknown query type"))
@@ -103,6 +105,13 @@ impl RoomCore {
 }
 
 impl RoomCore {
+    /// Asks the archive for the hand a `hand` query names (after every write
+    /// queued before it).
+    pub(super) fn fetch_hand(&mut self, id: PlayerId, q: Query) {
+        let Some(hand_id) = q.hand_id else { return };
+        self.archive(ArchiveWrite::Fetch { hand_id }, Waiting::Fetch(id, q));
+    }
+
     /// The archive answered a `hand` query: one page of the record. The
     /// archive's hand file never holds a pending reveal, so neither does
     /// the answer.
