@@ -344,8 +344,10 @@ impl TranscriptBuilder {
     ) -> Result<EventEnvelope, TranscriptError> {
         let seq = self.next_seq();
         let mut env = EventEnvelope::unsigned(self.transcript.hand_id, seq, self.prev, body);
+        // One body digest per event: signed bytes for the signature and the hash.
+        let signed = env.signing_body();
         if sign || self.unsigned_run >= MAX_UNSIGNED_RUN {
-            env.seal(dealer);
+            env.sig = Some(dealer.sign(Purpose::Event, &signed));
         }
         // Refuse an event no peer would accept (frame limit).
         let len = env.frame_len();
@@ -354,7 +356,7 @@ impl TranscriptBuilder {
             return Err(TranscriptError::Encode { seq, source });
         }
         self.unsigned_run = if env.sig.is_some() { 0 } else { self.unsigned_run + 1 };
-        self.prev = env.hash();
+        self.prev = sha256(&[&signed_message(Purpose::Event, &signed)]);
         self.transcript.events.push(env.clone());
         Ok(env)
     }
