@@ -19,8 +19,9 @@ use clap::{Parser, ValueEnum};
 use claw_engine::room::config::parse_duration;
 use claw_player::bots;
 use claw_player::node::{NodeConfig, NodeEvent, PlayerNode};
-use claw_player::play::play_bot;
+use claw_player::play::play_bot_paced;
 use claw_player::Invite;
+use claw_protocol::messages::KickReason;
 use claw_protocol::{HandId, Identity, Seat};
 use rand::rngs::{OsRng, StdRng};
 use rand::SeedableRng;
@@ -81,6 +82,11 @@ struct Cli {
     /// starts: the dealer's memory per idle seated connection.
     #[arg(long)]
     idle: bool,
+    /// Each bot waits this long before it acts (a table at a person's pace,
+    /// e.g. 1s; 0: as fast as the bots go). Latency is then counted from the
+    /// end of the wait.
+    #[arg(long, value_parser = parse_duration, default_value = "0s")]
+    think: Duration,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -119,6 +125,9 @@ struct Shared {
     connected: AtomicU64,
     connect_failed: AtomicU64,
     closed: AtomicU64,
+    /// Bots the dealer removed because their chips ran out (a game outcome,
+    /// not a dropped connection).
+    busted: AtomicU64,
     first_error: Mutex<Option<String>>,
     /// Flood queries answered / refused (`rate-limited`) while measuring.
     flood_answered: AtomicU64,
@@ -132,7 +141,13 @@ impl Shared {
     }
 }
 
-async fn bot(invite: Invite, game: String, shared: Arc<Shared>, gate: Arc<tokio::sync::Semaphore>) {
+async fn bot(
+    invite: Invite,
+    game: String,
+    think: Duration,
+    shared: Arc<Shared>,
+    gate: Arc<tokio::sync::Semaphore>,
+) {
     let me = Arc::new(Identity::generate(&mut OsRng));
     let permit = gate.acquire_owned().await;
     let mut node = match PlayerNode::connect(&invite, me, NodeConfig::default()).await {
@@ -154,6 +169,8 @@ async fn bot(invite: Invite, game: String, shared: Arc<Shared>, gate: Arc<tokio:
         Err(e) => return shared.note_error(format!("the OS RNG: {e}")),
     };
     let mut my_seat: Option<Seat> = None;
+    let busted = Arc::new(AtomicBool::new(false));
+    let b = Arc::clone(&busted);
     let s = Arc::clone(&shared);
     let on_event = move |ev: &NodeEvent| {
         let measuring = s.measuring.load(Ordering::Relaxed);
@@ -161,7 +178,10 @@ async fn bot(invite: Invite, game: String, shared: Arc<Shared>, gate: Arc<tokio:
             NodeEvent::HandStarted { seat, .. } => my_seat = *seat,
             NodeEvent::YourTurn { hand_id, seat, .. } => {
                 let mut t = s.turns.lock().unwrap_or_else(|p| p.into_inner());
-                t.entry(*hand_id).or_default().insert(*seat, Instant::now());
+                t.entry(*hand_id).or_default().insert(*seat, Instant::now() + think);
+            }
+            NodeEvent::Kicked { code: KickReason::InsufficientBalance, .. } => {
+                b.store(true, Ordering::Relaxed)
             }
             NodeEvent::ActionApplied { hand_id, seat, timeout: None, .. }
                 if measuring && my_seat != Some(*seat) =>
@@ -201,7 +221,10 @@ async fn bot(invite: Invite, game: String, shared: Arc<Shared>, gate: Arc<tokio:
             _ => {}
         }
     };
-    match play_bot(&mut node, strategy.as_ref(), &mut rng, None, on_event).await {
+    match play_bot_paced(&mut node, strategy.as_ref(), &mut rng, None, think, on_event).await {
+        Ok(_) if busted.load(Ordering::Relaxed) => {
+            shared.busted.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(r) => {
             shared.closed.fetch_add(1, Ordering::Relaxed);
             shared.note_error(format!("bot stopped: {}", r.closed.unwrap_or_default()));
@@ -437,6 +460,7 @@ struct Report {
     rooms: usize,
     players_per_room: u8,
     chips: String,
+    think_ms: u64,
     seconds: f64,
     hands: u64,
     hands_per_sec: f64,
@@ -453,6 +477,7 @@ struct Report {
     connected: u64,
     connect_failed: u64,
     dropped: u64,
+    busted: u64,
     audit_failures: u64,
     incomplete_hands: u64,
     flood_identities_per_room: usize,
@@ -506,7 +531,13 @@ async fn run(
     let gate = Arc::new(tokio::sync::Semaphore::new(cli.connect_concurrency.max(1)));
     for invite in &invites {
         for _ in 0..cli.players {
-            tokio::spawn(bot(invite.clone(), cli.game.clone(), Arc::clone(&shared), Arc::clone(&gate)));
+            tokio::spawn(bot(
+                invite.clone(),
+                cli.game.clone(),
+                cli.think,
+                Arc::clone(&shared),
+                Arc::clone(&gate),
+            ));
         }
         for _ in 0..cli.flood {
             let (s, g) = (Arc::clone(&shared), Arc::clone(&gate));
@@ -544,6 +575,7 @@ async fn run(
         rooms: cli.rooms,
         players_per_room: cli.players,
         chips: cli.chips.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned()),
+        think_ms: u64::try_from(cli.think.as_millis()).unwrap_or(u64::MAX),
         seconds,
         hands,
         hands_per_sec: hands as f64 / seconds,
@@ -564,6 +596,7 @@ async fn run(
         connected,
         connect_failed: shared.connect_failed.load(Ordering::Relaxed),
         dropped: shared.closed.load(Ordering::Relaxed),
+        busted: shared.busted.load(Ordering::Relaxed),
         audit_failures: shared.audit_failures.load(Ordering::Relaxed),
         incomplete_hands: shared.incomplete.load(Ordering::Relaxed),
         flood_identities_per_room: cli.flood,
@@ -577,8 +610,8 @@ async fn run(
 
 fn print_text(r: &Report) {
     println!(
-        "claw-bench: {} rooms x {} players of {} (chips {}), {:.1} s measured",
-        r.rooms, r.players_per_room, r.game, r.chips, r.seconds
+        "claw-bench: {} rooms x {} players of {} (chips {}, think {} ms), {:.1} s measured",
+        r.rooms, r.players_per_room, r.game, r.chips, r.think_ms, r.seconds
     );
     println!("  hands        {} ({:.1} hands/s)", r.hands, r.hands_per_sec);
     println!(
@@ -597,8 +630,8 @@ fn print_text(r: &Report) {
         r.dealer_rss_kib, r.dealer_rss_kib_per_connection
     );
     println!(
-        "  connections  {} seated, {} refused, {} dropped; {} audit failures, {} incomplete hands",
-        r.connected, r.connect_failed, r.dropped, r.audit_failures, r.incomplete_hands
+        "  connections  {} seated, {} refused, {} dropped, {} out of chips; {} audit failures, {} incomplete hands",
+        r.connected, r.connect_failed, r.dropped, r.busted, r.audit_failures, r.incomplete_hands
     );
     if r.flood_identities_per_room > 0 {
         println!(

@@ -67,3 +67,15 @@ fn a_query_flood_is_sent_answered_and_reported() {
     assert_eq!(r["connected"], 3, "flood identities take no seat: {r}");
     assert!(r["hands"].as_u64().unwrap() > 0, "{r}");
 }
+
+#[test]
+fn bots_at_a_set_pace_play_and_report_it() {
+    let args = ["--rooms", "1", "--players", "3", "--think", "20ms"];
+    let Some(r) = bench("bots_at_a_set_pace_play_and_report_it", &args) else { return };
+    assert_eq!(r["think_ms"], 20, "{r}");
+    assert_eq!(r["connected"], 3, "{r}");
+    assert_eq!(r["dropped"], 0, "{r}");
+    assert_eq!(r["audit_failures"], 0, "{r}");
+    assert!(r["hands"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["latency_samples"].as_u64().unwrap() > 0, "{r}");
+}

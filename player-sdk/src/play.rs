@@ -3,6 +3,8 @@
 //! hands or when the node closes. Bots are ordinary SDK clients: everything
 //! they see went through the live verification first.
 
+use std::time::Duration;
+
 use claw_protocol::audit::AuditCheck;
 use claw_protocol::{CardId, HandId};
 use rand_core::RngCore;
@@ -46,6 +48,20 @@ pub async fn play_bot(
     strategy: &dyn Strategy,
     rng: &mut (dyn RngCore + Send),
     hands: Option<u64>,
+    on_event: impl FnMut(&NodeEvent),
+) -> Result<BotReport, NodeError> {
+    play_bot_paced(node, strategy, rng, hands, Duration::ZERO, on_event).await
+}
+
+/// [`play_bot`] that waits `think` before each action, as a person at the
+/// table would (a load generator's human pace; the turn's deadline still
+/// applies).
+pub async fn play_bot_paced(
+    node: &mut PlayerNode,
+    strategy: &dyn Strategy,
+    rng: &mut (dyn RngCore + Send),
+    hands: Option<u64>,
+    think: Duration,
     mut on_event: impl FnMut(&NodeEvent),
 ) -> Result<BotReport, NodeError> {
     let mut report = BotReport::default();
@@ -60,6 +76,9 @@ pub async fn play_bot(
             NodeEvent::YourTurn { .. } => {
                 retries = 0;
                 last_turn = Some(ev.clone());
+                if !think.is_zero() {
+                    tokio::time::sleep(think).await;
+                }
                 take_turn(node, strategy, rng, &ev, &mut report).await?;
             }
             NodeEvent::ActionRejected { hand_id, .. } => {

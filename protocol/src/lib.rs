@@ -32,4 +32,4 @@ pub use handshake::{
 pub use identity::{Identity, IdentityError, PublicIdentity};
 pub use seal::{SealError, SealedCard, SharedKey};
 pub use shuffle::{seed_commitment, shuffle, shuffle_seed};
-pub use sign::{verify, verify_batch, BatchItem, Purpose, SignatureError};
+pub use sign::{verify, verify_batch, BatchItem, Purpose, SignatureError, SignerKey};

@@ -125,26 +125,53 @@ pub enum SignatureError {
     },
 }
 
-/// Parses a player id into an Ed25519 key, refusing invalid and weak keys.
-pub fn verifying_key(signer: &PlayerId, purpose: Purpose) -> Result<VerifyingKey, SignatureError> {
-    match VerifyingKey::from_bytes(signer.as_bytes()) {
-        Ok(k) if !k.is_weak() => Ok(k),
-        _ => Err(SignatureError::BadSignerKey { signer: *signer, purpose }),
+/// A signer's id parsed once into its Ed25519 key. Parsing (point
+/// decompression and the weak-key check) costs about a third of a
+/// verification, so whoever checks many signatures of one signer (the dealer
+/// a hand's player actions, a player the dealer's events) keeps one of these.
+#[derive(Debug, Clone, Copy)]
+pub struct SignerKey {
+    id: PlayerId,
+    /// `None`: not a valid Ed25519 point, or a weak (small-order) key; every
+    /// signature is refused with [`SignatureError::BadSignerKey`].
+    key: Option<VerifyingKey>,
+}
+
+impl SignerKey {
+    /// Parses `id` (never fails: a bad key refuses every signature).
+    pub fn new(id: &PlayerId) -> SignerKey {
+        let key = VerifyingKey::from_bytes(id.as_bytes()).ok().filter(|k| !k.is_weak());
+        SignerKey { id: *id, key }
+    }
+
+    /// The signer's id.
+    pub fn id(&self) -> &PlayerId {
+        &self.id
+    }
+
+    fn key(&self, purpose: Purpose) -> Result<&VerifyingKey, SignatureError> {
+        self.key.as_ref().ok_or(SignatureError::BadSignerKey { signer: self.id, purpose })
+    }
+
+    /// Verifies `sig` as this signer's signature of `body` for `purpose`
+    /// (RFC 8032 Ed25519, strict: canonical s, no small-order R or key).
+    pub fn verify(&self, purpose: Purpose, body: &[u8], sig: &Signature) -> Result<(), SignatureError> {
+        let s = ed25519_dalek::Signature::from_bytes(&sig.0);
+        self.key(purpose)?
+            .verify_strict(&signed_message(purpose, body), &s)
+            .map_err(|_| SignatureError::Invalid { signer: self.id, purpose })
     }
 }
 
-/// Verifies `sig` as `signer`'s signature of `body` for `purpose`
-/// (RFC 8032 Ed25519, strict: canonical s, no small-order R or key).
+/// Verifies `sig` as `signer`'s signature of `body` for `purpose`, parsing
+/// the key for this one signature (see [`SignerKey`] to parse it once).
 pub fn verify(
     signer: &PlayerId,
     purpose: Purpose,
     body: &[u8],
     sig: &Signature,
 ) -> Result<(), SignatureError> {
-    let key = verifying_key(signer, purpose)?;
-    let s = ed25519_dalek::Signature::from_bytes(&sig.0);
-    key.verify_strict(&signed_message(purpose, body), &s)
-        .map_err(|_| SignatureError::Invalid { signer: *signer, purpose })
+    SignerKey::new(signer).verify(purpose, body, sig)
 }
 
 /// One signature to check in [`verify_batch`].
@@ -176,19 +203,13 @@ pub fn verify_batch(items: &[BatchItem<'_>]) -> Result<(), SignatureError> {
         _ => {}
     }
     // Most items share a signer (the dealer): decompress each key once.
-    let mut cache: std::collections::HashMap<PlayerId, VerifyingKey> = std::collections::HashMap::new();
+    let mut cache: std::collections::HashMap<PlayerId, SignerKey> = std::collections::HashMap::new();
     let mut keys: Vec<VerifyingKey> = Vec::with_capacity(items.len());
     for (index, i) in items.iter().enumerate() {
-        let key = match cache.get(i.signer) {
-            Some(k) => *k,
-            None => {
-                let k = verifying_key(i.signer, i.purpose)
-                    .map_err(|e| SignatureError::BatchItem { index, source: Box::new(e) })?;
-                cache.insert(*i.signer, k);
-                k
-            }
-        };
-        keys.push(key);
+        let signer = cache.entry(*i.signer).or_insert_with(|| SignerKey::new(i.signer));
+        let key =
+            signer.key(i.purpose).map_err(|e| SignatureError::BatchItem { index, source: Box::new(e) })?;
+        keys.push(*key);
     }
     let messages: Vec<Vec<u8>> = items.iter().map(|i| signed_message(i.purpose, i.body)).collect();
     let message_refs: Vec<&[u8]> = messages.iter().map(Vec::as_slice).collect();

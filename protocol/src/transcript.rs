@@ -30,7 +30,7 @@ use crate::messages::{
     check_size, parse_as, peek_type, unknown, DecodeError, EncodeError, EventBody, RawJson, RevealState,
     ServerMessage, PROTOCOL_VERSION,
 };
-use crate::sign::{signed_message, verify, Purpose, SignatureError};
+use crate::sign::{signed_message, verify, Purpose, SignatureError, SignerKey};
 
 /// The `prev` of a hand's first event.
 pub const GENESIS_PREV: Digest = Digest([0; 32]);
@@ -397,7 +397,8 @@ impl TranscriptBuilder {
 /// hand's events from seq 0.
 #[derive(Debug, Clone)]
 pub struct TranscriptVerifier {
-    dealer: PlayerId,
+    /// Parsed once for the hand's signatures.
+    dealer: SignerKey,
     hand_id: Option<HandId>,
     next_seq: u64,
     prev: Digest,
@@ -426,7 +427,7 @@ impl TranscriptVerifier {
     /// first event (seq 0).
     pub fn new(dealer: PlayerId) -> TranscriptVerifier {
         TranscriptVerifier {
-            dealer,
+            dealer: SignerKey::new(&dealer),
             hand_id: None,
             next_seq: 0,
             prev: GENESIS_PREV,
@@ -496,7 +497,8 @@ impl TranscriptVerifier {
     }
 
     fn check(&self, p: &PendingSignature) -> Result<(), TranscriptError> {
-        verify(&self.dealer, Purpose::Event, &p.body, &p.sig)
+        self.dealer
+            .verify(Purpose::Event, &p.body, &p.sig)
             .map_err(|source| TranscriptError::Signature { seq: p.seq, source })
     }
 
@@ -539,7 +541,7 @@ impl TranscriptVerifier {
 
     /// The dealer key events must be signed with.
     pub fn dealer(&self) -> PlayerId {
-        self.dealer
+        *self.dealer.id()
     }
 
     /// The hand, once known.

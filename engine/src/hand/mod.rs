@@ -34,7 +34,7 @@ use claw_protocol::messages::{
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptBuilder, TranscriptError};
 use claw_protocol::{
     leaf, merkle_root, seed_commitment, shuffle, shuffle_seed, CardId, CardOpening, Chips, Digest,
-    EncryptionKey, HandId, Identity, PlayerId, Salt, Seat, Seed, SharedKey,
+    EncryptionKey, HandId, Identity, PlayerId, Salt, Seat, Seed, SharedKey, SignerKey,
 };
 use rand_core::CryptoRngCore;
 use serde_json::Value;
@@ -333,6 +333,8 @@ pub struct Hand {
     hand_id: HandId,
     hand_number: u64,
     seats: Vec<HandSeat>,
+    /// The seats' keys, parsed once for the hand's seed and action signatures.
+    signers: Vec<SignerKey>,
     memory: Value,
     dealer_seed: Seed,
     tb: TranscriptBuilder,
@@ -372,6 +374,7 @@ impl Hand {
             dealer,
             hand_id,
             hand_number,
+            signers: seats.iter().map(|s| SignerKey::new(&s.id)).collect(),
             seats,
             memory,
             dealer_seed,
@@ -424,12 +427,12 @@ impl Hand {
         if msg.hand_id != self.hand_id {
             return Err(SeedError::WrongHand { expected: self.hand_id, got: msg.hand_id });
         }
-        let player = self.seats.get(seat.index()).ok_or(SeedError::NotInHand)?.id;
+        let player = self.signers.get(seat.index()).ok_or(SeedError::NotInHand)?;
         let slot = seeds.get_mut(seat.index()).ok_or(SeedError::NotInHand)?;
         if slot.is_some() {
             return Err(SeedError::Duplicate);
         }
-        msg.verify(&player).map_err(|_| SeedError::BadSignature)?;
+        msg.verify_by(player).map_err(|_| SeedError::BadSignature)?;
         *slot = Some(SeatSeed { seat, seed: msg.seed, sig: msg.sig });
         Ok(())
     }
@@ -559,7 +562,7 @@ impl Hand {
         if run.last_seq[seat.index()].is_some_and(|l| signed.seq <= l) {
             return Err(ActionReject::new(C::BadSeq, "seq must be greater than your last accepted action's"));
         }
-        if signed.verify(player).is_err() {
+        if self.signers.get(seat.index()).is_none_or(|k| signed.verify_by(k).is_err()) {
             return Err(ActionReject::new(C::BadSignature, "the action signature does not verify"));
         }
         // The signed text is parsed once, into the game's action; the rules

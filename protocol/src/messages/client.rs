@@ -8,7 +8,7 @@ use crate::bytes::{HandId, Seed, Signature};
 use crate::handshake::{Hello, Response};
 use crate::identity::Identity;
 use crate::ids::{Chips, PlayerId, Seat};
-use crate::sign::{verify, Purpose, SignatureError};
+use crate::sign::{Purpose, SignatureError, SignerKey};
 
 /// Every message a player sends. There is no sender field the dealer trusts:
 /// the sender is the identity the connection proved in the handshake.
@@ -149,10 +149,15 @@ impl PlayerSeed {
     /// Checks the signature as `player`'s, and that a `from` field, if any,
     /// names the same player.
     pub fn verify(&self, player: &PlayerId) -> Result<(), SignatureError> {
-        if self.from.is_some_and(|f| f != *player) {
-            return Err(SignatureError::Invalid { signer: *player, purpose: Purpose::PlayerSeed });
+        self.verify_by(&SignerKey::new(player))
+    }
+
+    /// [`PlayerSeed::verify`] with the player's key parsed already.
+    pub fn verify_by(&self, player: &SignerKey) -> Result<(), SignatureError> {
+        if self.from.is_some_and(|f| f != *player.id()) {
+            return Err(SignatureError::Invalid { signer: *player.id(), purpose: Purpose::PlayerSeed });
         }
-        verify(player, Purpose::PlayerSeed, &player_seed_signing_body(&self.hand_id, &self.seed), &self.sig)
+        player.verify(Purpose::PlayerSeed, &player_seed_signing_body(&self.hand_id, &self.seed), &self.sig)
     }
 }
 
@@ -191,12 +196,12 @@ impl SignedAction {
 
     /// Checks the signature as `player`'s.
     pub fn verify(&self, player: &PlayerId) -> Result<(), SignatureError> {
-        verify(
-            player,
-            Purpose::Action,
-            &action_signing_body(&self.hand_id, self.seq, &self.action),
-            &self.sig,
-        )
+        self.verify_by(&SignerKey::new(player))
+    }
+
+    /// [`SignedAction::verify`] with the player's key parsed already.
+    pub fn verify_by(&self, player: &SignerKey) -> Result<(), SignatureError> {
+        player.verify(Purpose::Action, &action_signing_body(&self.hand_id, self.seq, &self.action), &self.sig)
     }
 }
 
