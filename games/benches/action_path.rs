@@ -15,7 +15,7 @@
 
 use claw_games::{registry, ActionInput, DynGame, HandRunner, PlayerInfo};
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, Bencher, Criterion, Throughput};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -47,6 +47,23 @@ fn record(game: &dyn DynGame, players: &[PlayerInfo], rng: &mut ChaCha20Rng) -> 
     Recorded { start, actions }
 }
 
+/// Times `step` over every recorded action of `hands`, each hand from a
+/// fresh copy of its start (the copies are made outside the timing).
+fn replay(b: &mut Bencher<'_>, hands: &[Recorded], step: impl Fn(&mut HandRunner, Seat, &str)) {
+    b.iter_batched(
+        || hands.iter().map(|h| h.start.clone()).collect::<Vec<_>>(),
+        |mut runners| {
+            for (runner, h) in runners.iter_mut().zip(hands) {
+                for (seat, text) in &h.actions {
+                    step(runner, *seat, text);
+                }
+            }
+            runners
+        },
+        BatchSize::SmallInput,
+    )
+}
+
 fn action_path(c: &mut Criterion) {
     let mut g = c.benchmark_group("action-path");
     for game in registry::all() {
@@ -63,34 +80,16 @@ fn action_path(c: &mut Criterion) {
         g.throughput(Throughput::Elements(per_round as u64));
         let name = format!("{} ({n} players, {per_round} actions in 16 hands)", meta.name);
         g.bench_function(format!("one-pass/{name}"), |b| {
-            b.iter_batched(
-                || hands.iter().map(|h| h.start.clone()).collect::<Vec<_>>(),
-                |mut runners| {
-                    for (runner, h) in runners.iter_mut().zip(&hands) {
-                        for (seat, text) in &h.actions {
-                            runner.act_as(*seat, ActionInput::Text(text)).expect("applies");
-                        }
-                    }
-                    runners
-                },
-                BatchSize::SmallInput,
-            )
+            replay(b, &hands, |runner, seat, text| {
+                runner.act_as(seat, ActionInput::Text(text)).expect("applies");
+            })
         });
         g.bench_function(format!("former/{name}"), |b| {
-            b.iter_batched(
-                || hands.iter().map(|h| h.start.clone()).collect::<Vec<_>>(),
-                |mut runners| {
-                    for (runner, h) in runners.iter_mut().zip(&hands) {
-                        for (seat, text) in &h.actions {
-                            let v: Value = serde_json::from_str(text).expect("json");
-                            runner.hand().validate(*seat, &v).expect("valid");
-                            runner.act(*seat, &v).expect("applies");
-                        }
-                    }
-                    runners
-                },
-                BatchSize::SmallInput,
-            )
+            replay(b, &hands, |runner, seat, text| {
+                let v: Value = serde_json::from_str(text).expect("json");
+                runner.hand().validate(seat, &v).expect("valid");
+                runner.act(seat, &v).expect("applies");
+            })
         });
     }
     g.finish();
