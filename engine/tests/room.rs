@@ -172,15 +172,23 @@ impl Harness {
     }
 
     fn connect(&mut self, i: usize) {
+        self.admit(i, None);
+        self.input(Input::Ready(Self::conn(i)));
+    }
+
+    /// Player `i`'s handshake is accepted (with `token`: a resume); its
+    /// connection is not ready yet. Returns the session's reconnect token.
+    fn admit(&mut self, i: usize, token: Option<claw_protocol::Nonce>) -> claw_protocol::Nonce {
         let p = &self.players[i];
         let v = VerifiedPlayer {
             player: PublicIdentity { signing: p.id(), encryption: p.encryption_key() },
             sdk_version: "test".into(),
-            reconnect_token: None,
+            reconnect_token: token,
             shared_key: p.shared_key(&self.dealer.encryption_key()).unwrap(),
         };
-        self.core.connect(self.now, Self::conn(i), &v).unwrap();
-        self.input(Input::Ready(Self::conn(i)));
+        let admit = self.core.connect(self.now, Self::conn(i), &v).unwrap();
+        self.drain();
+        admit.token
     }
 
     fn send(&mut self, i: usize, msg: ClientMessage) {
@@ -431,6 +439,44 @@ fn a_disconnected_player_keeps_the_seat_for_the_window_then_leaves() {
     assert!(h.log.iter().any(|l| l == "0 <- event timeout-action"));
     h.advance(Duration::from_secs(30));
     assert_eq!(status(&h), None, "the reconnect window is over");
+}
+
+#[test]
+fn a_resumed_connection_gets_the_hand_so_far_before_any_live_event() {
+    let mut h = Harness::new(3, |c| c.reconnect_window = Duration::from_secs(60));
+    let mut tokens = Vec::new();
+    for i in 0..3 {
+        tokens.push(h.admit(i, None));
+        h.input(Input::Ready(Harness::conn(i)));
+        h.join(i);
+    }
+    h.settle_chips();
+    h.tick();
+    h.settle_chips();
+    let acting = h.core.snapshot().acting.map(|a| h.player_seat(&a.player)).expect("a turn");
+    // A player who is not to act drops and resumes; before its connection
+    // is ready, the player to act acts (a live event of the hand).
+    let away = (acting + 1) % 3;
+    let token = tokens[away];
+    h.input(Input::Disconnected(Harness::conn(away)));
+    h.inbox[away].clear();
+    h.admit(away, Some(token));
+    h.act(acting, json!({"type": "fold"}));
+    h.settle_chips();
+    assert!(
+        !h.inbox[away].iter().any(|m| matches!(m, ServerMessage::Event(_))),
+        "no live event before the history"
+    );
+    h.input(Input::Ready(Harness::conn(away)));
+    let seqs: Vec<u64> = h.inbox[away]
+        .iter()
+        .filter_map(|m| match m {
+            ServerMessage::Event(e) => Some(e.seq),
+            _ => None,
+        })
+        .collect();
+    assert!(seqs.len() > 2, "the hand so far, the fold included: {seqs:?}");
+    assert!(seqs.iter().enumerate().all(|(i, s)| *s == i as u64), "in order from hand-prepare: {seqs:?}");
 }
 
 #[test]

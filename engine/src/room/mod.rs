@@ -1052,10 +1052,15 @@ impl RoomCore {
         }
     }
 
-    /// Queues `frame` for each of `ids` that is online.
+    /// Queues `frame` for each of `ids` that is online. A resumed session
+    /// whose connection is not ready yet gets nothing: at ready it is sent
+    /// the hand so far whole, and a live event before that history would
+    /// reach it out of order.
     fn send_frame(&mut self, ids: &[PlayerId], frame: Arc<str>) {
-        let to: Vec<ConnId> =
-            ids.iter().filter_map(|id| self.players.get(id).and_then(Player::conn)).collect();
+        let to: Vec<ConnId> = ids
+            .iter()
+            .filter_map(|id| self.players.get(id).filter(|p| !p.resend_pending).and_then(Player::conn))
+            .collect();
         if !to.is_empty() {
             self.effects.push_back(Effect::Send { to, frame });
         }
