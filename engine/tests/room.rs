@@ -480,6 +480,44 @@ fn a_resumed_connection_gets_the_hand_so_far_before_any_live_event() {
 }
 
 #[test]
+fn a_table_waiting_for_an_away_seat_starts_when_it_resumes() {
+    let mut h = Harness::new(2, |c| c.reconnect_window = Duration::from_secs(60));
+    let tokens: Vec<_> = (0..2)
+        .map(|i| {
+            let t = h.admit(i, None);
+            h.input(Input::Ready(Harness::conn(i)));
+            h.join(i);
+            t
+        })
+        .collect();
+    h.settle_chips();
+    h.tick();
+    h.settle_chips();
+    let acting = h.core.snapshot().acting.map(|a| h.player_seat(&a.player)).expect("a turn");
+    let away = 1 - acting;
+    h.input(Input::Disconnected(Harness::conn(away)));
+    h.act(acting, json!({"type": "fold"}));
+    h.settle_chips();
+    h.advance(Duration::from_secs(5));
+    h.settle_chips();
+    // Past the pause between hands: the room finds one seat online and waits.
+    h.advance(Duration::from_secs(2));
+    h.settle_chips();
+    assert!(h.core.snapshot().acting.is_none(), "no hand: the away seat is not dealt in");
+    h.inbox[away].clear();
+    h.admit(away, Some(tokens[away]));
+    h.input(Input::Ready(Harness::conn(away)));
+    h.settle_chips();
+    h.tick();
+    h.settle_chips();
+    assert!(
+        h.inbox[away].iter().any(|m| matches!(m, ServerMessage::Event(e) if e.seq == 0)),
+        "a new hand is prepared once the seat is back: {:?}",
+        &h.log[h.log.len().saturating_sub(12)..]
+    );
+}
+
+#[test]
 fn shutdown_waits_for_the_refund_then_closes() {
     let mut h = Harness::new(2, |_| {});
     h.seat_everyone();

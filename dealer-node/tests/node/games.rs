@@ -257,7 +257,6 @@ async fn guandan_player(c: &mut Client, stop: Stop, seed: u64, seeded: &mut Hash
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "flaky under load (about 1 run in 10 with three copies in parallel): a deal stalls after the reconnect until the guard; cause open (docs/dealer.md#known-issues); run with --ignored"]
 async fn an_away_guandan_player_is_played_by_the_takeover_then_plays_on() {
     // Seed §七 断线托管: one of four players drops mid-deal; the dealer plays
     // its seat with the games crate's L2 takeover (`timeout-action`, reason

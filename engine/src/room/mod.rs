@@ -610,7 +610,7 @@ impl RoomCore {
     pub fn handle(&mut self, now: Now, input: Input) {
         self.clock = now;
         match input {
-            Input::Ready(conn) => self.ready(conn),
+            Input::Ready(conn) => self.ready(now, conn),
             Input::Message { conn, msg, at } => self.message(now, conn, *msg, at),
             Input::Disconnected(conn) => self.conn_closed(now, conn),
             Input::Chips { id, outcome } => self.chips_done(now, id, outcome),
@@ -1018,12 +1018,14 @@ impl RoomCore {
         Ok(Admit { seat: None, token })
     }
 
-    fn ready(&mut self, conn: ConnId) {
+    fn ready(&mut self, now: Now, conn: ConnId) {
         let Some(id) = self.conns.get(&conn).copied() else { return };
         let resend =
             self.players.get_mut(&id).map(|p| std::mem::take(&mut p.resend_pending)).unwrap_or(false);
         if resend {
             self.resend_hand(&id);
+            // A seat back online may complete a table waiting for players.
+            self.schedule_start(now);
         }
     }
 
