@@ -75,23 +75,63 @@ impl std::str::FromStr for HandKey {
 }
 
 impl Archive {
-    /// The archive of `room` under `data_dir` (created if missing).
-    pub fn open(data_dir: &Path, room: &str) -> Result<Archive, ArchiveError> {
+    /// A read-only view of `room`'s archive under `data_dir` (no I/O): for
+    /// readers beside the room, which must not touch its writes in progress.
+    pub fn reader(data_dir: &Path, room: &str) -> Archive {
         let room_dir = data_dir.join("rooms").join(room);
-        let dir = room_dir.join("transcripts");
-        let pending = room_dir.join("pending");
-        fs::create_dir_all(&dir)?;
-        fs::create_dir_all(&pending)?;
+        Archive {
+            room: room.to_owned(),
+            dir: room_dir.join("transcripts"),
+            pending: room_dir.join("pending"),
+        }
+    }
+
+    /// The archive of `room` under `data_dir` (created if missing), opened
+    /// by its one writer, the room: finishes or clears what a crash
+    /// interrupted.
+    pub fn open(data_dir: &Path, room: &str) -> Result<Archive, ArchiveError> {
+        let a = Archive::reader(data_dir, room);
+        fs::create_dir_all(&a.dir)?;
+        fs::create_dir_all(&a.pending)?;
+        a.finish_interrupted_writes()?;
         // A crash in the middle of an atomic write leaves its temp file:
         // never renamed, so never part of the archive.
-        for d in [&dir, &pending] {
+        for d in [&a.dir, &a.pending] {
             for e in fs::read_dir(d)?.flatten() {
                 if e.path().extension().is_some_and(|x| x == "tmp") {
                     fs::remove_file(e.path())?;
                 }
             }
         }
-        Ok(Archive { room: room.to_owned(), dir, pending })
+        Ok(a)
+    }
+
+    /// A hand whose pending reveal is stored but whose transcript is not in
+    /// place was interrupted between the two steps of [`Archive::write`]:
+    /// its transcript's temp file was complete and synced before the reveal
+    /// was stored, so it is renamed into place. A pending reveal with no
+    /// transcript at all cannot be published; it is moved to
+    /// `pending/orphaned/` (kept, logged) so it does not block the others.
+    fn finish_interrupted_writes(&self) -> Result<(), ArchiveError> {
+        for (n, id) in self.pending() {
+            let path = self.path(n, &id);
+            if path.exists() {
+                continue;
+            }
+            let tmp = tmp_path(&path);
+            if tmp.exists() {
+                fs::rename(&tmp, &path)?;
+                tracing::info!(room = %self.room, hand = %id, hand_number = n, "finished archiving a hand a crash interrupted");
+            } else {
+                let orphaned = self.pending.join("orphaned");
+                fs::create_dir_all(&orphaned)?;
+                let from = self.pending_path(n, &id);
+                let to = orphaned.join(from.file_name().unwrap_or_default());
+                fs::rename(&from, &to)?;
+                tracing::error!(room = %self.room, hand = %id, hand_number = n, kept = %to.display(), "a pending reveal has no archived transcript");
+            }
+        }
+        Ok(())
     }
 
     /// The directory holding the files.
@@ -104,21 +144,26 @@ impl Archive {
         self.dir.join(format!("{hand_number:08}-{hand_id}.jsonl"))
     }
 
-    /// Writes a hand's transcript (atomically: temp file, then rename),
-    /// after storing its withheld `audit-reveal`, if any, as pending.
+    /// Writes a hand's transcript and its withheld `audit-reveal`, if any,
+    /// as pending, so that a crash at any point leaves neither or both: the
+    /// transcript goes to a synced temp file, the reveal is stored
+    /// (atomically), then the transcript is renamed into place; [`Archive::open`]
+    /// finishes a write interrupted between the last two steps.
     pub fn write(
         &self,
         hand_number: u64,
         t: &Transcript,
         pending_reveal: Option<&EventEnvelope>,
     ) -> Result<PathBuf, ArchiveError> {
+        let text = t.to_jsonl().map_err(|e| ArchiveError::Encode(e.to_string()))?;
+        let path = self.path(hand_number, &t.hand_id);
+        let tmp = tmp_path(&path);
+        write_synced(&tmp, &text)?;
         if let Some(env) = pending_reveal {
             let line = env.encode().map_err(|e| ArchiveError::Encode(e.to_string()))?;
             write_atomic(&self.pending_path(hand_number, &t.hand_id), &format!("{line}\n"))?;
         }
-        let text = t.to_jsonl().map_err(|e| ArchiveError::Encode(e.to_string()))?;
-        let path = self.path(hand_number, &t.hand_id);
-        write_atomic(&path, &text)?;
+        fs::rename(&tmp, &path)?;
         Ok(path)
     }
 
@@ -233,14 +278,22 @@ impl Archive {
 /// Writes `text` to `path` through a synced temp file and a rename, so a
 /// crash leaves the old file or the new one, never half of one.
 pub(crate) fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = tmp_path(path);
+    write_synced(&tmp, text)?;
+    fs::rename(&tmp, path)
+}
+
+/// `path` with `.tmp` appended: where an atomic write stages its content.
+fn tmp_path(path: &Path) -> PathBuf {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let mut f = fs::File::create(&tmp)?;
+    PathBuf::from(tmp)
+}
+
+fn write_synced(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut f = fs::File::create(path)?;
     f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    fs::rename(&tmp, path)?;
-    Ok(())
+    f.sync_all()
 }
 
 /// `<hand_number>-<hand_id>.<ext>` → its number and hand id.
@@ -265,6 +318,51 @@ mod tests {
         assert!(!tmp.exists());
         assert_eq!(fs::read_dir(a.dir()).unwrap().count(), 0);
         assert!(a.pending().is_empty());
+    }
+
+    const HAND: &str = "0123456789abcdef0123456789abcdef";
+
+    /// A crash after the reveal was stored but before the transcript was
+    /// renamed into place: open finishes the write, the reveal stays owed.
+    #[test]
+    fn a_write_interrupted_before_the_transcript_rename_is_finished_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        let id: HandId = HAND.parse().unwrap();
+        fs::write(a.pending_path(4, &id), "{}\n").unwrap();
+        fs::write(tmp_path(&a.path(4, &id)), "transcript\n").unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        assert_eq!(fs::read_to_string(a.path(4, &id)).unwrap(), "transcript\n");
+        assert!(!tmp_path(&a.path(4, &id)).exists());
+        assert_eq!(a.pending(), vec![(4, id)]);
+    }
+
+    /// A pending reveal whose transcript is gone cannot be published: it is
+    /// kept aside and no longer listed as owed, so it blocks nothing.
+    #[test]
+    fn a_pending_reveal_without_its_transcript_is_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        let id: HandId = HAND.parse().unwrap();
+        fs::write(a.pending_path(2, &id), "{}\n").unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        assert!(a.pending().is_empty());
+        let kept = a.pending.join("orphaned").join(format!("00000002-{HAND}.json"));
+        assert_eq!(fs::read_to_string(kept).unwrap(), "{}\n");
+    }
+
+    /// A reader beside the room leaves its writes in progress alone.
+    #[test]
+    fn a_reader_does_not_touch_a_write_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        let id: HandId = HAND.parse().unwrap();
+        let tmp = tmp_path(&a.path(1, &id));
+        fs::write(&tmp, "half").unwrap();
+        let r = Archive::reader(dir.path(), "r");
+        assert!(r.record(HandKey::Number(1)).unwrap().is_none());
+        assert!(r.files().is_empty());
+        assert!(tmp.exists());
     }
 
     #[test]

@@ -76,11 +76,8 @@ async fn hand(State(s): State<HttpState>, Path((room, hand)): Path<(String, Stri
         Err(e) => return json_error(StatusCode::BAD_REQUEST, e),
     };
     let (data_dir, delay) = (s.data_dir.clone(), s.spectator_delay);
-    let found = tokio::task::spawn_blocking(move || {
-        let a = Archive::open(&data_dir, &room)?;
-        a.record_archived(key)
-    })
-    .await;
+    let found =
+        tokio::task::spawn_blocking(move || Archive::reader(&data_dir, &room).record_archived(key)).await;
     match found {
         // An mtime a tick after our clock reads as age 0 (served at once only with no delay).
         Ok(Ok(Some((record, at)))) if SystemTime::now().duration_since(at).unwrap_or_default() >= delay => {

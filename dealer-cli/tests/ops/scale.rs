@@ -63,7 +63,7 @@ async fn dealer(dir: &Path, prefix: &str, chips_url: &str) -> (DealerProc, Vec<I
         .args(["--welcome", &WELCOME.to_string()])
         .arg("--data-dir")
         .arg(dir.join("data"))
-        .env("RUST_LOG", "claw_dealer=info")
+        .env("RUST_LOG", "claw_dealer=info,claw_engine=info")
         .stdin(Stdio::null())
         .stderr(Stdio::from(std::fs::File::create(&log).unwrap()));
     let proc = DealerProc::start_with(c, log).await;

@@ -72,7 +72,7 @@ async fn dealer_binary_plays_twenty_hands_on_spl_token_chips() {
     assert_eq!(tokens.len(), BOTS, "{stdout}");
 
     // Every transcript audited; the chip movements they record, per player.
-    let files = Archive::open(&data, "texas-holdem").expect("the room's archive").files();
+    let files = Archive::reader(&data, "texas-holdem").files();
     assert!(files.len() as u64 >= HANDS, "{} transcripts", files.len());
     let mut moved: BTreeMap<String, i64> = tokens.keys().map(|k| (k.clone(), 0)).collect();
     let (mut taken, mut ended) = (0i64, 0u64);

@@ -62,7 +62,7 @@ impl DealerProc {
             .args(["--welcome", "10000"])
             .arg("--data-dir")
             .arg(data_dir)
-            .env("RUST_LOG", "claw_dealer=info")
+            .env("RUST_LOG", "claw_dealer=info,claw_engine=info")
             .stdin(Stdio::null())
             .stderr(Stdio::from(std::fs::File::create(log).expect("log file")));
         c

@@ -38,7 +38,7 @@ async fn play_game(game: &str, players: u8, hands: u64, reveal: RevealPolicy) {
     assert_eq!(m.hands_finished.load(std::sync::atomic::Ordering::Relaxed), hands);
     assert_eq!(m.hands_voided.load(std::sync::atomic::Ordering::Relaxed), 0);
     // Every hand is archived and audits offline.
-    let files = Archive::open(f.dir.path(), "r").expect("the room's archive").files();
+    let files = Archive::reader(f.dir.path(), "r").files();
     assert_eq!(files.len() as u64, hands);
     let g2: Arc<dyn claw_games::DynGame> = match game {
         "high-card" => claw_engine::testgame::high_card(),
@@ -302,7 +302,7 @@ async fn an_away_guandan_player_is_played_by_the_takeover_then_plays_on() {
     // The archived deals: the seat's moves while away are the dealer's
     // takeover; nobody else was played for; every deal audits with the replay
     // (which recomputes each timeout action as the game's auto action).
-    let files = Archive::open(f.dir.path(), "r").expect("the room's archive").files();
+    let files = Archive::reader(f.dir.path(), "r").files();
     assert_eq!(files.len() as u64, HANDS);
     let (mut taken_over, mut own_after, mut away_now) = (0, 0, false);
     for (i, path) in files.iter().enumerate() {
