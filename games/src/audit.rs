@@ -123,7 +123,7 @@ impl Replayer for GamesReplayer {
                 runner.act(a.seat, &a.action).map_err(|e| format!("action {index} ({}): {e}", a.action))?;
             events.extend(more);
             let public = runner.hand().public_state();
-            if public != a.public_state {
+            if public != *a.public_state {
                 return Err(format!(
                     "action {index}: public state announced {}, the rules give {public}",
                     a.public_state

@@ -20,7 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use claw_protocol::audit::{AuditCheck, AuditError, AuditReport};
 use claw_protocol::handshake::{ClientHandshake, ClientSession, HandshakeError};
 use claw_protocol::messages::{
-    decode_server, peek_type, ActionOption, ActionRejectCode, ChipMove, ClientMessage, ErrorCode, HandPlayer,
+    decode_server, ActionOption, ActionRejectCode, ChipMove, ClientMessage, ErrorCode, HandPlayer,
     HandRecord, HandResult, JoinRejectReason, JoinRequest, KickReason, PlayerSeed, Query, QueryData,
     QueryErrorCode, QueryType, RawJson, RoomConfig, ServerMessage, SignedAction, TablePlayer, YourTurn,
     MAX_FRAME_BYTES,
@@ -313,8 +313,8 @@ pub enum NodeEvent {
         phase: Option<String>,
         /// This player's cards in hand.
         hand: Vec<CardId>,
-        /// The game's public state.
-        public_state: Value,
+        /// The game's public state (shared with the hand's view).
+        public_state: Arc<Value>,
     },
     /// An action was applied (by its player, or by the dealer on a timeout).
     ActionApplied {
@@ -324,8 +324,8 @@ pub enum NodeEvent {
         seat: Seat,
         /// The game action.
         action: Value,
-        /// The game's public state.
-        public_state: Value,
+        /// The game's public state (shared with the hand's view).
+        public_state: Arc<Value>,
         /// Why the dealer acted for the seat (`timeout`, `left`), when it did.
         #[serde(skip_serializing_if = "Option::is_none")]
         timeout: Option<String>,
@@ -779,7 +779,7 @@ impl Reply {
 /// (`block_in_place`): the node's other tasks keep their workers, and this
 /// node's events stay in order.
 fn check_event(verifier: &mut SessionVerifier, env: &EventEnvelope) -> Result<Option<Update>, VerifyError> {
-    let audits = matches!(peek_type(env.body.as_str()).as_deref(), Ok("game-end" | "audit-reveal"));
+    let audits = ends_hand(env.body.as_str());
     let multi_thread = tokio::runtime::Handle::try_current()
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
     if audits && multi_thread {
@@ -787,6 +787,13 @@ fn check_event(verifier: &mut SessionVerifier, env: &EventEnvelope) -> Result<Op
     } else {
         verifier.on_event(env)
     }
+}
+
+/// Whether an event body ends a hand, from its first member alone (the
+/// dealer encodes `type` first): no second parse of every body. Only a
+/// scheduling hint; a body written otherwise is checked just the same.
+fn ends_hand(body: &str) -> bool {
+    body.starts_with(r#"{"type":"game-end""#) || body.starts_with(r#"{"type":"audit-reveal""#)
 }
 
 struct Actor {
@@ -1169,7 +1176,7 @@ impl Actor {
                 }
                 let (hand, public_state) = match self.verifier.view(&t.hand_id) {
                     Some(v) => (v.hand.clone(), v.public_state.clone()),
-                    None => (Vec::new(), Value::Null),
+                    None => (Vec::new(), Arc::new(Value::Null)),
                 };
                 let e = NodeEvent::YourTurn {
                     hand_id: t.hand_id,
@@ -1372,6 +1379,21 @@ mod tests {
         assert_eq!(p.delay(5), Duration::from_millis(3200));
         assert_eq!(p.delay(6), Duration::from_secs(5));
         assert_eq!(p.delay(1000), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_dealers_encoding_of_a_hand_end_is_recognised_from_its_first_member() {
+        let reveal = claw_protocol::messages::EventBody::AuditReveal(claw_protocol::messages::AuditReveal {
+            dealer_seed: Seed::random(&mut OsRng),
+            openings: Vec::new(),
+        });
+        assert!(ends_hand(reveal.to_raw().unwrap().as_str()));
+        let other = claw_protocol::messages::EventBody::Reveal(claw_protocol::messages::Reveal {
+            openings: Vec::new(),
+        });
+        assert!(!ends_hand(other.to_raw().unwrap().as_str()));
+        // Written otherwise, it is only checked on this worker.
+        assert!(!ends_hand(r#"{"openings":[],"type":"audit-reveal"}"#));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! hands or when the node closes. Bots are ordinary SDK clients: everything
 //! they see went through the live verification first.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use claw_protocol::audit::AuditCheck;
@@ -157,14 +158,14 @@ async fn take_turn(
     let game = view.as_ref().map(|v| v.game.clone()).unwrap_or_default();
     let table: Vec<CardId> =
         view.as_ref().map(|v| v.table.iter().filter_map(|c| c.card).collect()).unwrap_or_default();
-    let public = match (public_state, &view) {
+    let public = match (&**public_state, &view) {
         (Value::Null, Some(v)) => v.public_state.clone(),
-        (p, _) => p.clone(),
+        _ => public_state.clone(),
     };
     let positions = view.as_ref().map(|v| v.my_positions.clone()).unwrap_or_default();
     let (settings, memory) = match &view {
         Some(v) => (v.settings.clone(), v.memory.clone()),
-        None => (Value::Null, Value::Null),
+        None => (Arc::new(Value::Null), Arc::new(Value::Null)),
     };
     let tv = TurnView {
         game: &game,

@@ -33,7 +33,7 @@ use claw_protocol::messages::{
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader};
 use claw_protocol::{CardId, CardOpening, Chips, Digest, HandId, Identity, PlayerId, Seat, Seed, SharedKey};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A failed live check: which check, in which hand and event, and what.
@@ -135,8 +135,8 @@ pub enum Update {
         seat: Seat,
         /// The game action.
         action: Value,
-        /// The game's public state.
-        public_state: Value,
+        /// The game's public state (shared with the hand's view).
+        public_state: Arc<Value>,
         /// Why the dealer acted for the seat, when it did.
         timeout: Option<String>,
     },
@@ -172,9 +172,9 @@ pub struct HandView {
     /// Players in seat order (after `game-start`).
     pub players: Vec<HandPlayer>,
     /// The game's normalised settings (after `game-start`; `null` before).
-    pub settings: Value,
+    pub settings: Arc<Value>,
     /// The table memory the hand started from (after `game-start`).
-    pub memory: Value,
+    pub memory: Arc<Value>,
     /// Every card dealt or transferred to this player, opened and checked,
     /// in the order received.
     pub my_cards: Vec<CardId>,
@@ -189,7 +189,9 @@ pub struct HandView {
     /// Every card everyone can see: face-up deals and reveals, in order.
     pub table: Vec<SeenCard>,
     /// The game's public state after the last action (`null` before one).
-    pub public_state: Value,
+    /// Shared, not copied, with the events that carry it: a view is cloned
+    /// into the node's state after every event.
+    pub public_state: Arc<Value>,
     /// This player's chips for the hand: start balance plus net movements.
     pub balance: Option<Chips>,
     /// Net chip movement of this player so far.
@@ -401,8 +403,9 @@ impl SessionVerifier {
             }
             let tracker = HandTracker {
                 audit,
-                envelopes: Vec::new(),
-                hashes: Vec::new(),
+                // Room for a typical hand's events without regrowing.
+                envelopes: Vec::with_capacity(64),
+                hashes: Vec::with_capacity(64),
                 my_actions: Vec::new(),
                 view: HandView {
                     hand_id,
@@ -410,13 +413,13 @@ impl SessionVerifier {
                     game: String::new(),
                     seat: None,
                     players: Vec::new(),
-                    settings: Value::Null,
-                    memory: Value::Null,
+                    settings: Arc::new(Value::Null),
+                    memory: Arc::new(Value::Null),
                     my_cards: Vec::new(),
                     my_positions: Vec::new(),
                     hand: Vec::new(),
                     table: Vec::new(),
-                    public_state: Value::Null,
+                    public_state: Arc::new(Value::Null),
                     balance: None,
                     net: 0,
                     result: None,
@@ -531,8 +534,8 @@ impl HandTracker {
                 self.view.game = g.game.clone();
                 self.game = claw_games::registry::get(&g.game).ok();
                 self.view.players = g.players.clone();
-                self.view.settings = settings.clone();
-                self.view.memory = g.memory;
+                self.view.settings = Arc::new(settings.clone());
+                self.view.memory = Arc::new(g.memory);
                 self.view.balance = self.view.seat.map(|s| g.players[s.index()].balance);
                 Ok(Some(Update::Started {
                     hand_id,
@@ -619,13 +622,13 @@ impl HandTracker {
                 if Some(a.seat) == self.view.seat {
                     self.note_played(&action);
                 }
-                self.view.public_state = a.public_state.clone();
+                self.view.public_state = Arc::clone(&a.public_state);
                 self.join_public_cards();
                 Ok(Some(Update::Action {
                     hand_id,
                     seat: a.seat,
                     action,
-                    public_state: a.public_state,
+                    public_state: self.view.public_state.clone(),
                     timeout: None,
                 }))
             }
@@ -633,13 +636,13 @@ impl HandTracker {
                 if Some(a.seat) == self.view.seat {
                     self.note_played(&a.action);
                 }
-                self.view.public_state = a.public_state.clone();
+                self.view.public_state = Arc::clone(&a.public_state);
                 self.join_public_cards();
                 Ok(Some(Update::Action {
                     hand_id,
                     seat: a.seat,
                     action: a.action,
-                    public_state: a.public_state,
+                    public_state: self.view.public_state.clone(),
                     timeout: Some(a.reason.to_string()),
                 }))
             }
@@ -673,9 +676,7 @@ impl HandTracker {
     }
 
     fn note_played(&mut self, action: &Value) {
-        let Some(cards) =
-            action.get("cards").and_then(|c| serde_json::from_value::<Vec<CardId>>(c.clone()).ok())
-        else {
+        let Some(cards) = action.get("cards").and_then(|c| Vec::<CardId>::deserialize(c).ok()) else {
             return;
         };
         for c in cards {

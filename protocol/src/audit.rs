@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -220,8 +221,9 @@ pub struct VerifiedAction {
     /// (the replay's events up to here must be exactly that many).
     pub events_before: usize,
     /// The game's public state the dealer announced after the action (the
-    /// replay recomputes it: bots act on it).
-    pub public_state: Value,
+    /// replay recomputes it: bots act on it). Shared: a finished hand's
+    /// report and the audit hold the same state.
+    pub public_state: Arc<Value>,
 }
 
 /// A dealt card as the transcript announces it (the card known once the
@@ -806,9 +808,10 @@ impl<'a> HandAudit<'a> {
             player_seeds,
             key,
             cards: CardTrack::default(),
-            announced: Vec::new(),
-            actions: Vec::new(),
-            signed_actions: Vec::new(),
+            // Room for a typical hand's events without regrowing.
+            announced: Vec::with_capacity(32),
+            actions: Vec::with_capacity(32),
+            signed_actions: Vec::with_capacity(32),
             last_action_seq: vec![None; n],
             my_cards: Vec::new(),
             ending: Ending::Playing,
@@ -967,7 +970,7 @@ impl HandState {
                     action: value.clone(),
                     source: ActionSource::Player { seq: a.seq },
                     events_before: self.announced.len(),
-                    public_state: a.public_state.clone(),
+                    public_state: Arc::clone(&a.public_state),
                 });
                 action = Some(value);
             }
@@ -980,7 +983,7 @@ impl HandState {
                     action: t.action.clone(),
                     source: ActionSource::Timeout { reason: t.reason },
                     events_before: self.announced.len(),
-                    public_state: t.public_state.clone(),
+                    public_state: Arc::clone(&t.public_state),
                 });
                 action = Some(t.action.clone());
             }

@@ -693,7 +693,7 @@ impl Hand {
                     seat,
                     action: action.clone(),
                     reason,
-                    public_state,
+                    public_state: std::sync::Arc::new(public_state),
                 }));
                 run.actions.push((seat, Recorded::Auto(action)));
             }

@@ -355,7 +355,7 @@ fn a_false_public_state() {
             _ => None,
         })
         .unwrap();
-    a.public_state["false"] = serde_json::json!(true);
+    std::sync::Arc::make_mut(&mut a.public_state)["false"] = serde_json::json!(true);
     let t = signed(&sim, &h);
     expect("public state", &sim, &h, &t, AuditCheck::Replay, AuditCheck::Replay);
 }

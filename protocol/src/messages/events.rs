@@ -3,6 +3,8 @@
 //! it to the previous event and carries the dealer's signature. Every event
 //! goes to every player at the table, so all hold the same transcript.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -328,13 +330,15 @@ pub struct ActionResult {
     pub action: RawJson,
     /// The player's signature (purpose `action`).
     pub sig: Signature,
-    /// The game's public state after the action.
-    pub public_state: Value,
+    /// The game's public state after the action (shared, not copied, by
+    /// whoever keeps it: the audit, a player's view).
+    pub public_state: Arc<Value>,
 }
 
 impl ActionResult {
     /// Builds the result from the player's signed action.
     pub fn from_signed(seat: Seat, signed: &SignedAction, public_state: Value) -> ActionResult {
+        let public_state = Arc::new(public_state);
         ActionResult { seat, seq: signed.seq, action: signed.action.clone(), sig: signed.sig, public_state }
     }
 
@@ -355,8 +359,9 @@ pub struct TimeoutAction {
     pub action: Value,
     /// Why the dealer acted for the seat.
     pub reason: TimeoutReason,
-    /// The game's public state after the action.
-    pub public_state: Value,
+    /// The game's public state after the action (shared, as in
+    /// [`ActionResult`]).
+    pub public_state: Arc<Value>,
 }
 
 /// Why the dealer took a seat's auto action. Informational to the audit

@@ -225,7 +225,7 @@ fn event_bodies() -> Vec<EventBody> {
             seat: Seat(1),
             action: json!({"type": "fold"}),
             reason: claw_protocol::messages::TimeoutReason::Timeout,
-            public_state: Value::Null,
+            public_state: Value::Null.into(),
         }),
         EventBody::GameEnd(GameEnd {
             result: HandResult {

@@ -197,7 +197,7 @@ impl Hand {
             seat: Seat(1),
             action: json!({"type": "fold"}),
             reason: claw_protocol::messages::TimeoutReason::Timeout,
-            public_state: json!({}),
+            public_state: json!({}).into(),
         }));
         bodies.push(EventBody::Chips(ChipsMoved {
             moves: vec![
