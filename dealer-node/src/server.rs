@@ -41,6 +41,10 @@ use claw_protocol::PlayerId;
 /// players send small frames, and a larger one is read in several steps.
 const READ_BUFFER_BYTES: usize = 4 * 1024;
 
+/// Frame bytes gathered before they go to the socket: the frames one burst
+/// sends a connection leave in one write at the batch's flush, not one each.
+const WRITE_BUFFER_BYTES: usize = 8 * 1024;
+
 /// The kernel send buffer of every connection (Linux doubles it). Left to
 /// itself the kernel grows it to megabytes on loopback, which would hide a
 /// reader that stopped reading from the send budget (SPEC §9.1).
@@ -203,7 +207,7 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
     };
     let config = WebSocketConfig::default()
         .read_buffer_size(READ_BUFFER_BYTES)
-        .write_buffer_size(0)
+        .write_buffer_size(WRITE_BUFFER_BYTES)
         .max_message_size(Some(limits.max_frame_bytes))
         .max_frame_size(Some(limits.max_frame_bytes));
     let upgraded =
