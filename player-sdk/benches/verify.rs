@@ -1,7 +1,9 @@
 //! A player's verification cost per hand: live (every event checked as it
 //! arrives, own sealed cards opened, full audit at game end) and offline
 //! (the auditor on a saved transcript), for a 6-player Hold'em hand and the
-//! other games; plus the protocol checks alone (no game replay).
+//! other games; plus the protocol checks alone (no game replay). The
+//! `check-call` group is the hand issue #14 counts: six players who check or
+//! call to the end (39 events).
 
 #[path = "../tests/sdk/support/mod.rs"]
 mod support;
@@ -10,19 +12,34 @@ use std::sync::Arc;
 
 use claw_engine::testing::{PlayedHand, Table};
 use claw_player::audit::Auditor;
-use claw_player::bots::strategy;
+use claw_player::bots::{strategy, BotError, Strategy, TurnView};
 use claw_player::verify::SessionVerifier;
 use claw_protocol::audit::{audit, AuditOptions};
 use claw_protocol::transcript::Transcript;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use rand::RngCore;
 use serde_json::Value;
 
-fn hands(game: &str, players: usize, n: usize) -> (Table, Vec<(PlayedHand, Transcript)>) {
+/// Checks where it may, else calls: every Hold'em hand goes to the showdown.
+struct CheckCall;
+
+impl Strategy for CheckCall {
+    fn name(&self) -> &'static str {
+        "check-call"
+    }
+
+    fn choose(&self, turn: &TurnView<'_>, _: &mut dyn RngCore) -> Result<Value, BotError> {
+        let kind =
+            |k: &str| turn.actions.iter().find(|o| o.action.get("type").and_then(Value::as_str) == Some(k));
+        kind("check").or_else(|| kind("call")).map(|o| o.action.clone()).ok_or(BotError::NoActions)
+    }
+}
+
+fn hands(game: &str, players: usize, bot: &dyn Strategy, n: usize) -> (Table, Vec<(PlayedHand, Transcript)>) {
     let mut sim = Table::new(game, &Value::Null, players, 99).unwrap();
-    let bot = strategy(game, "simple").unwrap();
     let hands = (0..n)
         .map(|_| {
-            let h = support::play(&mut sim, bot.as_ref());
+            let h = support::play(&mut sim, bot);
             let t = h.sign(&sim.dealer, "room").unwrap();
             (h, t)
         })
@@ -51,14 +68,20 @@ fn feed(v: &mut SessionVerifier, h: &PlayedHand, events: &[claw_protocol::transc
     }
 }
 
-fn bench_game(c: &mut Criterion, game: &str, players: usize) {
-    let (sim, hands) = hands(game, players, 32);
+fn bench_game(c: &mut Criterion, game: &str, players: usize, bot: &dyn Strategy) {
+    let (sim, hands) = hands(game, players, bot, 32);
     let events: f64 = hands.iter().map(|(_, t)| t.events.len() as f64).sum::<f64>() / hands.len() as f64;
-    eprintln!("{game}: {players} players, {events:.1} events per hand on average");
+    let name = bot.name();
+    eprintln!("{game} ({name}): {players} players, {events:.1} events per hand on average");
     let dealer = sim.dealer.id();
     let me = Arc::clone(&sim.players[0]);
     let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
-    let mut g = c.benchmark_group(format!("verify/{game}-{players}p"));
+    let group = if name == "simple" {
+        format!("verify/{game}-{players}p")
+    } else {
+        format!("verify/{game}-{players}p-{name}")
+    };
+    let mut g = c.benchmark_group(group);
     let mut i = 0usize;
     g.bench_function("live, seat 0, per hand", |b| {
         b.iter_batched(
@@ -102,7 +125,7 @@ fn bench_game(c: &mut Criterion, game: &str, players: usize) {
         )
     });
     g.bench_function("one dealer signature check", |b| {
-        let e = &hands[0].1.events[1];
+        let e = hands[0].1.events.iter().find(|e| e.sig.is_some()).expect("a hand has a signed event");
         b.iter(|| std::hint::black_box(e.verify_signature(&dealer).is_ok()))
     });
     let mut j = 0usize;
@@ -135,10 +158,10 @@ fn bench_game(c: &mut Criterion, game: &str, players: usize) {
 }
 
 fn benches(c: &mut Criterion) {
-    bench_game(c, "texas-holdem", 6);
-    bench_game(c, "blackjack", 6);
-    bench_game(c, "dou-di-zhu", 3);
-    bench_game(c, "sam-gong", 6);
+    bench_game(c, "texas-holdem", 6, &CheckCall);
+    for (game, players) in [("texas-holdem", 6), ("blackjack", 6), ("dou-di-zhu", 3), ("sam-gong", 6)] {
+        bench_game(c, game, players, strategy(game, "simple").unwrap().as_ref());
+    }
 }
 
 criterion_group! {
