@@ -429,20 +429,71 @@ fn start_dealer(cli: &Cli, data: &Path, http_port: u16) -> anyhow::Result<(Child
     Ok((child, invites))
 }
 
-/// The dealer's own action-latency histogram count and mean, from /metrics.
-async fn dealer_latency(http_port: u16) -> Option<(u64, f64)> {
+/// The dealer's own action-latency histogram from /metrics: cumulative
+/// counts by bucket bound (seconds, `+Inf` last), and the sum in seconds.
+#[derive(Debug, Clone, PartialEq)]
+struct DealerLatency {
+    buckets: Vec<(f64, u64)>,
+    sum: f64,
+}
+
+impl DealerLatency {
+    fn parse(body: &str) -> Option<DealerLatency> {
+        let mut buckets = Vec::new();
+        let mut sum = None;
+        for line in body.lines() {
+            if let Some(rest) = line.strip_prefix("claw_action_latency_seconds_bucket{le=\"") {
+                let (bound, count) = rest.split_once("\"}")?;
+                let bound = if bound == "+Inf" { f64::INFINITY } else { bound.parse().ok()? };
+                buckets.push((bound, count.trim().parse().ok()?));
+            } else if let Some(v) = line.strip_prefix("claw_action_latency_seconds_sum ") {
+                sum = v.trim().parse().ok();
+            }
+        }
+        (!buckets.is_empty()).then_some(DealerLatency { buckets, sum: sum? })
+    }
+
+    /// The observations between `self` (earlier) and `later`.
+    fn since(&self, later: &DealerLatency) -> Option<DealerLatency> {
+        if self.buckets.len() != later.buckets.len() {
+            return None;
+        }
+        let buckets = self
+            .buckets
+            .iter()
+            .zip(&later.buckets)
+            .map(|(&(b, c0), &(_, c1))| (b, c1.saturating_sub(c0)))
+            .collect();
+        Some(DealerLatency { buckets, sum: later.sum - self.sum })
+    }
+
+    fn count(&self) -> u64 {
+        self.buckets.last().map_or(0, |&(_, c)| c)
+    }
+
+    fn mean_ms(&self) -> Option<f64> {
+        let n = self.count();
+        (n > 0).then(|| self.sum / n as f64 * 1000.0)
+    }
+
+    /// The bound (ms) of the first bucket holding at least a share `p` of
+    /// the observations: the `p` quantile is at most this.
+    fn quantile_bound_ms(&self, p: f64) -> Option<f64> {
+        let n = self.count();
+        if n == 0 {
+            return None;
+        }
+        let want = (n as f64 * p).ceil() as u64;
+        self.buckets.iter().find(|&&(_, c)| c >= want).map(|&(b, _)| b * 1000.0)
+    }
+}
+
+async fn dealer_latency(http_port: u16) -> Option<DealerLatency> {
     let mut s = tokio::net::TcpStream::connect(("127.0.0.1", http_port)).await.ok()?;
     s.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").await.ok()?;
     let mut body = String::new();
     s.read_to_string(&mut body).await.ok()?;
-    let value = |name: &str| {
-        body.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().last()?.parse::<f64>().ok())
-    };
-    let count = value("claw_action_latency_seconds_count")?;
-    let sum = value("claw_action_latency_seconds_sum")?;
-    Some((count as u64, if count > 0.0 { sum / count } else { 0.0 }))
+    DealerLatency::parse(&body)
 }
 
 fn percentile(sorted: &[u32], p: f64) -> f64 {
@@ -470,6 +521,8 @@ struct Report {
     latency_ms_p99: f64,
     latency_ms_max: f64,
     dealer_latency_mean_ms: Option<f64>,
+    /// The dealer's own p99 as the bound of its histogram bucket (≤ this).
+    dealer_latency_ms_p99_at_most: Option<f64>,
     dealer_cpu_ms_per_hand: f64,
     bots_cpu_ms_per_hand: f64,
     dealer_rss_kib: u64,
@@ -563,12 +616,12 @@ async fn run(
     lat.sort_unstable();
     let connected = shared.connected.load(Ordering::Relaxed);
     let per_hand = |cpu: f64| if hands > 0 { cpu * 1000.0 / hands as f64 } else { 0.0 };
-    let dealer_latency_mean_ms = match (lat0, lat1) {
-        (Some((c0, m0)), Some((c1, m1))) if c1 > c0 => {
-            Some(((m1 * c1 as f64) - (m0 * c0 as f64)) / (c1 - c0) as f64 * 1000.0)
-        }
+    let window = match (&lat0, &lat1) {
+        (Some(a), Some(b)) => a.since(b),
         _ => None,
     };
+    let dealer_latency_mean_ms = window.as_ref().and_then(DealerLatency::mean_ms);
+    let dealer_latency_ms_p99_at_most = window.as_ref().and_then(|w| w.quantile_bound_ms(0.99));
     let first_error = shared.first_error.lock().unwrap_or_else(|p| p.into_inner()).clone();
     Ok(Report {
         game: cli.game.clone(),
@@ -585,6 +638,7 @@ async fn run(
         latency_ms_p99: percentile(&lat, 0.99),
         latency_ms_max: lat.last().map(|&u| f64::from(u) / 1000.0).unwrap_or(0.0),
         dealer_latency_mean_ms,
+        dealer_latency_ms_p99_at_most,
         dealer_cpu_ms_per_hand: per_hand(dealer_cpu),
         bots_cpu_ms_per_hand: per_hand(bots_cpu),
         dealer_rss_kib: rss,
@@ -619,7 +673,8 @@ fn print_text(r: &Report) {
         r.latency_ms_p50, r.latency_ms_p90, r.latency_ms_p99, r.latency_ms_max, r.latency_samples
     );
     if let Some(m) = r.dealer_latency_mean_ms {
-        println!("  dealer's own action latency (mean, /metrics): {m:.2} ms");
+        let p99 = r.dealer_latency_ms_p99_at_most.map_or_else(String::new, |b| format!(", p99 ≤ {b} ms"));
+        println!("  dealer's own action latency (arrival → broadcast, /metrics): mean {m:.2} ms{p99}");
     }
     println!(
         "  CPU per hand: dealer {:.2} ms, bots {:.2} ms",
@@ -642,5 +697,43 @@ fn print_text(r: &Report) {
     println!("  load average before {} / after {}", r.load_before, r.load_after);
     if let Some(e) = &r.first_error {
         println!("  first error: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DealerLatency;
+
+    fn metrics(counts: [u64; 4], sum: f64) -> String {
+        format!(
+            "# TYPE claw_action_latency_seconds histogram\n\
+             claw_action_latency_seconds_bucket{{le=\"0.001\"}} {}\n\
+             claw_action_latency_seconds_bucket{{le=\"0.01\"}} {}\n\
+             claw_action_latency_seconds_bucket{{le=\"0.1\"}} {}\n\
+             claw_action_latency_seconds_bucket{{le=\"+Inf\"}} {}\n\
+             claw_action_latency_seconds_sum {sum}\n\
+             claw_action_latency_seconds_count {}\n",
+            counts[0], counts[1], counts[2], counts[3], counts[3]
+        )
+    }
+
+    #[test]
+    fn the_dealers_quantile_is_bounded_by_its_bucket_over_the_window() {
+        let before = DealerLatency::parse(&metrics([10, 10, 10, 10], 0.005)).unwrap();
+        // In the window: 100 observations, 98 under 1 ms, 1 under 10 ms, 1 under 100 ms.
+        let after = DealerLatency::parse(&metrics([108, 109, 110, 110], 0.105)).unwrap();
+        let w = before.since(&after).unwrap();
+        assert_eq!(w.count(), 100);
+        assert_eq!(w.quantile_bound_ms(0.50), Some(1.0));
+        assert_eq!(w.quantile_bound_ms(0.99), Some(10.0));
+        assert_eq!(w.quantile_bound_ms(1.0), Some(100.0));
+        assert!((w.mean_ms().unwrap() - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn no_histogram_no_figure() {
+        assert_eq!(DealerLatency::parse("claw_rooms_open 3\n"), None);
+        let empty = DealerLatency::parse(&metrics([0, 0, 0, 0], 0.0)).unwrap();
+        assert_eq!(empty.since(&empty).unwrap().quantile_bound_ms(0.99), None);
     }
 }
