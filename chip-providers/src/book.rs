@@ -42,6 +42,7 @@ impl HandBook {
         HandBook { stakes, flows, fee: 0, done: HashMap::new() }
     }
 
+    #[cfg(feature = "solana")]
     pub(crate) fn stakes(&self) -> &[(AccountId, Chips)] {
         &self.stakes
     }

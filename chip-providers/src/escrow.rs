@@ -7,7 +7,7 @@
 //! journaled settles it, each exactly once (the calls carry fixed keys).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -225,36 +225,66 @@ impl EscrowChips {
     }
 
     /// Finishes every journaled hand this process is not running: paid out
-    /// when its result was journaled, else refunded; each exactly once.
+    /// when its result was journaled, else refunded; each exactly once. A
+    /// hand that cannot be finished now (an unreadable file, the ledger
+    /// down) does not hold up the others: its file stays open for the next
+    /// start, and the error names every such file.
     pub async fn reconcile_journal(&self) -> Result<Reconciled, ChipError> {
         let mut report = Reconciled::default();
         let running: Vec<HandRef> = lock(&self.live).keys().cloned().collect();
+        let mut failed: Vec<(PathBuf, ChipError)> = Vec::new();
         for path in self.journal.open_files()? {
-            let rec = read_record(&path)?;
-            if running.contains(&rec.hand) {
-                continue;
-            }
-            let file = self.journal.reopen(&path)?;
-            if rec.ended {
-                self.journal.archive(file)?;
-                continue;
-            }
-            let outcome = match &rec.close {
-                Some((payouts, fee)) => {
-                    let ops = self.close_ops(&rec.stakes, payouts, *fee);
-                    self.inner.settle(&key(&rec.hand, "close")?, &ops).await?;
-                    Outcome::Settled
+            match self.reconcile_file(&path, &running).await {
+                Ok(Some((hand, Outcome::Settled))) => report.settled.push(hand),
+                Ok(Some((hand, Outcome::Refunded | Outcome::NotOpened))) => report.refunded.push(hand),
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::error!(file = %path.display(), error = %e, "an interrupted escrowed hand could not be reconciled; the next start retries it");
+                    failed.push((path, e));
                 }
-                None => self.refund(&rec.hand, &rec.stakes).await?,
-            };
-            tracing::info!(hand = %rec.hand, ?outcome, "reconciled an interrupted escrowed hand");
-            self.end(file, outcome)?;
-            match outcome {
-                Outcome::Settled => report.settled.push(rec.hand),
-                Outcome::Refunded | Outcome::NotOpened => report.refunded.push(rec.hand),
             }
         }
-        Ok(report)
+        let Some((first, _)) = failed.first() else { return Ok(report) };
+        let done = report.settled.len() + report.refunded.len();
+        let detail = format!(
+            "{} interrupted escrowed hand(s) not reconciled ({done} reconciled); first {}: {}",
+            failed.len(),
+            first.display(),
+            failed[0].1
+        );
+        // Retryable if any of them may succeed on a retry (re-running is idempotent).
+        Err(match failed.iter().any(|(_, e)| e.is_retryable()) {
+            true => ChipError::Service(detail),
+            false => ChipError::BadRequest(detail),
+        })
+    }
+
+    /// Finishes one journaled hand; `None` if it is running or had ended.
+    async fn reconcile_file(
+        &self,
+        path: &Path,
+        running: &[HandRef],
+    ) -> Result<Option<(HandRef, Outcome)>, ChipError> {
+        let rec = read_record(path)?;
+        if running.contains(&rec.hand) {
+            return Ok(None);
+        }
+        let file = self.journal.reopen(path)?;
+        if rec.ended {
+            self.journal.archive(file)?;
+            return Ok(None);
+        }
+        let outcome = match &rec.close {
+            Some((payouts, fee)) => {
+                let ops = self.close_ops(&rec.stakes, payouts, *fee);
+                self.inner.settle(&key(&rec.hand, "close")?, &ops).await?;
+                Outcome::Settled
+            }
+            None => self.refund(&rec.hand, &rec.stakes).await?,
+        };
+        tracing::info!(hand = %rec.hand, ?outcome, "reconciled an interrupted escrowed hand");
+        self.end(file, outcome)?;
+        Ok(Some((rec.hand, outcome)))
     }
 
     fn apply(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Option<Result<Chips, ChipError>> {
@@ -620,6 +650,40 @@ mod tests {
         // Reconciling again moves nothing.
         assert_eq!(e.reconcile().await.unwrap(), Reconciled::default());
         assert_eq!((bal(&ledger, "alice").await, bal(&ledger, "bob").await), (60, 90));
+    }
+
+    #[tokio::test]
+    async fn an_unreadable_journal_file_does_not_hold_up_the_other_hands() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ledger, e) = setup(dir.path()).await;
+        let (h1, h2) = (HandRef::new("r", "h1"), HandRef::new("r", "h2"));
+        e.open_hand(&h1, &[(acc("alice"), Chips(40))]).await.unwrap();
+        e.open_hand(&h2, &[(acc("bob"), Chips(50))]).await.unwrap();
+        // A crash with both mid-hand, then h1's file damaged past reading
+        // (a disk fault, a hand edit).
+        drop(e);
+        let open = e_files(dir.path());
+        assert_eq!(open.len(), 2, "{open:?}");
+        let h1_file =
+            open.iter().find(|p| std::fs::read_to_string(p).unwrap().contains("h1")).unwrap().clone();
+        std::fs::write(&h1_file, "not a journal\n").unwrap();
+        let e = EscrowChips::new(ledger.clone(), acc("escrow:d"), acc("dealer:d"), dir.path()).unwrap();
+        let err = e.reconcile().await.unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("1 interrupted escrowed hand(s) not reconciled (1 reconciled)"), "{text}");
+        assert!(text.contains(&h1_file.display().to_string()), "{text}");
+        // h2 was refunded all the same; h1's stake stays in escrow, its file open.
+        assert_eq!((bal(&ledger, "bob").await, bal(&ledger, "alice").await), (50, 60));
+        assert_eq!(bal(&ledger, "escrow:d").await, 40);
+        assert_eq!(e_files(dir.path()), vec![h1_file.clone()]);
+        // Again: h2 is not refunded twice; h1 still fails, by name.
+        assert!(e.reconcile().await.unwrap_err().to_string().contains("(0 reconciled)"));
+        assert_eq!((bal(&ledger, "bob").await, bal(&ledger, "escrow:d").await), (50, 40));
+    }
+
+    /// The escrow journal's open files under `dir`.
+    fn e_files(dir: &Path) -> Vec<PathBuf> {
+        Journal::new(dir).unwrap().open_files().unwrap()
     }
 
     #[tokio::test]
