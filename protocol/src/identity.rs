@@ -2,12 +2,16 @@
 //!
 //! The player id is the Ed25519 public key ([`PlayerId`]). Secrets never
 //! appear in `Debug` output and are wiped from memory on drop. Key files are
-//! JSON (SPEC.md §3.2), created with mode 0600, and refused when group or
-//! others can read them.
+//! JSON (SPEC.md §3.2); the text format is here, and with feature
+//! `key-files` (the crate's one piece of I/O, off by default) [`file`] reads
+//! and writes them: mode 0600, refused when group or others can read them.
+
+#[cfg(feature = "key-files")]
+pub mod file;
 
 use std::fmt;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+#[cfg(feature = "key-files")]
+use std::path::PathBuf;
 
 use ed25519_dalek::{Signer as _, SigningKey};
 use rand_core::CryptoRngCore;
@@ -40,7 +44,19 @@ pub struct Identity {
     encryption_secret: Zeroizing<[u8; 32]>,
 }
 
+/// Why a key file's text is not a valid identity.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyFileError {
+    /// Not a claw key file (bad JSON, unknown format, bad hex).
+    #[error("{0}")]
+    Format(String),
+    /// The public keys stored in the file do not match its secrets.
+    #[error("stored public key does not match the secret key")]
+    Mismatch,
+}
+
 /// Why a key file could not be read or written.
+#[cfg(feature = "key-files")]
 #[derive(Debug, thiserror::Error)]
 pub enum IdentityError {
     /// Reading or writing the file failed.
@@ -158,25 +174,28 @@ impl Identity {
         )))
     }
 
-    /// Reads a key file written by [`Identity::save`]. Refuses files that
-    /// group or others can access (unix).
-    pub fn load(path: impl AsRef<Path>) -> Result<Identity, IdentityError> {
-        let path = path.as_ref();
-        let io = |source| IdentityError::Io { path: path.to_owned(), source };
-        let format = |reason: String| IdentityError::Format { path: path.to_owned(), reason };
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let mode = std::fs::metadata(path).map_err(io)?.permissions().mode();
-            if mode & 0o077 != 0 {
-                return Err(IdentityError::InsecurePermissions {
-                    path: path.to_owned(),
-                    mode: mode & 0o7777,
-                });
-            }
-        }
-        let text = Zeroizing::new(std::fs::read_to_string(path).map_err(io)?);
-        let file: KeyFile = serde_json::from_str(&text).map_err(|e| format(e.to_string()))?;
+    /// The key file's text (SPEC.md §3.2): both secrets in hex, wiped on drop.
+    pub fn to_key_file(&self) -> Result<Zeroizing<String>, KeyFileError> {
+        let file = KeyFile {
+            format: KEY_FILE_FORMAT.to_owned(),
+            player_id: self.id(),
+            encryption_key: self.encryption_public,
+            signing_secret: hex::encode(self.signing.to_bytes()),
+            encryption_secret: hex::encode(*self.encryption_secret),
+        };
+        // Sized for the whole file so that no secret-holding buffer is reallocated.
+        let mut buf = Zeroizing::new(Vec::with_capacity(1024));
+        serde_json::to_writer_pretty(&mut *buf, &file).map_err(|e| KeyFileError::Format(e.to_string()))?;
+        buf.push(b'\n');
+        let bytes = std::mem::take(&mut *buf);
+        String::from_utf8(bytes).map(Zeroizing::new).map_err(|e| KeyFileError::Format(e.to_string()))
+    }
+
+    /// Parses a key file's text; refuses an unknown format and public keys
+    /// that do not match the secrets.
+    pub fn from_key_file(text: &str) -> Result<Identity, KeyFileError> {
+        let format = |reason: String| KeyFileError::Format(reason);
+        let file: KeyFile = serde_json::from_str(text).map_err(|e| format(e.to_string()))?;
         if file.format != KEY_FILE_FORMAT {
             return Err(format(format!("unknown format {:?}, expected {KEY_FILE_FORMAT:?}", file.format)));
         }
@@ -190,69 +209,9 @@ impl Identity {
         );
         let id = Identity::from_secrets(*ed, *x);
         if id.id() != file.player_id || id.encryption_key() != file.encryption_key {
-            return Err(IdentityError::Mismatch { path: path.to_owned() });
+            return Err(KeyFileError::Mismatch);
         }
         Ok(id)
-    }
-
-    /// Writes the key file atomically (temporary file + rename), mode 0600.
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), IdentityError> {
-        let path = path.as_ref();
-        let io = |source| IdentityError::Io { path: path.to_owned(), source };
-        let file = KeyFile {
-            format: KEY_FILE_FORMAT.to_owned(),
-            player_id: self.id(),
-            encryption_key: self.encryption_public,
-            signing_secret: hex::encode(self.signing.to_bytes()),
-            encryption_secret: hex::encode(*self.encryption_secret),
-        };
-        let text = Zeroizing::new(
-            serde_json::to_string_pretty(&file)
-                .map_err(|e| IdentityError::Format { path: path.to_owned(), reason: e.to_string() })?,
-        );
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-            _ => PathBuf::from("."),
-        };
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            opts.mode(0o600);
-        }
-        let _ = std::fs::remove_file(&tmp);
-        let result = (|| {
-            let mut f = opts.open(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.write_all(b"\n")?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, path)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result.map_err(io)
-    }
-
-    /// Loads the key file at `path`, or creates one with a fresh identity if
-    /// there is no file yet.
-    pub fn load_or_create<R: CryptoRngCore + ?Sized>(
-        path: impl AsRef<Path>,
-        rng: &mut R,
-    ) -> Result<Identity, IdentityError> {
-        let path = path.as_ref();
-        match std::fs::metadata(path) {
-            Ok(_) => Identity::load(path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let id = Identity::generate(rng);
-                id.save(path)?;
-                Ok(id)
-            }
-            Err(source) => Err(IdentityError::Io { path: path.to_owned(), source }),
-        }
     }
 }
 
@@ -290,48 +249,6 @@ mod tests {
         let x = hex::encode(*a.encryption_secret);
         assert!(!dbg.contains(&ed[..16]) && !dbg.contains(&x[..16]), "{dbg}");
         assert!(dbg.contains("redacted"));
-    }
-
-    #[test]
-    fn save_load_round_trip_with_0600() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("key.json");
-        let a = Identity::from_seed([3; 32]);
-        a.save(&path).unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-        }
-        let b = Identity::load(&path).unwrap();
-        assert_eq!(a.public(), b.public());
-        // Overwrite works too.
-        a.save(&path).unwrap();
-        let mut rng = ChaCha20Rng::from_seed([0; 32]);
-        assert_eq!(Identity::load_or_create(&path, &mut rng).unwrap().id(), a.id());
-        let fresh = dir.path().join("new.json");
-        let c = Identity::load_or_create(&fresh, &mut rng).unwrap();
-        assert_eq!(Identity::load(&fresh).unwrap().id(), c.id());
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn refuses_world_readable_and_tampered_files() {
-        use std::os::unix::fs::PermissionsExt as _;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("key.json");
-        Identity::from_seed([3; 32]).save(&path).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert!(matches!(Identity::load(&path), Err(IdentityError::InsecurePermissions { .. })));
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        let other = Identity::from_seed([4; 32]).id().to_string();
-        let bad = text.replace(&Identity::from_seed([3; 32]).id().to_string(), &other);
-        std::fs::write(&path, bad).unwrap();
-        assert!(matches!(Identity::load(&path), Err(IdentityError::Mismatch { .. })));
-        std::fs::write(&path, "{}").unwrap();
-        assert!(matches!(Identity::load(&path), Err(IdentityError::Format { .. })));
-        assert!(matches!(Identity::load(dir.path().join("missing")), Err(IdentityError::Io { .. })));
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Wire protocol v1 of game-claw, sans-IO.
 //!
-//! Everything here is pure: no sockets, no clock, no ambient randomness.
-//! Time and randomness are passed in by the caller, so every step can be
-//! replayed byte for byte by an auditor. SPEC.md is the normative text.
+//! Everything here is pure: no sockets, no files, no clock, no ambient
+//! randomness. Time and randomness are passed in by the caller, so every
+//! step can be replayed byte for byte by an auditor. The one exception is
+//! opt-in: feature `key-files` reads and writes identity key files
+//! ([`identity::file`]). SPEC.md is the normative text.
 
 pub mod bytes;
 pub mod card;
@@ -29,7 +31,9 @@ pub use handshake::{
     Accepted, Challenge, ChallengeBook, ClientHandshake, ClientSession, HandshakeError, Hello, RejectReason,
     Rejected, Response, ServerHandshake, VerifiedPlayer,
 };
-pub use identity::{Identity, IdentityError, PublicIdentity};
+#[cfg(feature = "key-files")]
+pub use identity::IdentityError;
+pub use identity::{Identity, KeyFileError, PublicIdentity};
 pub use seal::{SealError, SealedCard, SharedKey};
 pub use shuffle::{seed_commitment, shuffle, shuffle_seed};
 pub use sign::{verify, verify_batch, BatchItem, Purpose, SignatureError, SignerKey};
