@@ -104,7 +104,7 @@ pub struct HighCardState {
     pot: u64,
     over: bool,
     winner: Option<Seat>,
-    shown: Vec<String>,
+    shown: Vec<CardId>,
 }
 
 impl HighCardState {
@@ -265,7 +265,7 @@ impl GamePlugin for HighCard {
                 }
             } else {
                 let positions: Vec<u16> = live.iter().filter_map(|j| st.hole[*j].map(|h| h.0)).collect();
-                st.shown = live.iter().filter_map(|j| st.hole[*j].map(|h| h.1.to_string())).collect();
+                st.shown = live.iter().filter_map(|j| st.hole[*j].map(|h| h.1)).collect();
                 out.push(PendingAction::Reveal { positions });
                 let w =
                     live.iter().copied().max_by_key(|j| st.hole[*j].map(|h| h.1.card().code())).unwrap_or(0);
@@ -322,6 +322,15 @@ impl GamePlugin for HighCard {
             "to_act": st.next(),
             "shown": st.shown,
         })
+    }
+
+    fn phase(&self, st: &HighCardState) -> Option<&'static str> {
+        Some(if st.over { "over" } else { "betting" })
+    }
+
+    /// The board card and the showdown hands.
+    fn shown_cards(&self, st: &HighCardState) -> Vec<CardId> {
+        st.board.iter().chain(&st.shown).copied().collect()
     }
 
     fn auto_action(&self, _: &HighCardState, _: Seat) -> Option<HighCardAction> {

@@ -240,7 +240,7 @@ impl Table {
                 // The cards the dealer played for the seat leave its hand.
                 for e in &hand.transcript().events[before..] {
                     if let Ok(EventBody::TimeoutAction(t)) = e.decode_body() {
-                        played[seat.index()].extend(played_cards(&t.action));
+                        played[seat.index()].extend(self.game.cards_played(&t.action));
                     }
                 }
                 continue;
@@ -260,7 +260,7 @@ impl Table {
                 memory: &self.memory,
             };
             let action = choose(&info, &mut self.rng).map_err(TableError::Other)?;
-            played[seat.index()].extend(played_cards(&action));
+            played[seat.index()].extend(self.game.cards_played(&action));
             let raw = RawJson::from_value(&action).map_err(|e| TableError::Other(e.to_string()))?;
             let player = &self.players[seat.index()];
             let signed = SignedAction::sign(player, hand_id, turn.seq, raw);
@@ -280,11 +280,6 @@ impl Table {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(PlayedHand { hand_id, transcript, bodies, player_seeds, result: end.result, turns })
     }
-}
-
-/// The cards an action plays (its `"cards"` member), if any.
-fn played_cards(action: &Value) -> Vec<CardId> {
-    action.get("cards").and_then(|c| serde_json::from_value(c.clone()).ok()).unwrap_or_default()
 }
 
 /// A seat's own cards with their deck positions (dealt or transferred to it,

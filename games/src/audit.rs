@@ -2,15 +2,18 @@
 //! announces and a replay of its rules over the verified inputs, which must
 //! reproduce every deal, chip movement, reveal and card transfer in order, the timeout
 //! actions, the announced result and the table memory. The one replayer
-//! the dealer's tests, the SDK's live verifier and the offline auditor use.
+//! the dealer's tests, the SDK's live verifier and the offline auditor use:
+//! [`crate::runner::replay_checked`], with the announcements compared
+//! between its steps.
 
 use std::sync::Arc;
 
-use claw_protocol::audit::{ActionSource, AnnouncedEvent, Replayer, VerifiedHand};
+use claw_protocol::audit::{ActionSource, AnnouncedEvent, Replayer, VerifiedAction, VerifiedHand};
 use claw_protocol::CardId;
 use serde_json::Value;
 
-use crate::{check_conservation, registry, DynGame, HandEvent, HandRunner, PlayerInfo};
+use crate::runner::{replay_checked, ReplayCheck};
+use crate::{registry, DynGame, HandEvent, HandRunner, PlayerInfo};
 
 /// Canonical decks and rule replay through the games registry, plus games
 /// added with [`GamesReplayer::with_game`] (looked up first).
@@ -95,46 +98,12 @@ impl Replayer for GamesReplayer {
         let deck = hand.deck_order.clone().ok_or("deck order not revealed")?;
         let players: Vec<PlayerInfo> =
             hand.players.iter().map(|p| PlayerInfo { id: p.id, balance: p.balance }).collect();
-        let (mut runner, mut events) =
-            HandRunner::start(g.as_ref(), &hand.settings, &players, &hand.memory, deck)
-                .map_err(|e| format!("hand start: {e}"))?;
-        let mut checked = 0;
-        for (index, a) in hand.actions.iter().enumerate() {
-            // Everything the rules produced before this action must be what
-            // the dealer announced before it, in the same order.
-            compare_events(&events, &hand.announced, checked, a.events_before)?;
-            checked = a.events_before;
-            let expected = runner.hand().to_act();
-            if expected != Some(a.seat) {
-                return Err(format!("action {index} by seat {}: it was {expected:?}'s turn", a.seat.0));
-            }
-            if let ActionSource::Timeout { .. } = a.source {
-                let auto = runner.hand().auto_action(a.seat);
-                if auto.as_ref() != Some(&a.action) {
-                    return Err(format!(
-                        "action {index}: timeout action {} for seat {} is not the game's auto action {}",
-                        a.action,
-                        a.seat.0,
-                        auto.unwrap_or(Value::Null)
-                    ));
-                }
-            }
-            let more =
-                runner.act(a.seat, &a.action).map_err(|e| format!("action {index} ({}): {e}", a.action))?;
-            events.extend(more);
-            let public = runner.hand().public_state();
-            if public != *a.public_state {
-                return Err(format!(
-                    "action {index}: public state announced {}, the rules give {public}",
-                    a.public_state
-                ));
-            }
-        }
-        compare_events(&events, &hand.announced, checked, hand.announced.len())?;
-        if !runner.hand().is_over() {
-            return Err(format!("the hand is not over after {} actions", hand.actions.len()));
-        }
-        let result = runner.hand().result().ok_or("the rules give no result")?;
+        let actions = hand.actions.iter().map(|a| (a.seat, &a.action));
+        let mut check = Announced { hand, checked: 0 };
+        let out =
+            replay_checked(g.as_ref(), &hand.settings, &players, &hand.memory, deck, actions, &mut check)
+                .map_err(|e| e.to_string())?;
+        let result = out.result;
         if result != hand.result {
             let what = if result.winners != hand.result.winners {
                 "winners"
@@ -147,14 +116,75 @@ impl Replayer for GamesReplayer {
             };
             return Err(format!("result ({what}): announced {:?}, the rules give {result:?}", hand.result));
         }
-        check_conservation(&events, &result, players.len()).map_err(|e| format!("chip conservation: {e}"))?;
-        let memory = runner.hand().memory_after();
-        if memory != hand.memory_after {
+        if out.memory_after != hand.memory_after {
             return Err(format!(
-                "table memory after the hand: announced {}, the rules give {memory}",
-                hand.memory_after
+                "table memory after the hand: announced {}, the rules give {}",
+                hand.memory_after, out.memory_after
             ));
         }
         Ok(())
+    }
+}
+
+/// The auditor's checks between the replay's steps: the rules' events are
+/// the dealer's announcements, in order; a timeout action is the game's auto
+/// action; the public state after each action is the one announced.
+struct Announced<'a> {
+    hand: &'a VerifiedHand,
+    /// Announcements compared so far.
+    checked: usize,
+}
+
+impl<'a> Announced<'a> {
+    fn action(&self, index: usize) -> Result<&'a VerifiedAction, String> {
+        self.hand.actions.get(index).ok_or_else(|| format!("action {index}: not recorded"))
+    }
+}
+
+impl ReplayCheck for Announced<'_> {
+    fn before_action(
+        &mut self,
+        index: usize,
+        runner: &HandRunner,
+        events: &[HandEvent],
+    ) -> Result<(), String> {
+        let a = self.action(index)?;
+        // Everything the rules produced before this action must be what the
+        // dealer announced before it, in the same order.
+        compare_events(events, &self.hand.announced, self.checked, a.events_before)?;
+        self.checked = a.events_before;
+        if let ActionSource::Timeout { .. } = a.source {
+            let auto = runner.hand().auto_action(a.seat);
+            if auto.as_ref() != Some(&a.action) {
+                return Err(format!(
+                    "action {index}: timeout action {} for seat {} is not the game's auto action {}",
+                    a.action,
+                    a.seat.0,
+                    auto.unwrap_or(Value::Null)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn after_action(
+        &mut self,
+        index: usize,
+        runner: &HandRunner,
+        _events: &[HandEvent],
+    ) -> Result<(), String> {
+        let a = self.action(index)?;
+        let public = runner.hand().public_state();
+        if public != *a.public_state {
+            return Err(format!(
+                "action {index}: public state announced {}, the rules give {public}",
+                a.public_state
+            ));
+        }
+        Ok(())
+    }
+
+    fn before_end(&mut self, _runner: &HandRunner, events: &[HandEvent]) -> Result<(), String> {
+        compare_events(events, &self.hand.announced, self.checked, self.hand.announced.len())
     }
 }

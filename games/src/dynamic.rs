@@ -30,6 +30,9 @@ pub trait DynGame: Send + Sync {
     ) -> Result<Box<dyn DynHand>, GameError>;
     /// [`GamePlugin::public_cards_held`].
     fn public_cards_held(&self, public_state: &Value, seat: Seat) -> Vec<CardId>;
+    /// [`GamePlugin::cards_played`] for an action given as JSON; none when it
+    /// is not one of this game's actions.
+    fn cards_played(&self, action: &Value) -> Vec<CardId>;
 }
 
 /// One hand in progress of some game.
@@ -48,6 +51,10 @@ pub trait DynHand: Send + Sync {
     fn details(&self) -> Option<GameDetails>;
     fn valid_actions(&self) -> Vec<ActionOption<Value>>;
     fn public_state(&self) -> Value;
+    /// [`GamePlugin::phase`]: the public state's `"phase"`, without building it.
+    fn phase(&self) -> Option<&'static str>;
+    /// [`GamePlugin::shown_cards`]: every card the public state names.
+    fn shown_cards(&self) -> Vec<CardId>;
     fn auto_action(&self, seat: Seat) -> Option<Value>;
     fn leave_voids(&self, seat: Seat) -> bool;
     fn memory_after(&self) -> Value;
@@ -128,6 +135,10 @@ impl<G: GamePlugin> DynGame for Erased<G> {
     fn public_cards_held(&self, public_state: &Value, seat: Seat) -> Vec<CardId> {
         self.0.public_cards_held(public_state, seat)
     }
+
+    fn cards_played(&self, action: &Value) -> Vec<CardId> {
+        G::Action::deserialize(action).map(|a| self.0.cards_played(&a)).unwrap_or_default()
+    }
 }
 
 struct ErasedHand<G: GamePlugin> {
@@ -191,6 +202,14 @@ impl<G: GamePlugin> DynHand for ErasedHand<G> {
 
     fn public_state(&self) -> Value {
         self.game.public_state(&self.state)
+    }
+
+    fn phase(&self) -> Option<&'static str> {
+        self.game.phase(&self.state)
+    }
+
+    fn shown_cards(&self) -> Vec<CardId> {
+        self.game.shown_cards(&self.state)
     }
 
     fn auto_action(&self, seat: Seat) -> Option<Value> {

@@ -18,5 +18,6 @@ pub use plugin::{
     GameMeta, GamePlugin, HandEvent, HandResult, PendingAction, PlayerInfo,
 };
 pub use runner::{
-    check_conservation, replay, ActError, ActionInput, HandRunner, RecordedAction, ReplayError, ReplayOutcome,
+    check_conservation, replay, replay_checked, ActError, ActionInput, HandRunner, RecordedAction,
+    ReplayCheck, ReplayError, ReplayOutcome,
 };

@@ -202,6 +202,25 @@ pub trait GamePlugin: Send + Sync + 'static {
     /// What everyone at the table may see. Never a hidden card.
     fn public_state(&self, state: &Self::State) -> serde_json::Value;
 
+    /// The phase name `public_state` puts under its `"phase"` key, exactly
+    /// (`your-turn` carries it), or None when it has no such key. Typed so
+    /// that the engine need not build the public state to read it.
+    fn phase(&self, state: &Self::State) -> Option<&'static str>;
+
+    /// Every card `public_state` names (played cards, shown hands, face-up
+    /// cards): exactly the card codes found among its strings, in any order.
+    /// Under the deferred reveal policy the engine publishes, at hand end,
+    /// the openings of the face-down dealt cards among them (showdown
+    /// hands, played cards); the face-up and revealed ones are open already.
+    fn shown_cards(&self, state: &Self::State) -> Vec<CardId>;
+
+    /// The cards `action` plays out of its player's hand (Dou Di Zhu's and
+    /// Guandan's plays), for a client to drop from the cards it holds.
+    /// Default: none.
+    fn cards_played(&self, _action: &Self::Action) -> Vec<CardId> {
+        Vec::new()
+    }
+
     /// The action taken for `seat` when its timer runs out. It must validate
     /// in every state where `to_act` is `seat`.
     fn auto_action(&self, state: &Self::State, seat: Seat) -> Option<Self::Action>;

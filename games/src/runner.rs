@@ -279,16 +279,95 @@ pub enum ReplayError {
     Start(GameError),
     #[error("action {index} by {seat}: it was {expected:?}'s turn")]
     WrongSeat { index: usize, seat: Seat, expected: Option<Seat> },
-    #[error("action {index}: {error}")]
-    Action { index: usize, error: GameError },
+    #[error("action {index} ({action}): {error}")]
+    Action { index: usize, action: Value, error: GameError },
     #[error("the hand is not over after {0} actions")]
     NotOver(usize),
-    #[error("chip movements: {0}")]
+    #[error("the rules give no result")]
+    NoResult,
+    #[error("chip conservation: {0}")]
     Conservation(#[from] ConservationError),
+    /// A [`ReplayCheck`] refused.
+    #[error("{0}")]
+    Check(String),
 }
 
-/// Re-runs a hand from its inputs and the full deck order; the auditor's and
-/// crash recovery's way to get the result and every chip movement.
+/// What a replay checks between the rules' steps, beyond the rules
+/// themselves: the auditor compares the dealer's announcements here
+/// (`crate::audit::GamesReplayer`). Every step defaults to no check; `()`
+/// checks nothing.
+pub trait ReplayCheck {
+    /// Before action `index` is applied (it is its seat's turn); `events` are
+    /// every event the rules gave so far.
+    fn before_action(
+        &mut self,
+        _index: usize,
+        _runner: &HandRunner,
+        _events: &[HandEvent],
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// After action `index` and what it set off; `events` include its own.
+    fn after_action(
+        &mut self,
+        _index: usize,
+        _runner: &HandRunner,
+        _events: &[HandEvent],
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// After the last action, before the hand must be over.
+    fn before_end(&mut self, _runner: &HandRunner, _events: &[HandEvent]) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl ReplayCheck for () {}
+
+/// The one replay of a hand: re-runs it from its inputs and the full deck
+/// order, each action in turn (it must be its seat's turn), with `check`'s
+/// checks between the steps; the hand must then be over, and its chip
+/// movements conserved. Gives every event, the result and the table memory.
+pub fn replay_checked<'a>(
+    game: &dyn DynGame,
+    settings: &Value,
+    players: &[PlayerInfo],
+    memory: &Value,
+    deck: Vec<CardId>,
+    actions: impl IntoIterator<Item = (Seat, &'a Value)>,
+    check: &mut dyn ReplayCheck,
+) -> Result<ReplayOutcome, ReplayError> {
+    let (mut runner, mut events) =
+        HandRunner::start(game, settings, players, memory, deck).map_err(ReplayError::Start)?;
+    let mut count = 0;
+    for (index, (seat, action)) in actions.into_iter().enumerate() {
+        let expected = runner.hand().to_act();
+        if expected != Some(seat) {
+            return Err(ReplayError::WrongSeat { index, seat, expected });
+        }
+        check.before_action(index, &runner, &events).map_err(ReplayError::Check)?;
+        let more = runner.act(seat, action).map_err(|error| ReplayError::Action {
+            index,
+            action: action.clone(),
+            error,
+        })?;
+        events.extend(more);
+        check.after_action(index, &runner, &events).map_err(ReplayError::Check)?;
+        count = index + 1;
+    }
+    check.before_end(&runner, &events).map_err(ReplayError::Check)?;
+    if !runner.hand().is_over() {
+        return Err(ReplayError::NotOver(count));
+    }
+    let result = runner.hand().result().ok_or(ReplayError::NoResult)?;
+    check_conservation(&events, &result, players.len())?;
+    Ok(ReplayOutcome { events, memory_after: runner.hand().memory_after(), result })
+}
+
+/// [`replay_checked`] of recorded actions, with no checks beyond the rules
+/// (the games' tests and benchmarks).
 pub fn replay(
     game: &dyn DynGame,
     settings: &Value,
@@ -297,19 +376,13 @@ pub fn replay(
     deck: Vec<CardId>,
     actions: &[RecordedAction],
 ) -> Result<ReplayOutcome, ReplayError> {
-    let (mut runner, mut events) =
-        HandRunner::start(game, settings, players, memory, deck).map_err(ReplayError::Start)?;
-    for (index, a) in actions.iter().enumerate() {
-        let expected = runner.hand().to_act();
-        if expected != Some(a.seat) {
-            return Err(ReplayError::WrongSeat { index, seat: a.seat, expected });
-        }
-        events.extend(runner.act(a.seat, &a.action).map_err(|error| ReplayError::Action { index, error })?);
-    }
-    let result = match runner.hand().result() {
-        Some(r) if runner.hand().is_over() => r,
-        _ => return Err(ReplayError::NotOver(actions.len())),
-    };
-    check_conservation(&events, &result, players.len())?;
-    Ok(ReplayOutcome { events, memory_after: runner.hand().memory_after(), result })
+    replay_checked(
+        game,
+        settings,
+        players,
+        memory,
+        deck,
+        actions.iter().map(|a| (a.seat, &a.action)),
+        &mut (),
+    )
 }

@@ -26,14 +26,14 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use claw_games::audit::GamesReplayer;
-use claw_protocol::audit::{Accepted, AuditCheck, AuditError, AuditReport, HandAudit, Viewer};
+use claw_protocol::audit::{Accepted, AnnouncedCard, AuditCheck, AuditError, AuditReport, HandAudit, Viewer};
 use claw_protocol::messages::{
-    expected_start_balance, CardFace, ChipMove, ChipOp, ChipParty, DealTo, EventBody, HandPlayer, HandResult,
+    expected_start_balance, CardFace, ChipMove, ChipParty, DealTo, EventBody, HandPlayer, HandResult,
     RevealPolicy,
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader};
 use claw_protocol::{CardId, CardOpening, Chips, Digest, HandId, Identity, PlayerId, Seat, Seed, SharedKey};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 /// A failed live check: which check, in which hand and event, and what.
@@ -50,19 +50,10 @@ pub struct VerifyError {
     pub detail: String,
 }
 
-/// A card dealt in a deal event, as this player sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct SeenCard {
-    /// Deck position.
-    pub position: u16,
-    /// Who got it.
-    pub target: DealTo,
-    /// Up or down.
-    pub face: CardFace,
-    /// The card, when this player can see it (face up, or sealed to it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub card: Option<CardId>,
-}
+/// A card dealt in a deal event, as this player sees it: the card is
+/// `None` (`null` in JSON) unless it is face up or sealed to this player.
+/// The protocol's one definition ([`AnnouncedCard`]).
+pub type SeenCard = AnnouncedCard;
 
 /// What a verified event means for the player.
 #[derive(Debug, Clone, PartialEq)]
@@ -593,14 +584,12 @@ impl HandTracker {
             EventBody::Chips(c) => {
                 for m in &c.moves {
                     if matches!(m.party, ChipParty::Seat(s) if Some(s) == self.view.seat) {
-                        let amount = i64::try_from(m.amount.0).unwrap_or(i64::MAX);
-                        self.view.net = match m.op {
-                            ChipOp::Debit => self.view.net.saturating_sub(amount),
-                            ChipOp::Credit => self.view.net.saturating_add(amount),
-                        };
-                        self.view.balance = self.view.balance.map(|b| match m.op {
-                            ChipOp::Debit => b.saturating_sub(m.amount),
-                            ChipOp::Credit => b.checked_add(m.amount).unwrap_or(Chips(u64::MAX)),
+                        let net = i128::from(self.view.net) + m.delta();
+                        self.view.net =
+                            i64::try_from(net).unwrap_or(if net < 0 { i64::MIN } else { i64::MAX });
+                        self.view.balance = self.view.balance.map(|b| {
+                            let after = i128::from(b.0) + m.delta();
+                            Chips(u64::try_from(after.max(0)).unwrap_or(u64::MAX))
                         });
                     }
                 }
@@ -675,11 +664,11 @@ impl HandTracker {
         }
     }
 
+    /// Drops from this player's hand the cards `action` played (the game's
+    /// `cards_played`) and records them as played.
     fn note_played(&mut self, action: &Value) {
-        let Some(cards) = action.get("cards").and_then(|c| Vec::<CardId>::deserialize(c).ok()) else {
-            return;
-        };
-        for c in cards {
+        let Some(game) = &self.game else { return };
+        for c in game.cards_played(action) {
             if let Some(i) = self.view.hand.iter().position(|h| *h == c) {
                 self.view.hand.remove(i);
             }

@@ -10,8 +10,8 @@
 //! whole transcript. Both return the verified inputs of the hand
 //! ([`VerifiedHand`]). The game replay lives outside this crate (protocol
 //! does not know the games): a caller that has the rules implements
-//! [`Replayer`] (the player SDK does, with `claw_games::replay`). The first
-//! failed check is reported by name ([`AuditCheck`]).
+//! [`Replayer`] (the player SDK does, with `claw_games::audit::GamesReplayer`).
+//! The first failed check is reported by name ([`AuditCheck`]).
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -747,15 +747,12 @@ impl Hand {
     /// The `your-turn` message for `seat`.
     pub fn your_turn(&self, seat: Seat, deadline_ms: u64) -> YourTurn {
         let (actions, seq, balance, phase) = match self.running() {
-            Some(run) => {
-                let public = run.runner.hand().public_state();
-                (
-                    run.runner.hand().valid_actions(),
-                    run.last_seq[seat.index()].map_or(0, |l| l.saturating_add(1)),
-                    Chips(u64::try_from(run.remaining[seat.index()].max(0)).unwrap_or(u64::MAX)),
-                    public.get("phase").and_then(Value::as_str).map(str::to_owned),
-                )
-            }
+            Some(run) => (
+                run.runner.hand().valid_actions(),
+                run.last_seq[seat.index()].map_or(0, |l| l.saturating_add(1)),
+                Chips(u64::try_from(run.remaining[seat.index()].max(0)).unwrap_or(u64::MAX)),
+                run.runner.hand().phase().map(str::to_owned),
+            ),
             None => (Vec::new(), 0, Chips::ZERO, None),
         };
         YourTurn { hand_id: self.hand_id, seat, seq, actions, balance, deadline_ms, phase, warning: None }
@@ -807,34 +804,20 @@ fn all_openings(run: &Running) -> Vec<CardOpening> {
         .collect()
 }
 
-/// Deferred policy: the face-down dealt cards that the game's final
-/// public state shows (showdown hands); folded cards stay hidden.
+/// Deferred policy: the face-down dealt cards, not opened yet, that the
+/// game's final public state shows (`DynHand::shown_cards`: played cards,
+/// shown hands); folded cards stay hidden.
 fn shown_openings(run: &Running) -> Vec<CardOpening> {
-    let mut shown = HashSet::new();
-    collect_strings(&run.runner.hand().public_state(), &mut shown);
+    let shown: HashSet<CardId> = run.runner.hand().shown_cards().into_iter().collect();
     run.runner
         .dealt()
         .iter()
-        .filter(|d| {
-            run.opened.get(usize::from(d.position)) == Some(&false) && shown.contains(&d.card.to_string())
-        })
+        .filter(|d| run.opened.get(usize::from(d.position)) == Some(&false) && shown.contains(&d.card))
         .filter_map(|d| {
             let salt = *run.salts.get(usize::from(d.position))?;
             Some(CardOpening { position: d.position, card: d.card, salt })
         })
         .collect()
-}
-
-/// Every string inside a JSON value.
-fn collect_strings(v: &Value, out: &mut HashSet<String>) {
-    match v {
-        Value::String(s) => {
-            out.insert(s.clone());
-        }
-        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
-        Value::Object(m) => m.values().for_each(|x| collect_strings(x, out)),
-        _ => {}
-    }
 }
 
 #[cfg(test)]

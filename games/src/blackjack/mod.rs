@@ -1076,6 +1076,17 @@ impl GamePlugin for Blackjack {
         })
     }
 
+    fn phase(&self, st: &BlackjackState) -> Option<&'static str> {
+        Some(st.phase.name())
+    }
+
+    /// The house's cards (the hole card once revealed) and every seat's hands.
+    fn shown_cards(&self, st: &BlackjackState) -> Vec<CardId> {
+        let house = st.house.iter().enumerate().filter(|(k, _)| *k != 1 || st.hole_revealed).map(|(_, c)| *c);
+        let hands = st.seats.iter().flat_map(|s| &s.hands).flat_map(|h| h.cards.iter().copied());
+        house.chain(hands).collect()
+    }
+
     fn auto_action(&self, st: &BlackjackState, seat: Seat) -> Option<BlackjackAction> {
         if self.to_act(st) != Some(seat) {
             return None;

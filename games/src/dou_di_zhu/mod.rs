@@ -107,6 +107,18 @@ pub enum DdzPhase {
     Done,
 }
 
+impl DdzPhase {
+    /// The name it is serialised as.
+    fn name(self) -> &'static str {
+        match self {
+            DdzPhase::Dealing => "dealing",
+            DdzPhase::Bidding => "bidding",
+            DdzPhase::Playing => "playing",
+            DdzPhase::Done => "done",
+        }
+    }
+}
+
 /// The play to beat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lead {
@@ -653,6 +665,25 @@ impl GamePlugin for DouDiZhu {
             "outcome": st.outcome,
             "summary": st.summary,
         })
+    }
+
+    fn phase(&self, st: &DdzState) -> Option<&'static str> {
+        Some(st.phase.name())
+    }
+
+    /// The kitty once revealed, the play to beat and every card played.
+    fn shown_cards(&self, st: &DdzState) -> Vec<CardId> {
+        let kitty = st.kitty.iter().filter(|_| st.kitty_revealed);
+        let lead = st.lead.iter().flat_map(|l| &l.cards);
+        let turns = st.bids.iter().chain(&st.plays).filter_map(|t| t.cards.as_ref()).flatten();
+        kitty.chain(lead).chain(turns).copied().collect()
+    }
+
+    fn cards_played(&self, action: &DdzAction) -> Vec<CardId> {
+        match action {
+            DdzAction::Play { cards } => cards.clone(),
+            DdzAction::Bid { .. } | DdzAction::Pass {} => Vec::new(),
+        }
     }
 
     fn public_cards_held(&self, public_state: &Value, seat: Seat) -> Vec<CardId> {

@@ -1,5 +1,6 @@
 //! Guandan (掼蛋): four players in two fixed teams (seats 0+2 and 1+3), two
-//! packs with jokers (108 cards), 27 cards each, the rules of seed §二.
+//! packs with jokers (108 cards), 27 cards each, the source rules of Guandan
+//! (see docs/games/guandan.md).
 //!
 //! One plugin hand is one deal of a match. The table memory carries the
 //! match across deals (team levels, the team whose level is played, the last
@@ -53,7 +54,7 @@ pub const STAKE_LIMIT: u64 = claw_protocol::limits::MAX_MULTIPLIED_BASE;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Guandan;
 
-/// Why a Guandan action or input was refused (seed §五 "恶意输入").
+/// Why a Guandan action or input was refused (source rules: "恶意输入").
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GuandanError {
     /// A play names no card.
@@ -167,22 +168,22 @@ pub enum ProfileChoice {
     /// [`BombProfile::competition`]: the default.
     #[default]
     Competition,
-    /// [`BombProfile::seed`] with the seed's two RuleConfig fields.
+    /// [`BombProfile::seed`] with the source rules' two RuleConfig fields.
     Seed,
     /// Any other ordering.
     Custom(BombProfile),
 }
 
-/// How players are seated into teams (the seed's `team_formation`). The
+/// How players are seated into teams (the source rules' `team_formation`). The
 /// teams are always seats 0+2 and 1+3; `random` tells the dealer to seat the
 /// players in a random order before the match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TeamFormation {
-    /// Seats as joined (the seed's FIXED_1_3).
+    /// Seats as joined (the source rules' FIXED_1_3).
     #[default]
     Fixed13,
-    /// Random seating by the dealer (the seed's RANDOM).
+    /// Random seating by the dealer (the source rules' RANDOM).
     Random,
 }
 
@@ -190,15 +191,15 @@ pub enum TeamFormation {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AceRule {
-    /// It wins a deal played at its level A (the seed: "一方升至A并获胜").
+    /// It wins a deal played at its level A (source rules: "一方升至A并获胜").
     #[default]
     AnyWin,
     /// It wins a deal at A and its second player is not last (competition rule).
     PartnerNotLast,
 }
 
-/// Room settings: the seed's RuleConfig plus the chip stake. Immutable for a
-/// room (the seed's "Immutable Match Config").
+/// Room settings: the source rules' RuleConfig plus the chip stake. Immutable for a
+/// room (the source rules' "Immutable Match Config").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GdSettings {
@@ -206,35 +207,35 @@ pub struct GdSettings {
     pub stake_per_level: Chips,
     /// Bomb ordering.
     pub bomb_profile: ProfileChoice,
-    /// Seed RuleConfig: straight flush above every bomb (seed profile only).
+    /// Source rules' RuleConfig: straight flush above every bomb (`seed` profile only).
     pub same_suit_straight_beats_bomb: bool,
-    /// Seed RuleConfig: rank or count first between bombs (seed profile only).
+    /// Source rules' RuleConfig: rank or count first between bombs (`seed` profile only).
     pub bomb_compare_priority: BombPriority,
-    /// Seed RuleConfig: levels for 1st and 2nd of one team.
+    /// Source rules' RuleConfig: levels for 1st and 2nd of one team.
     pub double_down_levels: u8,
-    /// Seed RuleConfig: whether a wild may be given as tribute.
+    /// Source rules' RuleConfig: whether a wild may be given as tribute.
     pub can_tribute_wild: bool,
     /// Whether a non-wild level card may be given as tribute (seed: "不能进贡当前级牌").
     pub tribute_level_rank: bool,
-    /// Among equally high tribute cards, a non-heart must be given (seed "次级判定" 1).
+    /// Among equally high tribute cards, a non-heart must be given (source rules: "次级判定" 1).
     pub tribute_prefer_non_heart: bool,
-    /// Seed RuleConfig: highest natural rank of a return card (0 = any).
+    /// Source rules' RuleConfig: highest natural rank of a return card (0 = any).
     pub tribute_return_max_rank: u8,
-    /// Whether a level card may be returned (seed §五: "不能还级牌").
+    /// Whether a level card may be returned (source rules: "不能还级牌").
     pub return_level_rank: bool,
     /// Who resists tribute with both big jokers.
     pub resist: ResistRule,
-    /// Seed RuleConfig: sequences may end at the ace.
+    /// Source rules' RuleConfig: sequences may end at the ace.
     pub straight_extends_to_ace: bool,
-    /// Seed RuleConfig: wild heart level cards (0, 1 or 2).
+    /// Source rules' RuleConfig: wild heart level cards (0, 1 or 2).
     pub wild_count: u8,
-    /// Seed RuleConfig: team seating.
+    /// Source rules' RuleConfig: team seating.
     pub team_formation: TeamFormation,
     /// When a team at A finishes the match.
     pub ace_rule: AceRule,
     /// Tribute and return cards are shown to everyone (face up).
     pub show_tribute: bool,
-    /// The seed's MAX_GAME_DURATION_SEC (0 = none): the dealer's clock ends
+    /// The source rules' MAX_GAME_DURATION_SEC (0 = none): the dealer's clock ends
     /// the match through the table memory's `end_request`.
     pub max_game_duration_sec: u64,
 }
@@ -294,7 +295,7 @@ impl GdSettings {
 }
 
 /// Set by the dealer in the table memory before a deal to end the match
-/// from outside the rules (seed §七 terminal states).
+/// from outside the rules (one of the source rules' terminal states).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum EndRequest {
@@ -388,7 +389,7 @@ pub enum GdAction {
     Play {
         /// The cards, each named once, all in the player's hand.
         cards: Vec<CardId>,
-        /// The reading meant, for an ambiguous group (default: the seed's priority).
+        /// The reading meant, for an ambiguous group (default: the source rules' priority).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reading: Option<Declared>,
     },
@@ -429,6 +430,20 @@ pub enum GdPhase {
     Vote,
     /// Over.
     Done,
+}
+
+impl GdPhase {
+    /// The name it is serialised as.
+    fn name(self) -> &'static str {
+        match self {
+            GdPhase::Dealing => "dealing",
+            GdPhase::Tribute => "tribute",
+            GdPhase::Return => "return",
+            GdPhase::Playing => "playing",
+            GdPhase::Vote => "vote",
+            GdPhase::Done => "done",
+        }
+    }
 }
 
 /// One tribute card and where it went.
@@ -1174,7 +1189,10 @@ impl GamePlugin for Guandan {
     fn public_state(&self, st: &GdState) -> Value {
         let tribute = st.tribute.as_ref().map(|t| {
             let gift = |g: &Gift| {
-                json!({"from": g.from, "to": g.to, "card": if st.settings.show_tribute { json!(g.card) } else { Value::Null }})
+                // Shown once its face-up transfer publishes the opening: the
+                // first card of a double tribute waits for the second.
+                let shown = st.settings.show_tribute && g.to.is_some();
+                json!({"from": g.from, "to": g.to, "card": if shown { json!(g.card) } else { Value::Null }})
             };
             json!({
                 "payers": t.payers,
@@ -1204,6 +1222,37 @@ impl GamePlugin for Guandan {
             "outcome": st.outcome,
             "summary": st.summary,
         })
+    }
+
+    fn phase(&self, st: &GdState) -> Option<&'static str> {
+        Some(st.phase.name())
+    }
+
+    /// The tribute and return cards when the table shows them, the play to
+    /// beat and every card played.
+    fn shown_cards(&self, st: &GdState) -> Vec<CardId> {
+        let gifts = st
+            .tribute
+            .iter()
+            .filter(|_| st.settings.show_tribute)
+            .flat_map(|t| t.given.iter().chain(&t.returned))
+            .filter(|g| g.to.is_some())
+            .map(|g| g.card);
+        let lead = st.lead.iter().flat_map(|l| l.cards.iter().copied());
+        let turns = st.history.iter().filter_map(|t| t.cards.as_ref()).flatten().copied();
+        gifts.chain(lead).chain(turns).collect()
+    }
+
+    /// A play's cards; tribute and return name a deck position, not a card.
+    fn cards_played(&self, action: &GdAction) -> Vec<CardId> {
+        match action {
+            GdAction::Play { cards, .. } => cards.clone(),
+            GdAction::Pass {}
+            | GdAction::Tribute { .. }
+            | GdAction::Return { .. }
+            | GdAction::Surrender {}
+            | GdAction::Vote { .. } => Vec::new(),
+        }
     }
 
     fn auto_action(&self, st: &GdState, seat: Seat) -> Option<GdAction> {

@@ -1,8 +1,8 @@
-//! Sam Gong (三公), as the seeds specify it: PRD `001_…` (REQ-001–004,
-//! REQ-010, REQ-012, §5 game rules) and EDD `000_…` (§3.3 tiers, §3.5 state
-//! machine, §3.6 HandEvaluator, SettlementEngine, BankerRotation,
-//! TutorialScriptEngine). Every rule interpretation is in
-//! `docs/games/sam-gong.md`.
+//! Sam Gong (三公), as its source rules specify it: the product rules (game
+//! rules, tiers, tutorial) and the engineering specification (tiers, state
+//! machine, HandEvaluator, SettlementEngine, BankerRotation,
+//! TutorialScriptEngine). The rules, and every interpretation of them, are
+//! in `docs/games/sam-gong.md`.
 //!
 //! A hand: every player is dealt three face-down cards (seat 0 positions 0–2,
 //! seat 1 positions 3–5, …); the banker looks at its cards and bets within the
@@ -47,7 +47,7 @@ pub const CARDS_PER_PLAYER: usize = 3;
 /// every payout and net change fits in an `i64`.
 pub const MAX_BET: Chips = Chips(claw_protocol::limits::MAX_STAKE);
 
-/// The room tiers of EDD §3.3 (青銅廳 … 鑽石廳).
+/// The room tiers of the source rules (青銅廳 … 鑽石廳).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Tier {
@@ -70,7 +70,7 @@ pub enum Tier {
 }
 
 impl Tier {
-    /// (entry chips, minimum bet, maximum bet) from EDD §3.3 TIER_CONFIGS.
+    /// (entry chips, minimum bet, maximum bet) from the source rules' TIER_CONFIGS.
     pub fn limits(self) -> (Chips, Chips, Chips) {
         let (e, lo, hi) = match self {
             Tier::Bronze => (1_000, 100, 500),
@@ -82,7 +82,7 @@ impl Tier {
         (Chips(e), Chips(lo), Chips(hi))
     }
 
-    /// The quick-bet buttons of EDD §3.3 (a UI hint; bets are validated on range).
+    /// The quick-bet buttons of the source rules' tiers (a UI hint; bets are validated on range).
     pub fn quick_bets(self) -> [Chips; 4] {
         let (_, lo, _) = self.limits();
         [Chips(lo.0), Chips(lo.0 * 2), Chips(lo.0 * 3), Chips(lo.0 * 5)]
@@ -90,7 +90,7 @@ impl Tier {
 }
 
 /// Room settings. Missing fields take their defaults; unknown fields are
-/// ignored. `{}` is a bronze table with the PRD rules. Serialised (and so
+/// ignored. `{}` is a bronze table with the product rules. Serialised (and so
 /// normalised) with the limits resolved, so the signed settings state the
 /// actual entry chips and bet range.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,11 +105,11 @@ pub struct SamGongSettings {
     pub min_bet: Option<Chips>,
     /// Overrides the tier's maximum bet.
     pub max_bet: Option<Chips>,
-    /// Which hands count as Sam Gong: `ten-value` (PRD, default) or `face-cards`.
+    /// Which hands count as Sam Gong: `ten-value` (product rules, default) or `face-cards`.
     pub sam_gong: SamGongRule,
-    /// Rake on the losers' pot, in percent (PRD: 5).
+    /// Rake on the losers' pot, in percent (product rules: 5).
     pub rake_percent: u8,
-    /// Tutorial mode (REQ-012): scripted decks, a fixed NPC banker seat
+    /// Tutorial mode: scripted decks, a fixed NPC banker seat
     /// ([`TUTORIAL_BANKER`] unless `banker_seat` says otherwise), and no chips
     /// move (practice hands).
     pub tutorial: bool,
@@ -228,7 +228,7 @@ pub enum SamGongAction {
     Fold,
 }
 
-/// Where the hand is (the seeds' phase names).
+/// Where the hand is (the source rules' phase names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
@@ -240,6 +240,18 @@ pub enum Phase {
     PlayerBet,
     /// Showdown done, chips settled.
     Settled,
+}
+
+impl Phase {
+    /// The name it is serialised as.
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Dealing => "dealing",
+            Phase::BankerBet => "banker-bet",
+            Phase::PlayerBet => "player-bet",
+            Phase::Settled => "settled",
+        }
+    }
 }
 
 /// A seat's part in the hand.
@@ -309,8 +321,8 @@ impl SamGongState {
         self.players.get(seat.index()).map_or(Chips::ZERO, |p| p.balance)
     }
 
-    /// The sum of the players' calls so far (the seeds' `current_pot`; the
-    /// banker's bet is escrow, not pot: BUG-20260422-002).
+    /// The sum of the players' calls so far (the source rules' `current_pot`;
+    /// the banker's bet is escrow, not pot).
     pub fn pot(&self) -> Chips {
         Chips(self.status.iter().filter(|s| **s == SeatStatus::Called).map(|_| self.banker_bet.0).sum())
     }
@@ -735,6 +747,22 @@ impl GamePlugin for SamGong {
         })
     }
 
+    fn phase(&self, state: &SamGongState) -> Option<&'static str> {
+        Some(state.phase.name())
+    }
+
+    /// Once settled, the hands the settlement shows: the banker's and each
+    /// entry's that has a value (not folded).
+    fn shown_cards(&self, state: &SamGongState) -> Vec<CardId> {
+        let Some(s) = &state.settlement else { return Vec::new() };
+        let shown =
+            |seat: Seat| match (state.values.get(seat.index()).copied().flatten(), state.cards_of(seat)) {
+                (Some(_), Some(c)) => c.to_vec(),
+                _ => Vec::new(),
+            };
+        std::iter::once(s.banker).chain(s.entries.iter().map(|e| e.seat)).flat_map(shown).collect()
+    }
+
     fn auto_action(&self, state: &SamGongState, seat: Seat) -> Option<SamGongAction> {
         if state.to_act != Some(seat) {
             return None;
@@ -748,14 +776,14 @@ impl GamePlugin for SamGong {
         }
     }
 
-    /// EDD: a banker who leaves before its bet voids the hand (refund); any
+    /// Source rules: a banker who leaves before its bet voids the hand (refund); any
     /// other leaver is folded when its turn comes, without a timer.
     fn leave_voids(&self, state: &SamGongState, seat: Seat) -> bool {
         seat == state.banker && matches!(state.phase, Phase::Dealing | Phase::BankerBet)
     }
 
-    /// The tier's entry chips (EDD §3.3); none at a tutorial table (practice,
-    /// REQ-012: guests may have no chips).
+    /// The tier's entry chips; none at a tutorial table (practice: guests
+    /// may have no chips).
     fn entry_chips(&self, settings: &SamGongSettings) -> Chips {
         if settings.tutorial {
             Chips::ZERO

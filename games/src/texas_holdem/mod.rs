@@ -918,6 +918,17 @@ impl GamePlugin for TexasHoldem {
         })
     }
 
+    /// No `"phase"` key: the public state names the `street`.
+    fn phase(&self, _state: &State) -> Option<&'static str> {
+        None
+    }
+
+    /// The board: the public state shows no other card (showdown hands are
+    /// revealed by a `Reveal`).
+    fn shown_cards(&self, state: &State) -> Vec<CardId> {
+        state.board.iter().map(|c| c.card).collect()
+    }
+
     fn auto_action(&self, state: &State, s: Seat) -> Option<Action> {
         let i = state.to_act.filter(|i| *i == s.index() && state.result.is_none())?;
         let p = &state.players[i];

@@ -531,6 +531,12 @@ impl GamePlugin for BadTransfer {
     fn public_state(&self, _: &u8) -> serde_json::Value {
         serde_json::Value::Null
     }
+    fn phase(&self, _: &u8) -> Option<&'static str> {
+        None
+    }
+    fn shown_cards(&self, _: &u8) -> Vec<CardId> {
+        Vec::new()
+    }
     fn auto_action(&self, _: &u8, _: Seat) -> Option<GdAction> {
         None
     }

@@ -15,14 +15,19 @@
 //! - no deck position or physical card is dealt twice;
 //! - chips are conserved (`check_conservation`) and no seat is ever debited
 //!   more than it had;
-//! - replaying the recorded actions gives the same events, result and memory.
+//! - replaying the recorded actions gives the same events, result and memory;
+//! - the typed hooks say what the public state says: in every state `phase`
+//!   is its `"phase"` string and `shown_cards` exactly the cards among its
+//!   strings (the string scan the engine's deferred reveal used before), and
+//!   every action's `cards_played` is its `"cards"` member (what clients
+//!   read before).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use claw_games::{
-    check_conservation, registry, replay, CardFace, ChipMove, ChipOp, ChipParty, DynGame, GameError,
+    check_conservation, registry, replay, CardFace, ChipMove, ChipOp, ChipParty, DynGame, DynHand, GameError,
     HandEvent, HandRunner, PlayerInfo, RecordedAction,
 };
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
@@ -155,6 +160,12 @@ impl Visibility {
                         }
                     }
                 }
+                // A face-up transfer (Guandan's shown tribute) shows the card.
+                HandEvent::Transfer { position, face: CardFace::Up, .. } => {
+                    if let Some(c) = dealt.get(usize::from(*position)) {
+                        self.set(c.card, false);
+                    }
+                }
                 _ => {}
             }
         }
@@ -179,6 +190,41 @@ impl Visibility {
             None => Ok(()),
         }
     }
+}
+
+/// The typed hooks against the public state `public` of `hand`: `phase` is
+/// its `"phase"` string (what `your-turn` carried), `shown_cards` exactly the
+/// cards whose code is one of its strings, keys aside (what the engine's
+/// deferred reveal scanned for).
+fn check_hooks(hand: &dyn DynHand, public: &Value) -> Result<(), String> {
+    let phase = public.get("phase").and_then(Value::as_str);
+    if hand.phase() != phase {
+        return Err(format!("phase hook {:?}, public state {phase:?}: {public}", hand.phase()));
+    }
+    let mut scanned = HashSet::new();
+    crate::support::strings(public, &mut scanned);
+    let scanned: HashSet<CardId> =
+        scanned.iter().filter_map(|s| s.parse::<CardId>().ok().filter(|c| c.to_string() == *s)).collect();
+    let hook: HashSet<CardId> = hand.shown_cards().into_iter().collect();
+    if hook != scanned {
+        let mut extra: Vec<String> = hook.difference(&scanned).map(ToString::to_string).collect();
+        let mut missing: Vec<String> = scanned.difference(&hook).map(ToString::to_string).collect();
+        extra.sort();
+        missing.sort();
+        return Err(format!("shown_cards: extra {extra:?}, missing {missing:?}: {public}"));
+    }
+    Ok(())
+}
+
+/// `cards_played` of `action` is its `"cards"` member, as clients read it.
+fn check_cards_played(game: &dyn DynGame, action: &Value) -> Result<(), String> {
+    let read: Vec<CardId> =
+        action.get("cards").and_then(|c| serde_json::from_value(c.clone()).ok()).unwrap_or_default();
+    let hook = game.cards_played(action);
+    if hook != read {
+        return Err(format!("cards_played {hook:?} of {action}, its cards {read:?}"));
+    }
+    Ok(())
 }
 
 /// A card named by a short string ("As", "Kh#1", "RJ"), if it is one.
@@ -212,6 +258,7 @@ fn card(s: &str) -> Option<CardId> {
 
 struct Hand<'a> {
     game: &'a dyn DynGame,
+    settings: &'a Value,
     players: Vec<PlayerInfo>,
     memory: Value,
     deck: Vec<CardId>,
@@ -219,18 +266,19 @@ struct Hand<'a> {
 
 /// Plays one hand; returns its stats and the memory for the next hand.
 fn play(h: &Hand, rng: &mut ChaCha20Rng) -> Result<(Stats, Value), String> {
-    let settings = Value::Null;
+    let settings = h.settings;
     let n = h.players.len();
-    let (mut runner, mut events) =
-        HandRunner::start(h.game, &settings, &h.players, &h.memory, h.deck.clone())
-            .map_err(|e| format!("start: {e}"))?;
+    let (mut runner, mut events) = HandRunner::start(h.game, settings, &h.players, &h.memory, h.deck.clone())
+        .map_err(|e| format!("start: {e}"))?;
     let mut vis = Visibility::default();
     vis.see_events(&events, runner.dealt());
     let mut actions: Vec<RecordedAction> = Vec::new();
     let mut stats = Stats { hands: 1, ..Stats::default() };
     loop {
         let hand = runner.hand();
-        vis.check(&hand.public_state())?;
+        let public = hand.public_state();
+        vis.check(&public)?;
+        check_hooks(hand, &public).map_err(|e| format!("after {} actions: {e}", actions.len()))?;
         if hand.is_over() {
             break;
         }
@@ -279,6 +327,7 @@ fn play(h: &Hand, rng: &mut ChaCha20Rng) -> Result<(Stats, Value), String> {
         };
         let ev =
             runner.act(seat, &action).map_err(|e| format!("action {at}: {seat} {action} refused: {e}"))?;
+        check_cards_played(h.game, &action).map_err(|e| format!("action {at}: {e}"))?;
         vis.see_action(&action);
         vis.see_events(&ev, runner.dealt());
         events.extend(ev);
@@ -328,7 +377,7 @@ fn play(h: &Hand, rng: &mut ChaCha20Rng) -> Result<(Stats, Value), String> {
         return Err(format!("{dealt_events} cards in events, {} dealt", dealt.len()));
     }
     let memory = hand.memory_after();
-    let rep = replay(h.game, &settings, &h.players, &h.memory, h.deck.clone(), &actions)
+    let rep = replay(h.game, settings, &h.players, &h.memory, h.deck.clone(), &actions)
         .map_err(|e| format!("replay: {e}"))?;
     if rep.events != events {
         return Err("replay: different events".into());
@@ -346,7 +395,7 @@ fn play(h: &Hand, rng: &mut ChaCha20Rng) -> Result<(Stats, Value), String> {
 }
 
 /// One table session: up to SESSION hands with memory carried over.
-fn session(game: &dyn DynGame, session: usize, hands: usize) -> Result<Stats, String> {
+fn session(game: &dyn DynGame, settings: &Value, session: usize, hands: usize) -> Result<Stats, String> {
     let meta = game.meta();
     let name = meta.name;
     let mut rng = ChaCha20Rng::seed_from_u64(seed_of(name, session));
@@ -354,7 +403,6 @@ fn session(game: &dyn DynGame, session: usize, hands: usize) -> Result<Stats, St
     let mut ids: Vec<PlayerId> = (0..rng.gen_range(lo..=hi)).map(|_| random_id(&mut rng)).collect();
     let mut memory = Value::Null;
     let mut stats = Stats::default();
-    let settings = Value::Null;
     for k in 0..hands {
         let hand_no = session * SESSION + k;
         let ctx = |e: String| format!("{name}: session {session}, hand {hand_no}: {e}");
@@ -373,10 +421,10 @@ fn session(game: &dyn DynGame, session: usize, hands: usize) -> Result<Stats, St
                 _ => {}
             }
         }
-        let deck = match game.scripted_deck(&settings, hand_no as u64).map_err(|e| ctx(e.to_string()))? {
+        let deck = match game.scripted_deck(settings, hand_no as u64).map_err(|e| ctx(e.to_string()))? {
             Some(d) => d,
             None => {
-                let mut d = game.create_deck(&settings).map_err(|e| ctx(e.to_string()))?;
+                let mut d = game.create_deck(settings).map_err(|e| ctx(e.to_string()))?;
                 d.shuffle(&mut rng);
                 d
             }
@@ -388,8 +436,8 @@ fn session(game: &dyn DynGame, session: usize, hands: usize) -> Result<Stats, St
                 .iter()
                 .map(|id| PlayerInfo { id: *id, balance: Chips(random_balance(&mut rng)) })
                 .collect();
-            let h = Hand { game, players, memory: memory.clone(), deck: deck.clone() };
-            match game.new_hand(&settings, &h.players, &h.memory) {
+            let h = Hand { game, settings, players, memory: memory.clone(), deck: deck.clone() };
+            match game.new_hand(settings, &h.players, &h.memory) {
                 Err(GameError::BadPlayers(e)) if attempt < 50 => {
                     attempt += 1;
                     stats.refused_starts += 1;
@@ -431,7 +479,7 @@ fn every_registered_game_survives_random_play() {
                 let (g, s) = (w % games.len(), w / games.len());
                 let count = SESSION.min(hands - s * SESSION);
                 let t0 = std::time::Instant::now();
-                match session(games[g].as_ref(), s, count) {
+                match session(games[g].as_ref(), &Value::Null, s, count) {
                     Ok(mut st) => {
                         st.millis = t0.elapsed().as_millis();
                         stats.lock().unwrap().get_mut(g).unwrap().add(&st)
@@ -465,4 +513,31 @@ fn every_registered_game_survives_random_play() {
     for (g, st) in games.iter().zip(&stats) {
         assert_eq!(st.hands, hands, "{}", g.meta().name);
     }
+}
+
+/// The typed hooks (checked in every state by `play`) under settings that
+/// show more cards than the defaults: Guandan's face-up tribute, Blackjack
+/// from one pack and from eight (pack-numbered cards), Dou Di Zhu's
+/// permissive attachments, Sam Gong's practice table.
+#[test]
+fn typed_hooks_match_the_public_state_under_other_settings() {
+    let variants = [
+        ("guandan", serde_json::json!({"show_tribute": true})),
+        ("blackjack", serde_json::json!({"decks": 1})),
+        ("blackjack", serde_json::json!({"decks": 8})),
+        ("dou-di-zhu", serde_json::json!({"rules": "permissive"})),
+        ("sam-gong", serde_json::json!({"tutorial": true})),
+    ];
+    let sessions = (hands_per_game() / 20).div_ceil(SESSION).max(2);
+    let mut failures = Vec::new();
+    for (name, settings) in &variants {
+        let game = registry::get(name).unwrap();
+        let settings = game.normalize_settings(settings).unwrap();
+        for s in 0..sessions {
+            if let Err(e) = session(game.as_ref(), &settings, s, SESSION) {
+                failures.push(format!("{settings}: {e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failing sessions:\n{}", failures.len(), failures.join("\n"));
 }

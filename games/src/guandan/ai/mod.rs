@@ -1,4 +1,4 @@
-//! Guandan AI, seed §三: pure functions from what one seat may see to an
+//! Guandan AI: pure functions from what one seat may see to an
 //! action, with a seeded tie-breaker. Every level only ever picks among the
 //! legal actions of the state, so every decision is legal.
 //!
@@ -105,7 +105,9 @@ pub struct View {
 impl View {
     /// The view of `seat` of this state.
     pub fn of(st: &GdState, seat: u8) -> View {
-        let seen = |g: &&Gift| st.settings.show_tribute || g.from == seat || g.to == Some(seat);
+        // Shown to all once transferred face up (as the public state shows it).
+        let seen =
+            |g: &&Gift| (st.settings.show_tribute && g.to.is_some()) || g.from == seat || g.to == Some(seat);
         let (gifts, returns) = match &st.tribute {
             Some(t) => (
                 t.given.iter().filter(seen).copied().collect(),
@@ -280,14 +282,14 @@ pub fn decide(level: AiLevel, v: &View, ties: &mut Ties) -> GdAction {
 }
 
 /// The takeover's budget: the most legal plays it scores (search nodes;
-/// the rules never read a clock, so the seed's time limit is counted in
+/// the rules never read a clock, so the source rules' time limit is counted in
 /// work, the same on every machine and in the replay).
 pub const TAKEOVER_NODES: usize = 1_000;
 
-/// The dealer's takeover of a seat (seed §七 断线托管: the timeout action,
+/// The dealer's takeover of a seat (the source rules' 断线托管: the timeout action,
 /// for a player who is away, left or ran out of time): L2, its ties seeded
 /// from the deal's history so that the replay reproduces it; a play that
-/// would need more than `nodes` scored plays falls back to L1 (the seed's
+/// would need more than `nodes` scored plays falls back to L1 (the source rules'
 /// fallback for a decision over its time limit).
 pub fn takeover(v: &View, nodes: usize) -> GdAction {
     let mut ties = Ties::new(v.history.len() as u64 ^ (u64::from(v.seat) << 32));
