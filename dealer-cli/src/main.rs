@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use claw_chips::http::HttpConfigError;
 use claw_chips::{
     AccountId, ChipProvider, EscrowChips, EvmChips, EvmChipsConfig, HttpChips, HttpChipsConfig, LocalChips,
@@ -245,18 +245,23 @@ struct Cli {
     /// Demo: bot strategy (simple or random).
     #[arg(long, default_value = "simple")]
     bot_strategy: String,
-    /// Open connections at most.
-    #[arg(long, default_value_t = 10_000)]
+    /// Open connections at most (limit `max_connections`).
+    #[arg(long, default_value_t = Limits::default().max_connections)]
     max_connections: usize,
-    /// Messages per second per player (queries and unsolicited messages).
-    #[arg(long, default_value_t = 10)]
+    /// Messages per second per player, queries and unsolicited messages (limit `rate_per_sec`).
+    #[arg(long, default_value_t = Limits::default().rate_per_sec)]
     rate_limit: u32,
-    /// Open connections per source address (checked before --max-connections).
+    /// Open connections per source address, checked before --max-connections (limit `max_conns_per_addr`).
     #[arg(long, default_value_t = Limits::default().max_conns_per_addr)]
     max_conns_per_addr: usize,
-    /// Kick a connection that is not seated and sent no join request or query for this long.
+    /// Kick a connection that is not seated and sent no join request or query for this long (limit `idle_timeout`).
     #[arg(long, value_parser = dur, default_value = "30s")]
     idle_timeout: Duration,
+    /// Sets any node limit, e.g. `--limit send_grace=10s --limit max_watchers=128`;
+    /// every limit and its default is listed at the end of `--help`. Applied after
+    /// the flags above.
+    #[arg(long = "limit", value_name = "NAME=VALUE")]
+    limits: Vec<String>,
     /// How long after a hand the web app shows it to spectators (default 30s).
     #[arg(long, value_parser = dur)]
     spectator_delay: Option<Duration>,
@@ -588,9 +593,22 @@ impl StopSignals {
     }
 }
 
+/// The end of `--help`: every node limit with its default (`--limit NAME=VALUE`).
+fn limits_help() -> String {
+    let d = Limits::default();
+    let mut out = String::from(
+        "Node limits (`--limit NAME=VALUE`; durations as 30s, 500ms, 2m), with their defaults:\n",
+    );
+    for name in Limits::NAMES {
+        out.push_str(&format!("  {name:<24} {}\n", d.get(name).unwrap_or_default()));
+    }
+    out
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let mut cli = Cli::parse();
+    let matches = Cli::command().after_long_help(limits_help()).get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     claw_player::logging::init(cli.log_format, "RUST_LOG", if cli.bots > 0 { "warn" } else { "info" });
     let mut signals = StopSignals::install()?;
     let (rooms, file_chips) = match (&cli.rooms, &cli.game) {
@@ -632,13 +650,18 @@ async fn main() -> anyhow::Result<()> {
         None if demo => None,
         None => Some(SocketAddr::from(([127, 0, 0, 1], 7778))),
     };
-    let limits = Limits {
+    let mut limits = Limits {
         max_connections: cli.max_connections,
         rate_per_sec: cli.rate_limit,
         max_conns_per_addr: cli.max_conns_per_addr,
         idle_timeout: cli.idle_timeout,
         ..Limits::default()
     };
+    for l in &cli.limits {
+        let (name, value) =
+            l.split_once('=').with_context(|| format!("--limit {l:?}: expected NAME=VALUE"))?;
+        limits.set(name.trim(), value).map_err(|e| anyhow::anyhow!("--limit {l:?}: {e}"))?;
+    }
     if matches!(cli.chips, ChipsKind::Evm | ChipsKind::Solana) {
         if let Some(r) = rooms.iter().find(|r| has_house(&r.game)) {
             bail!(

@@ -109,12 +109,15 @@ impl NodeConfig {
         if l.max_connections == 0
             || l.max_frame_bytes < claw_protocol::messages::MAX_FRAME_BYTES
             || l.rate_per_sec == 0
+            || l.frame_rate_per_sec == 0
+            || l.frame_burst == 0
             || l.chip_attempts == 0
             || l.send_budget_bytes < claw_protocol::messages::MAX_FRAME_BYTES
             || l.send_grace.is_zero()
         {
             return Err(ConfigError::Node(
-                "limits: max_connections, rate_per_sec, chip_attempts and send_grace must be positive, \
+                "limits: max_connections, rate_per_sec, frame_rate_per_sec, frame_burst, chip_attempts and \
+                 send_grace must be positive, \
                  max_frame_bytes and send_budget_bytes at least the protocol's 64 KiB"
                     .into(),
             ));

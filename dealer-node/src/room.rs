@@ -243,6 +243,7 @@ pub fn spawn_room(
     ));
     tokio::spawn(archive_worker(archive, archive_rx, done_tx.clone()));
     let mut core = RoomCore::new(
+        now(),
         Arc::clone(&cfg),
         spec,
         Arc::clone(&ctx.dealer),

@@ -267,11 +267,8 @@ async fn session(
     let mut writer = tokio::spawn(writer(sink, rx));
     room.send(RoomCmd::Ready { conn: conn_id }).await;
     let limits = &ctx.limits;
-    let mut bucket = TokenBucket::new(
-        limits.rate_per_sec.saturating_mul(100),
-        limits.rate_burst.saturating_mul(20),
-        Instant::now().into_std(),
-    );
+    let mut bucket =
+        TokenBucket::new(limits.frame_rate_per_sec, limits.frame_burst, Instant::now().into_std());
     let mut bad_in_a_row = 0u32;
     let mut writer_done = false;
     // Heartbeat: a ping every interval; one still unanswered at the next

@@ -64,7 +64,9 @@ impl Harness {
         let spec =
             Arc::new(GameSpec::new("r", game, cfg.settings.clone(), cfg.entropy, cfg.reveal, 1000).unwrap());
         let dealer = Arc::new(Identity::from_seed([200; 32]));
+        let now = Now { at: Instant::now(), unix_ms: 1_700_000_000_000 };
         let core = RoomCore::new(
+            now,
             Arc::new(cfg),
             spec,
             Arc::clone(&dealer),
@@ -75,7 +77,7 @@ impl Harness {
         let players = (0..n).map(|i| Identity::from_seed([i + 1; 32])).collect();
         let mut h = Harness {
             core,
-            now: Now { at: Instant::now(), unix_ms: 1_700_000_000_000 },
+            now,
             dealer,
             players,
             chips: VecDeque::new(),

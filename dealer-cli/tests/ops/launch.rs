@@ -62,6 +62,40 @@ async fn a_private_chips_url_is_refused_naming_chips_allow_private_and_accepted_
     assert!(t.contains(&format!("points service at {url}")), "{t}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_node_limit_is_listed_in_help_and_set_with_limit_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = run_dealer(&["--help"], &tmp.path().join("h")).await;
+    let t = text(&help);
+    assert_eq!(help.status.code(), Some(0), "{t}");
+    let defaults = claw_dealer::Limits::default();
+    for name in claw_dealer::Limits::NAMES {
+        let line = format!("{name:<24} {}", defaults.get(name).unwrap());
+        assert!(t.contains(&line), "--help lacks {line:?}: {t}");
+    }
+
+    let base = ["--game", "texas-holdem", "--listen", "127.0.0.1:0", "--http-listen", "off"];
+    let unknown =
+        run_dealer(&[&base[..], &["--limit", "max_wachers=3"]].concat(), &tmp.path().join("a")).await;
+    let t = text(&unknown);
+    assert_ne!(unknown.status.code(), Some(0), "{t}");
+    assert!(t.contains("no limit \"max_wachers\"") && t.contains("max_watchers"), "{t}");
+
+    let bad = run_dealer(&[&base[..], &["--limit", "send_grace=soon"]].concat(), &tmp.path().join("b")).await;
+    let t = text(&bad);
+    assert_ne!(bad.status.code(), Some(0), "{t}");
+    assert!(t.contains("limit send_grace") && t.contains("bad duration"), "{t}");
+
+    // The value reaches the node's checks: a handshake deadline over the
+    // protocol's 10 s is refused by name.
+    let long =
+        run_dealer(&[&base[..], &["--limit", "handshake_deadline=11s"]].concat(), &tmp.path().join("c"))
+            .await;
+    let t = text(&long);
+    assert_ne!(long.status.code(), Some(0), "{t}");
+    assert!(t.contains("handshake_deadline must be positive and at most the protocol's 10 s"), "{t}");
+}
+
 /// The reveal policy the room of a running dealer announces.
 async fn announced_reveal(d: &DealerProc) -> RevealPolicy {
     let me = Arc::new(Identity::from_seed([7; 32]));

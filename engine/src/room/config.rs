@@ -183,7 +183,7 @@ pub struct RoomConfig {
 }
 
 /// The game's default for [`RoomConfig::dissolve_after`]: 60 s for Sam
-/// Gong (PRD: "60 秒內無新玩家加入則自動解散房間"), never for the others.
+/// Gong (its product rules: "60 秒內無新玩家加入則自動解散房間"), never for the others.
 pub fn default_dissolve_after(game: &str) -> Duration {
     match game {
         "sam-gong" => Duration::from_secs(60),
@@ -411,11 +411,14 @@ pub struct Limits {
     /// Messages per second per player, shared by queries and every message
     /// the dealer did not ask for (actions on the player's turn and seeds
     /// during seed collection are paced by the dealer and do not count).
-    /// Raw frames are throttled (delayed, not dropped) at a hundred times
-    /// this per connection, burst twenty times `rate_burst`.
     pub rate_per_sec: u32,
     /// Messages allowed in a burst above the steady rate.
     pub rate_burst: u32,
+    /// Raw frames per second read from one connection, whatever they are:
+    /// past it the reader pauses (frames are delayed, never dropped).
+    pub frame_rate_per_sec: u32,
+    /// Frames allowed in a burst above `frame_rate_per_sec`.
+    pub frame_burst: u32,
     /// Rate-limited messages in a row after which the connection is closed.
     pub flood_close_after: u32,
     /// Time allowed for one chip provider call (then retried with the same key).
@@ -466,6 +469,8 @@ impl Default for Limits {
             handshake_deadline: Duration::from_millis(claw_protocol::limits::HANDSHAKE_DEADLINE_MS),
             rate_per_sec: 10,
             rate_burst: 10,
+            frame_rate_per_sec: 1000,
+            frame_burst: 200,
             flood_close_after: 50,
             chip_timeout: Duration::from_secs(5),
             chip_attempts: 3,
@@ -484,6 +489,96 @@ impl Default for Limits {
     }
 }
 
+/// A limit's value as the operator writes it (`--limit NAME=VALUE`).
+trait LimitValue: Sized {
+    fn parse(text: &str) -> Result<Self, String>;
+    fn show(&self) -> String;
+}
+
+impl LimitValue for usize {
+    fn parse(text: &str) -> Result<usize, String> {
+        text.trim().replace('_', "").parse().map_err(|_| format!("{text:?} is not a whole number"))
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl LimitValue for u32 {
+    fn parse(text: &str) -> Result<u32, String> {
+        text.trim()
+            .replace('_', "")
+            .parse()
+            .map_err(|_| format!("{text:?} is not a whole number up to 2^32 - 1"))
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl LimitValue for Duration {
+    fn parse(text: &str) -> Result<Duration, String> {
+        parse_duration(text)
+    }
+    fn show(&self) -> String {
+        fmt_duration(*self)
+    }
+}
+
+/// Every field of [`Limits`] by name, once: `get`, `set` and `NAMES` follow.
+macro_rules! limit_table {
+    ($($name:ident),* $(,)?) => {
+        impl Limits {
+            /// The names of every limit, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
+
+            /// A limit's value as text (durations in ms), `None` for an unknown name.
+            pub fn get(&self, name: &str) -> Option<String> {
+                match name {
+                    $(stringify!($name) => Some(LimitValue::show(&self.$name)),)*
+                    _ => None,
+                }
+            }
+
+            /// Sets one limit from text (`30s`, `500ms`, `10000`); the node
+            /// checks the whole set when it starts.
+            pub fn set(&mut self, name: &str, text: &str) -> Result<(), String> {
+                match name {
+                    $(stringify!($name) => {
+                        self.$name = LimitValue::parse(text).map_err(|e| format!("limit {name}: {e}"))?;
+                        Ok(())
+                    })*
+                    _ => Err(format!("no limit {name:?}; the limits are: {}", Limits::NAMES.join(", "))),
+                }
+            }
+        }
+    };
+}
+
+limit_table!(
+    max_connections,
+    max_frame_bytes,
+    handshake_deadline,
+    rate_per_sec,
+    rate_burst,
+    frame_rate_per_sec,
+    frame_burst,
+    flood_close_after,
+    chip_timeout,
+    chip_attempts,
+    send_budget_bytes,
+    send_grace,
+    idle_timeout,
+    max_watchers,
+    max_conns_per_identity,
+    max_conns_per_addr,
+    max_handshakes_per_addr,
+    max_handshakes,
+    handshake_concurrency,
+    ping_interval,
+    room_queries_per_sec,
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -498,6 +593,26 @@ mod tests {
         for bad in ["", "s", "-1s", "3h", "1e9", "abc", "99999999s"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn every_limit_is_named_and_round_trips_through_text() {
+        let defaults = Limits::default();
+        let mut l = Limits::default();
+        for name in Limits::NAMES {
+            let text = defaults.get(name).unwrap();
+            l.set(name, &text).unwrap();
+        }
+        assert_eq!(l, defaults);
+        // Debug lists every field: the table misses none.
+        assert_eq!(format!("{defaults:?}").matches(": ").count(), Limits::NAMES.len());
+        l.set("idle_timeout", "2m").unwrap();
+        assert_eq!(l.idle_timeout, Duration::from_secs(120));
+        l.set("max_watchers", "1_000").unwrap();
+        assert_eq!(l.max_watchers, 1000);
+        assert!(l.set("max_watchers", "-1").unwrap_err().contains("max_watchers"));
+        assert!(l.set("rate_per_sec", "1e3").is_err());
+        assert!(l.set("no_such", "1").unwrap_err().contains("frame_burst"));
     }
 
     #[test]

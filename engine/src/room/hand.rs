@@ -299,7 +299,7 @@ impl RoomCore {
         let commission = self.cfg.commission;
         let min_stake = Chips(self.cfg.min_bet.0.max(1));
         // A player under the table's entry chips after a hand leaves before
-        // the next one (Sam Gong PRD REQ-010 AC-5), as a join would be refused.
+        // the next one (a Sam Gong rule), as a join would be refused.
         let entry = self.entry;
         let mut kick: Option<(PlayerId, Chips)> = None;
         match (f.step, outcome) {

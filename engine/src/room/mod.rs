@@ -1,6 +1,6 @@
 //! The room core: the room and player state machines, sans-IO.
 //!
-//! Room phases (seed 002): idle → waiting → playing → settling →
+//! Room phases (SPEC.md §9.4, `room-state`): idle → waiting → playing → settling →
 //! between-hands → playing …; closed. Players: [`Presence`] online / away
 //! (reconnect window) / left, seated or not, sitting out or not.
 //!
@@ -461,6 +461,7 @@ impl RoomCore {
     /// A room of `cfg` (validated) playing `spec`, signing as `dealer`,
     /// drawing from `rng` (a CSPRNG). It opens at `now`.
     pub fn new(
+        now: Now,
         cfg: Arc<RoomConfig>,
         spec: Arc<GameSpec>,
         dealer: Arc<Identity>,
@@ -473,7 +474,7 @@ impl RoomCore {
             Chips::ZERO
         });
         let mut core = RoomCore {
-            clock: Now { at: Instant::now(), unix_ms: 0 },
+            clock: now,
             underfilled_since: None,
             entry,
             seats: vec![None; usize::from(cfg.max_players)],

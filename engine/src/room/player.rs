@@ -27,7 +27,8 @@ pub enum Presence {
     Left,
 }
 
-/// One player in a room. The status seed 002 names is derived from the
+/// One player in a room. The status the protocol names (SPEC.md §9.4,
+/// `my-status`) is derived from the
 /// presence, the seat and the hand (see `RoomCore::status_of`).
 pub(crate) struct Player {
     pub id: PlayerId,

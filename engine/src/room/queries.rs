@@ -1,4 +1,4 @@
-//! Queries (seed 002's query protocol): answered to the asking connection
+//! Queries (SPEC.md §9.3 `query`, §9.4 query data): answered to the asking connection
 //! only, matched by nonce, about the asker's own account or public room
 //! data. No answer carries a secret: no deck, no hidden card, no salt, no
 //! seed, no chip-service credential, no reveal before it is published. A

@@ -1,4 +1,4 @@
-//! Operator-facing room rules (issue #18 "Seed 002 and Sam Gong details",
+//! Operator-facing room rules (issue #18: protocol and Sam Gong details,
 //! "Chips an operator did not ask for"): leaving, presence, warnings,
 //! entry thresholds, dissolving under-filled tables.
 
@@ -84,6 +84,7 @@ fn sam_gong(n: u8, edit: impl FnOnce(&mut RoomConfig)) -> Harness {
     let spec =
         Arc::new(GameSpec::new("r", game, cfg.settings.clone(), cfg.entropy, cfg.reveal, 1000).unwrap());
     h.core = RoomCore::new(
+        h.now,
         Arc::new(cfg),
         spec,
         Arc::clone(&h.dealer),
