@@ -23,6 +23,20 @@ pub enum HexError {
     NotHex { what: &'static str },
 }
 
+/// Writes `bytes` as lowercase hex into `buf` (at least twice as long) and
+/// returns that text: ids, digests and signatures are written in every
+/// event, and this costs no allocation (a char-by-char `String` did).
+pub(crate) fn hex_in<'a>(bytes: &[u8], buf: &'a mut [u8]) -> &'a str {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let n = bytes.len().min(buf.len() / 2);
+    for (b, out) in bytes[..n].iter().zip(buf.chunks_exact_mut(2)) {
+        out[0] = DIGITS[usize::from(b >> 4)];
+        out[1] = DIGITS[usize::from(b & 0x0f)];
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[..2 * n]).unwrap_or("")
+}
+
 /// Decodes exactly `N` bytes from `2 * N` lowercase hex characters.
 pub fn decode_hex_array<const N: usize>(what: &'static str, s: &str) -> Result<[u8; N], HexError> {
     if s.len() != 2 * N {
@@ -112,7 +126,7 @@ macro_rules! fixed_bytes {
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&hex::encode(self.0))
+                f.write_str(hex_in(&self.0, &mut [0u8; 2 * $n]))
             }
         }
 
@@ -128,7 +142,7 @@ macro_rules! fixed_bytes {
 
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_str(self)
+                s.serialize_str(hex_in(&self.0, &mut [0u8; 2 * $n]))
             }
         }
 
@@ -222,6 +236,19 @@ mod tests {
         assert!(serde_json::from_str::<HandId>("\"00\"").is_err());
         let h = HandId([7; 16]);
         assert_eq!(h.to_string().len(), 32);
+    }
+
+    #[test]
+    fn hex_in_matches_the_hex_crate_for_every_byte() {
+        let all: Vec<u8> = (0..=255u8).collect();
+        let mut buf = [0u8; 512];
+        assert_eq!(hex_in(&all, &mut buf), hex::encode(&all));
+        let sig = Signature([0x5a; 64]);
+        assert_eq!(sig.to_string(), hex::encode([0x5a; 64]));
+        let id = crate::PlayerId::from_bytes([0xf0; 32]);
+        assert_eq!(serde_json::to_string(&id).unwrap(), format!("\"{}\"", hex::encode([0xf0; 32])));
+        // A short buffer writes what fits, never more.
+        assert_eq!(hex_in(&[1, 2, 3], &mut [0u8; 4]), "0102");
     }
 
     #[test]

@@ -28,7 +28,7 @@ impl PlayerId {
 
 impl fmt::Display for PlayerId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&hex::encode(self.0))
+        f.write_str(crate::bytes::hex_in(&self.0, &mut [0u8; 64]))
     }
 }
 
@@ -60,7 +60,7 @@ impl FromStr for PlayerId {
 
 impl Serialize for PlayerId {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        s.serialize_str(crate::bytes::hex_in(&self.0, &mut [0u8; 64]))
     }
 }
 
