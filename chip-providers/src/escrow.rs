@@ -228,7 +228,7 @@ impl EscrowChips {
     /// when its result was journaled, else refunded; each exactly once. A
     /// hand that cannot be finished now (an unreadable file, the ledger
     /// down) does not hold up the others: its file stays open for the next
-    /// start, and the error names every such file.
+    /// start, each is logged by name, and the error counts them.
     pub async fn reconcile_journal(&self) -> Result<Reconciled, ChipError> {
         let mut report = Reconciled::default();
         let running: Vec<HandRef> = lock(&self.live).keys().cloned().collect();
@@ -244,19 +244,19 @@ impl EscrowChips {
                 }
             }
         }
-        let Some((first, _)) = failed.first() else { return Ok(report) };
+        let Some((first, first_error)) = failed.first() else { return Ok(report) };
         let done = report.settled.len() + report.refunded.len();
         let detail = format!(
-            "{} interrupted escrowed hand(s) not reconciled ({done} reconciled); first {}: {}",
+            "{} interrupted escrowed hand(s) not reconciled ({done} reconciled); first {}: {first_error}",
             failed.len(),
             first.display(),
-            failed[0].1
         );
         // Retryable if any of them may succeed on a retry (re-running is idempotent).
-        Err(match failed.iter().any(|(_, e)| e.is_retryable()) {
-            true => ChipError::Service(detail),
-            false => ChipError::BadRequest(detail),
-        })
+        if failed.iter().any(|(_, e)| e.is_retryable()) {
+            Err(ChipError::Service(detail))
+        } else {
+            Err(ChipError::BadRequest(detail))
+        }
     }
 
     /// Finishes one journaled hand; `None` if it is running or had ended.

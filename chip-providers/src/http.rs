@@ -1,6 +1,6 @@
 //! `HttpChips`: the chip provider for an HTTP points service (`claw-points`).
 //!
-//! - URL policy (seed 002): no credentials in the URL; plain `http` only to a
+//! - URL policy (the protocol's security rules): no credentials in the URL; plain `http` only to a
 //!   loopback host (`127.0.0.0/8`, `::1`, `localhost`); private-network, link-local
 //!   and other non-public addresses refused unless `allow_private` is set, also
 //!   when a host *name* resolves to them (checked at every connection, so DNS

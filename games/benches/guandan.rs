@@ -1,5 +1,5 @@
 //! Guandan benchmarks: pattern recognition of one play, full legal-move
-//! generation for 15 cards with 2 wilds (the seed's worst case), and L2 / L3
+//! generation for 15 cards with 2 wilds (the source rules' worst case), and L2 / L3
 //! decision time (with a p99 over a sample of real positions printed).
 //!
 //! `cargo bench -p claw-games --bench guandan -- --warm-up-time 1 --measurement-time 2`

@@ -55,7 +55,7 @@ pub enum InviteError {
 
 impl Invite {
     /// Parses an invite, refusing plain `ws://` to anything but a loopback
-    /// address (seed 002: non-local connections require TLS).
+    /// address (SPEC.md §8: non-local connections require TLS).
     pub fn parse(s: &str) -> Result<Invite, InviteError> {
         Self::parse_with(s, false)
     }

@@ -1,4 +1,4 @@
-//! `PlayerNode`: a player's connection to a dealer (seed 002's PlayerNode).
+//! `PlayerNode`: a player's connection to a dealer.
 //!
 //! [`PlayerNode::connect`] dials the invite URL, runs the 4-step handshake
 //! (refusing a dealer whose key is not the URL's), asks for a seat and

@@ -151,12 +151,12 @@ fn sam_gong_seats_with_gaps_rotate_the_banker_in_seat_order() {
     assert_eq!(orders[..3], [vec![0, 2, 5], vec![0, 2, 5], vec![0, 2, 5]]);
     assert_eq!(orders[3..], [vec![0, 1, 2, 5], vec![0, 1, 2, 5]]);
     // First hand: equal chips, the lowest seat banks; then clockwise by seat
-    // number. The newcomer at seat 1 does not bank its first hand (EDD
-    // resetForNextRound), then its turn comes after seat 0.
+    // number. The newcomer at seat 1 does not bank its first hand (Sam Gong's
+    // resetForNextRound rule), then its turn comes after seat 0.
     assert_eq!(bankers, vec![0, 2, 5, 0, 1]);
 }
 
-/// Sam Gong PRD REQ-010 AC-5: a player whose balance fell below the
+/// Sam Gong rule: a player whose balance fell below the
 /// table's entry chips is moved out after the hand's settlement, before the
 /// next hand, and the others play on.
 #[test]

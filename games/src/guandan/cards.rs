@@ -1,6 +1,6 @@
 //! Guandan card values: ranks on the natural scale, the level (级牌) that
 //! ranks just below the jokers, and the heart level cards that are wild
-//! (逢人配), seed §二.
+//! (逢人配).
 
 use claw_protocol::{Card, CardId, Suit};
 use serde::{Deserialize, Serialize};
@@ -11,7 +11,7 @@ use super::GuandanError;
 pub const PACKS: u8 = 2;
 /// Physical cards in the deck.
 pub const DECK_SIZE: usize = 108;
-/// Natural rank of the small (black) joker on the seed's scale.
+/// Natural rank of the small (black) joker on the source rules' scale.
 pub const SMALL_JOKER: u8 = 15;
 /// Natural rank of the big (red) joker.
 pub const BIG_JOKER: u8 = 16;
@@ -94,7 +94,7 @@ pub fn rank_of_slot(slot: usize) -> u8 {
 }
 
 /// Which physical cards are wild: the heart level cards of the first
-/// `wild_count` packs (`wild_count` is the seed's RuleConfig field, default 2).
+/// `wild_count` packs (`wild_count` is the source rules' RuleConfig field, default 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Wilds {
     /// The level being played.
@@ -180,7 +180,7 @@ pub fn check_ids(cards: &[CardId]) -> Result<(), GuandanError> {
     Ok(())
 }
 
-/// Checks a group of faces (the seed's `card_value` view): no face more often
+/// Checks a group of faces (the source rules' `card_value` view): no face more often
 /// than the two packs hold it.
 pub fn check_faces(faces: &[Card]) -> Result<(), GuandanError> {
     if faces.is_empty() {

@@ -1,4 +1,4 @@
-//! Which play beats which, seed §二 "比较大小" and "纯度降级": non-bombs
+//! Which play beats which, the source rules' "比较大小" and "纯度降级": non-bombs
 //! compare within one pattern and length; bombs, straight flushes and the four
 //! jokers compare by a data-driven [`BombProfile`].
 
@@ -48,7 +48,7 @@ pub struct BombProfile {
     pub within: Vec<Criterion>,
 }
 
-/// The seed's `bomb_compare_priority`.
+/// The source rules' `bomb_compare_priority`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BombPriority {
@@ -75,7 +75,7 @@ impl BombProfile {
         }
     }
 
-    /// The seed's reading (seed §二 "纯度降级" and RuleConfig): type, then
+    /// The source rules' reading ("纯度降级" and RuleConfig): type, then
     /// purity (pure > mixed), then rank and count in the order
     /// `bomb_compare_priority` gives; the straight flush above or below every
     /// bomb by `same_suit_straight_beats_bomb`; the four jokers on top.

@@ -1,7 +1,7 @@
-//! Legal-move generation (move_generator), seed §四: every distinct play a
+//! Legal-move generation (move_generator): every distinct play a
 //! hand can make, optionally only those that beat the play on the table.
 //!
-//! Complete up to the seed's equivalence pruning: plays that differ only in
+//! Complete up to the source rules' equivalence pruning: plays that differ only in
 //! which physical copy or which suit of a natural card they use (and so have
 //! the same pattern, rank and use of wilds) are generated once. A straight
 //! flush is never pruned into a plain straight: it is generated per suit.

@@ -1,5 +1,5 @@
-//! Pattern recognition (牌型识别), seed §二: every reading of a group of
-//! cards, wilds included, and the seed's priority list that picks the reading
+//! Pattern recognition (牌型识别): every reading of a group of
+//! cards, wilds included, and the source rules' priority list that picks the reading
 //! a play means when the player does not name one.
 
 use claw_protocol::Suit;
@@ -45,7 +45,7 @@ impl Kind {
         matches!(self, Kind::Straight | Kind::ConsecutivePairs | Kind::SteelPlate | Kind::StraightFlush)
     }
 
-    /// The seed's recommended-reading priority (1 = first choice), seed §二
+    /// The source rules' recommended-reading priority (1 = first choice), their
     /// "牌型推荐优先级".
     pub fn priority(self) -> u8 {
         match self {
@@ -74,7 +74,7 @@ pub struct Reading {
     pub rank: u8,
     /// Cards in the play.
     pub len: u8,
-    /// No wild stands for a card other than itself (seed §二 purity).
+    /// No wild stands for a card other than itself (purity, as the source rules define it).
     pub pure: bool,
     /// The suit of a straight flush (`c`, `d`, `h`, `s`).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "suit_letter")]
@@ -118,7 +118,7 @@ pub struct Declared {
 pub struct PatternRules {
     /// The level being played.
     pub level: Level,
-    /// Whether sequences may end at the ace (10-J-Q-K-A), the seed's
+    /// Whether sequences may end at the ace (10-J-Q-K-A), the source rules'
     /// `straight_extends_to_ace`. A low sequences (A-2-3-4-5) are always allowed.
     pub ace_high: bool,
 }
@@ -273,7 +273,7 @@ fn full_houses(t: &Tally, out: &mut Vec<Reading>) {
     }
 }
 
-/// Sorts readings by the seed's priority, then by strength, best first.
+/// Sorts readings by the source rules' priority, then by strength, best first.
 pub fn by_priority(readings: &mut [Reading], level: Level) {
     readings.sort_by_key(|r| {
         let strength = if r.kind.is_sequence() { r.rank } else { super::cards::order(r.rank, level) };

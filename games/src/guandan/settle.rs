@@ -1,5 +1,5 @@
-//! End of a deal: level-up by the finishing order (seed §二 LEVEL_UP_PHASE),
-//! the match's terminal states (seed §七), and the chips: a stake per level
+//! End of a deal: level-up by the finishing order (the source rules' LEVEL_UP_PHASE),
+//! the match's terminal states (as the source rules list them), and the chips: a stake per level
 //! won, paid by each losing player and shared by the winners, exactly.
 
 use claw_protocol::{Chips, Seat};
@@ -9,7 +9,7 @@ use super::cards::Level;
 use super::{team, AceRule, EndRequest, GdMemory, GdSettings};
 use crate::plugin::{ChipMove, ChipOp, ChipParty, PendingAction};
 
-/// How a match ended (seed §七 "终端状态分支").
+/// How a match ended (source rules: "终端状态分支").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum MatchEnd {

@@ -1,4 +1,4 @@
-//! Tribute (进贡), return (还贡) and resisting tribute (抗贡), seed §二
+//! Tribute (进贡), return (还贡) and resisting tribute (抗贡), the source rules'
 //! "进贡/还贡具体边界校验", "大王抗贡的唯一性校验" and "同点数次级判定".
 
 use claw_protocol::{CardId, Suit};
@@ -11,7 +11,7 @@ use super::{GdSettings, GuandanError};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ResistRule {
-    /// One paying player holds both big jokers (the seed: "同一个人同时抓到 2 张大王").
+    /// One paying player holds both big jokers (source rules: "同一个人同时抓到 2 张大王").
     #[default]
     OneHolder,
     /// The paying side holds both between them (the common competition rule).

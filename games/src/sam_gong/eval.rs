@@ -1,5 +1,6 @@
 //! Sam Gong hand values and the player-versus-banker comparison
-//! (PRD REQ-003, EDD §3.6 HandEvaluator, decisions D8 and D10).
+//! (the source rules' HandEvaluator, decisions D8 and D10; see
+//! docs/games/sam-gong.md §5).
 //!
 //! Value: the three cards' points summed mod 10, with A = 1, 2–9 at face value
 //! and 10/J/Q/K = 0. Sam Gong (三公) beats every point hand. Equal hands go to
@@ -17,7 +18,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SamGongRule {
-    /// PRD REQ-003 AC-1: three 10-point cards (any of 10, J, Q, K). The default.
+    /// The product rules: three 10-point cards (any of 10, J, Q, K). The default.
     #[default]
     TenValue,
     /// Traditional tables: three face cards (J, Q, K) only; 10-10-K is a plain 0.
@@ -34,7 +35,7 @@ pub fn point(card: Card) -> u8 {
 }
 
 /// A card's rank for the D8 tiebreak: A = 1 (lowest), 2–10 face value,
-/// J = 11, Q = 12, K = 13. Independent of [`point`] (EDD §3.6 VALUE_RANK).
+/// J = 11, Q = 12, K = 13. Independent of [`point`] (the source rules' VALUE_RANK).
 pub fn tiebreak_rank(card: Card) -> u8 {
     match card.rank() {
         Some(Rank::Ace) => 1,
@@ -85,7 +86,7 @@ impl HandValue {
         }
     }
 
-    /// The hand type as the seeds name it: `sam-gong`, or the points `0`–`9`.
+    /// The hand type as the source rules name it: `sam-gong`, or the points `0`–`9`.
     pub fn hand_type(&self) -> String {
         if self.sam_gong {
             "sam-gong".to_owned()
@@ -94,8 +95,8 @@ impl HandValue {
         }
     }
 
-    /// The payout multiple N when this hand beats the banker (PRD §5.4,
-    /// EDD SettlementEngine): Sam Gong 3, nine 2, anything else (0–8) 1.
+    /// The payout multiple N when this hand beats the banker (the source
+    /// rules' payout table): Sam Gong 3, nine 2, anything else (0–8) 1.
     pub fn multiplier(&self) -> u64 {
         if self.sam_gong {
             3
@@ -146,7 +147,8 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// Compares a player's hand with the banker's (EDD HandEvaluator.compare).
+/// Compares a player's hand with the banker's (the source rules'
+/// HandEvaluator.compare).
 pub fn compare(player: &[Card; 3], banker: &[Card; 3], rule: SamGongRule) -> Outcome {
     match HandValue::of(player, rule).cmp(&HandValue::of(banker, rule)) {
         Ordering::Greater => Outcome::Win,

@@ -1,5 +1,5 @@
-//! Choosing the banker of a hand (PRD §5.0, EDD §3.6 BankerRotation and
-//! resetForNextRound, decision D9).
+//! Choosing the banker of a hand (the source rules' BankerRotation and
+//! resetForNextRound, decision D9; see docs/games/sam-gong.md §6).
 //!
 //! - First hand at a table: the player with the most chips; on equal chips
 //!   the one who joined first, i.e. the lowest seat (the dealer seats players
@@ -7,11 +7,11 @@
 //! - Every later hand: the next player clockwise after the last banker, in the
 //!   last hand's seat order, folded players included. Players who joined in
 //!   between are not in that order, so they do not take the banker's seat on
-//!   their first hand (EDD resetForNextRound: "剛解鎖的排隊玩家首次參與不搶莊家位").
+//!   their first hand (resetForNextRound: "剛解鎖的排隊玩家首次參與不搶莊家位").
 //! - D9: a candidate whose balance is below the table's minimum bet is
 //!   skipped and the turn passes on. If no one from the last hand qualifies,
 //!   the first-hand rule picks among everyone; if no one at all can cover the
-//!   minimum bet, there is no hand (the seeds' state machine goes back to
+//!   minimum bet, there is no hand (the source rules' state machine goes back to
 //!   `waiting`).
 
 use claw_protocol::{Chips, PlayerId, Seat};

@@ -1,13 +1,14 @@
-//! The Sam Gong settlement (PRD §5.3 and REQ-004, EDD §3.6 SettlementEngine,
-//! decision D13 for an insolvent banker), under one of two [`SettlementRule`]s.
+//! The Sam Gong settlement (the source rules' SettlementEngine, decision D13
+//! for an insolvent banker; see docs/games/sam-gong.md §7), under one of two
+//! [`SettlementRule`]s.
 //!
 //! Every caller is settled against the banker one by one, clockwise from the
 //! banker's left ("依閒家順時鐘座位順序逐一結算（先到先得）"). A tie returns the
-//! call (not in the pot, not raked: REQ-004 AC-5); a folder has no call.
+//! call (not in the pot, not raked); a folder has no call.
 //!
-//! **`banker-pays`** (the default, the seeds' words): winners are paid by the
+//! **`banker-pays`** (the default, the source rules' words): winners are paid by the
 //! banker "不經底池" (not from the pot). The banker's funds for paying them are
-//! its balance after Step 2 plus its escrowed bet, i.e. its balance at hand
+//! its balance after its bet (step 2 of the hand) plus its escrowed bet, i.e. its balance at hand
 //! start ("破產判斷以Step 2後的chip_balance為準"; "可用資金 = 當前chip_balance +
 //! 未釋放escrow_amount"). A winner gets its call back plus N × call (N = 3 Sam
 //! Gong, 2 nine, 1 otherwise) from those funds; when they do not cover N × call
@@ -37,8 +38,8 @@ use super::eval::Outcome;
 use crate::plugin::{ChipMove, ChipOp, ChipParty, GameError, PendingAction};
 
 /// The rake on a losers' pot: floor(pot × percent / 100), at least 1 when the
-/// pot is non-empty and the percent is non-zero, 0 for an empty pot (REQ-004
-/// AC-1 empty-pot guard).
+/// pot is non-empty and the percent is non-zero, 0 for an empty pot (the
+/// source rules' empty-pot guard).
 pub fn rake(pot: u64, percent: u8) -> u64 {
     if pot == 0 || percent == 0 {
         return 0;
@@ -48,12 +49,12 @@ pub fn rake(pot: u64, percent: u8) -> u64 {
     (r as u64).max(1)
 }
 
-/// Which reading of the seeds' settlement a table uses (room setting
+/// Which reading of the source rules' settlement a table uses (room setting
 /// `settlement`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SettlementRule {
-    /// The seeds' words: the banker pays winners from its own funds; losers'
+    /// The source rules' words: the banker pays winners from its own funds; losers'
     /// calls reach it after the pass; at 0 later winners get nothing.
     #[default]
     BankerPays,
@@ -77,7 +78,7 @@ pub enum Decision {
     },
 }
 
-/// What a non-banker seat got, in the seeds' settlement broadcast terms.
+/// What a non-banker seat got, in the source rules' settlement broadcast terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EntryResult {
@@ -230,7 +231,7 @@ pub fn settle(
                 if due <= funds {
                     funds -= due;
                     // banker-pays: a banker paid down to 0 is insolvent for
-                    // every later seat (EDD "支付後…歸零 → 後續贏家…").
+                    // every later seat (source rules: "支付後…歸零 → 後續贏家…").
                     insolvent = !one_pass && funds == 0;
                     (EntryResult::Win, call + due, 0)
                 } else {

@@ -1,8 +1,10 @@
-//! The tutorial's three scripted rounds (PRD REQ-012 AC-5, EDD §3.6
-//! TutorialScriptEngine), as full deck orders for the engine.
+//! The tutorial's three scripted rounds (the source rules'
+//! TutorialScriptEngine; see docs/games/sam-gong.md §9), as full deck orders
+//! for the engine.
 //!
-//! The PRD and the EDD disagree; this follows the PRD's outcomes, which the
-//! EDD's cards are marked provisional against ("暫定", open question Q7):
+//! The product rules and the engineering specification disagree; this follows
+//! the product rules' outcomes, which the specification's cards are marked
+//! provisional against ("暫定", an open question there):
 //!
 //! | round | learner                | NPC banker              | result |
 //! |-------|------------------------|-------------------------|--------|
@@ -10,11 +12,11 @@
 //! | 2     | 5♠ A♥ 9♦ — 5 points    | 3♦ K♣ Q♠ — 3 points     | learner wins, 1× |
 //! | 3     | 6♥ J♠ Q♣ — 6 points    | 2♠ 4♥ Q♦ — 6 points     | tie by D8 (both ♠ high, both Q high): call returned |
 //!
-//! Round 1 keeps the EDD's Sam Gong cards, round 2 swaps the EDD's two hands
-//! (the PRD has the learner win 5 to 3), round 3 keeps the EDD's learner hand
-//! and changes the banker's K♦ to Q♦ so that both D8 steps tie, as the PRD
-//! requires (the EDD's `force_tie` outside the rules could not be replayed by
-//! an auditor). Hands beyond the third cycle through the script again.
+//! Round 1 keeps the specification's Sam Gong cards, round 2 swaps its two
+//! hands (the product rules have the learner win 5 to 3), round 3 keeps its
+//! learner hand and changes the banker's K♦ to Q♦ so that both D8 steps tie,
+//! as the product rules require (the specification's `force_tie` outside the
+//! rules could not be replayed by an auditor). Hands beyond the third cycle through the script again.
 //!
 //! The NPC banks at a fixed seat (the settings' `fixed_banker`, seat 1 by
 //! default: the learner opens the table and joins first); the learner is the

@@ -143,7 +143,7 @@ fn ambiguous_groups_follow_the_priority_and_a_named_reading() {
         read_play(&t, rules(7), &p, None, Some(Declared { kind: Kind::TripleWithPair, rank: 9 })).unwrap();
     assert_eq!(fh.kind, Kind::TripleWithPair);
 
-    // Steel plate before consecutive pairs (seed priority 4 before 5).
+    // Steel plate before consecutive pairs (source rules' priority 4 before 5).
     let t = tally("4c 4d 5c 5d 7h 7h#1", 7);
     let mut all = readings(&t, rules(7));
     by_priority(&mut all, lv(7));
@@ -273,7 +273,7 @@ fn bad_input_is_a_typed_error() {
 }
 
 /// A play's equivalence class: pattern, rank, suit of a straight flush,
-/// natural cards per rank and wilds (the seed's pruning keeps one per class).
+/// natural cards per rank and wilds (the source rules' pruning keeps one per class).
 fn class(cards: &[CardId], r: &Reading, w: Wilds) -> (Kind, u8, Option<u8>, [u8; 15], u8) {
     let t = Tally::of_ids(cards, w);
     (r.kind, r.rank, r.suit.map(|s| s.index()), t.by_rank, t.wilds)

@@ -1,7 +1,7 @@
-//! Sam Gong settlement vectors for the default `banker-pays` reading (PRD
-//! REQ-004 AC-1/AC-3: winners are paid by the banker "不經底池", insolvency is
-//! judged on the banker's own funds after Step 2, losers' calls reach the
-//! banker after the rake; EDD: once the banker is at 0 "後續贏家進入
+//! Sam Gong settlement vectors for the default `banker-pays` reading (the
+//! source rules: winners are paid by the banker "不經底池", insolvency is
+//! judged on the banker's own funds after its bet (step 2), losers' calls reach
+//! the banker after the rake; once the banker is at 0 "後續贏家進入
 //! insolvent_winners（net_chips = -bet）"). Bet 100, rake 5 % throughout;
 //! each vector is worked out in its comment.
 
@@ -72,8 +72,8 @@ fn losers_seated_before_a_winner_do_not_fund_it() {
 #[test]
 fn a_banker_paid_down_to_zero_pays_no_later_winner() {
     // Banker 200: the nine takes all 200 (paid in full) and the banker is at
-    // 0; the two later winners get nothing and lose their calls (EDD
-    // insolvent_winners, net −bet); the tie is returned. Banker: 0 + 200
+    // 0; the two later winners get nothing and lose their calls (the source
+    // rules' insolvent_winners, net −bet); the tie is returned. Banker: 0 + 200
     // forfeited = 200, net 0.
     let s = run(200, &[W2, W1, W1, T]);
     use EntryResult::*;

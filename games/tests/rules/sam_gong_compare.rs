@@ -1,7 +1,7 @@
-//! Sam Gong hand comparison vectors (PRD REQ-003 AC-3: at least 200, with
+//! Sam Gong hand comparison vectors (the source rules ask for at least 200, with
 //! Sam Gong vs Sam Gong, ties, 0 vs 0, same suit different ranks).
 //! Notation: rank A23456789TJQK + suit cdhs; `W`/`L`/`T` is the player's
-//! result against the banker. `Ten` is the PRD's Sam Gong (three of 10/J/Q/K),
+//! result against the banker. `Ten` is the product rules' Sam Gong (three of 10/J/Q/K),
 //! `CardFace` the traditional one (three of J/Q/K).
 
 use claw_games::sam_gong::eval::{parse_hand, point, HandValue};
@@ -33,10 +33,10 @@ const CHECKED: &[(&str, &str, Rule, char, &str)] = &[
     ("5c 5d Kc", "6d 4c Qc", Ten, 'W', "0 vs 0: diamond-high both, K > Q"),
     ("Ah 8c Td", "Ks 4s 4h", Ten, 'W', "9 beats 8 regardless of suits"),
     ("Ac Tc Kd", "Jc Qd Kh", Ten, 'L', "1 loses to Sam Gong"),
-    ("Tc Td Ts", "2h 3h 4h", Ten, 'W', "10-10-10 is Sam Gong under the PRD rule"),
+    ("Tc Td Ts", "2h 3h 4h", Ten, 'W', "10-10-10 is Sam Gong under the product rule"),
     ("Tc Td Ts", "2h 3h 4h", CardFace, 'L', "10-10-10 is a plain 0 under the traditional rule"),
     ("Jc Qd Kh", "Ts Th Kd", CardFace, 'W', "traditional: J-Q-K Sam Gong beats 10-10-K (plain 0)"),
-    ("Jc Qd Kh", "Ts Th Kd", Ten, 'L', "PRD rule: both Sam Gong, spade-high banker wins"),
+    ("Jc Qd Kh", "Ts Th Kd", Ten, 'L', "product rule: both Sam Gong, spade-high banker wins"),
     ("9s 9h 9d", "7c Td Jh", Ten, 'W', "seven vs seven: spade beats heart"),
     ("Ac 2c 3c", "Ad 2d 3d", Ten, 'L', "six vs six: club-high loses to diamond-high"),
     ("Ad 2d 3d", "Ac 2c 3c", Ten, 'W', "six vs six: diamond-high beats club-high"),
@@ -50,7 +50,7 @@ const CHECKED: &[(&str, &str, Rule, char, &str)] = &[
 ];
 
 /// Generated vectors (random single-deck deals by category; expected results
-/// from an independent implementation of the PRD text): (player, banker, rule, expected).
+/// from an independent implementation of the product rules' text): (player, banker, rule, expected).
 const GENERATED: &[(&str, &str, Rule, char)] = &[
     // sam gong vs sam gong
     ("Td Jc Qc", "Kd Jh Qs", Ten, 'L'),

@@ -371,8 +371,8 @@ fn tutorial_hand(settings: &Value, n: usize, hand_number: u64, banker: Seat) -> 
 }
 
 #[test]
-fn tutorial_rounds_meet_the_prd_acceptance_criteria() {
-    // PRD REQ-012 AC-5: round 1 the learner holds Sam Gong against the NPC
+fn tutorial_rounds_meet_the_acceptance_criteria() {
+    // The product rules' tutorial: round 1 the learner holds Sam Gong against the NPC
     // banker's 7 and wins (3×); round 2 wins 5 against 3 (1×); round 3 ties
     // 6–6 with both D8 steps equal (call returned). The NPC banks at seat 1;
     // the learner, who joined first, is seat 0.

@@ -1,4 +1,5 @@
-//! Sam Gong banker rotation across hands (PRD §5.0, EDD BankerRotation, D9).
+//! Sam Gong banker rotation across hands (BankerRotation, D9; see
+//! docs/games/sam-gong.md §6).
 
 use claw_games::sam_gong::rotation::{choose_banker, first_banker, SamGongMemory};
 use claw_games::{registry, GameError, HandRunner, PlayerInfo};

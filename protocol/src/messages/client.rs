@@ -132,7 +132,7 @@ pub struct PlayerSeed {
     pub seed: Seed,
     /// Signature (purpose `player-seed`) over [`player_seed_signing_body`].
     pub sig: Signature,
-    /// Optional, for compatibility with seed 002's `from` field. The dealer
+    /// Optional, for compatibility with clients that send a `from` field. The dealer
     /// never trusts it: it compares it with the session identity and refuses
     /// the message when they differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,7 +205,7 @@ impl SignedAction {
     }
 }
 
-/// What a query asks for (seed 002's query protocol).
+/// What a query asks for (SPEC.md §9.3 `query`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum QueryType {

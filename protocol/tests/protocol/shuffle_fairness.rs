@@ -1,4 +1,5 @@
-//! Shuffle fairness (seed 001 REQ-001 AC-2) and determinism.
+//! Shuffle fairness (every permutation of the deck equally likely) and
+//! determinism.
 //!
 //! # The statistic
 //!

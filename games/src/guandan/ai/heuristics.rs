@@ -1,4 +1,4 @@
-//! L2's scoring (seed §三 "启发式评分"): the quality of the hand a play
+//! L2's scoring (source rules: "启发式评分"): the quality of the hand a play
 //! leaves, with teammate and opponent weights; L3 adds its card memory.
 
 use claw_protocol::CardId;

@@ -1,4 +1,4 @@
-//! L3's card memory (seed §三 "记牌与算牌", "手牌推断"): what is still
+//! L3's card memory (source rules: "记牌与算牌", "手牌推断"): what is still
 //! unseen (per rank, and the wilds) and what the tribute says about the
 //! payers' hands.
 

@@ -1,4 +1,4 @@
-//! L3's endgame search (seed §三 "策略"): when few cards are left, the best
+//! L3's endgame search (source rules: "策略"): when few cards are left, the best
 //! few plays by L3's score are each tried on hands dealt at random from the
 //! unseen cards (a tribute payer gets no card above its tribute it could
 //! have given, while others can take them), the deal played out by L2 for
