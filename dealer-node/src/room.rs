@@ -36,8 +36,8 @@ use crate::metrics::{dec, inc, Metrics};
 
 pub use claw_engine::room::{Admit, Refusal, RoomEvent, RoomSnapshot};
 
-/// Longest a balance lookup for a query may take.
-const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest a balance lookup for a query may take: the protocol's answer time.
+const QUERY_TIMEOUT: Duration = Duration::from_millis(claw_protocol::limits::QUERY_ANSWER_MS);
 
 /// What the node shares with every room.
 pub struct NodeContext {
