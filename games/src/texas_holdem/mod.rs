@@ -28,9 +28,9 @@ use crate::plugin::{
 
 pub use eval::{evaluate, Category, HandValue};
 
-/// The largest stack, blind or ante accepted (2^53 − 1, exact in a JSON
-/// double), so that sums over ten players never overflow an `i64`.
-pub const MAX_CHIPS: u64 = (1 << 53) - 1;
+/// The largest stack, blind or ante accepted: the protocol's one stake cap
+/// (2^50, exact in a JSON double), so sums over ten players never overflow.
+pub const MAX_CHIPS: u64 = claw_protocol::limits::MAX_STAKE;
 
 /// The plugin.
 #[derive(Debug, Clone, Copy, Default)]
@@ -236,7 +236,7 @@ enum Move {
 }
 
 fn chips_i64(c: u64) -> i64 {
-    // Stacks are capped at MAX_CHIPS < 2^53, so every amount fits.
+    // Stacks are capped at MAX_CHIPS = 2^50, so every amount fits.
     i64::try_from(c).unwrap_or(i64::MAX)
 }
 

@@ -93,6 +93,7 @@ fn bad_settings_and_players() {
         json!({"small_blind": 20, "big_blind": 10}),
         json!({"ante": 11}),
         json!({"big_blind": 9007199254740992u64, "small_blind": 1}),
+        json!({"big_blind": (1u64 << 50) + 1, "small_blind": 1}),
         json!({"small_blind": -1}),
         json!({"blinds": 5}),
         json!("cheap"),
@@ -108,7 +109,12 @@ fn bad_settings_and_players() {
         json!({"small_blind": 5, "big_blind": 10, "ante": 0})
     );
     let deck = deck(0, &["AsAh", "KsKh"], BOARD);
-    for balances in [&[1000][..], &[1000; 11][..], &[1000, 0][..], &[1000, 1 << 53][..]] {
+    // The protocol's one stake cap, 2^50, is the largest blind and stack.
+    assert!(g.normalize_settings(&json!({"big_blind": 1u64 << 50, "small_blind": 1})).is_ok());
+    assert!(Table::try_new(Value::Null, &[1000, 1 << 50], Value::Null, deck.clone()).is_ok());
+    for balances in
+        [&[1000][..], &[1000; 11][..], &[1000, 0][..], &[1000, (1 << 50) + 1][..], &[1000, 1 << 53][..]]
+    {
         let r = Table::try_new(Value::Null, balances, Value::Null, deck.clone());
         assert!(matches!(r, Err(GameError::BadPlayers(_))), "{balances:?}");
     }
