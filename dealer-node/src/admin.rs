@@ -167,6 +167,14 @@ impl Admin {
     }
 }
 
+/// Why a validated room could not be opened.
+enum OpenError {
+    /// Its copy could not be kept in the data directory.
+    Store(std::io::Error),
+    /// The node refused to serve it.
+    Refused(String),
+}
+
 /// The body of `POST /admin/rooms`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -220,17 +228,31 @@ async fn open(State(a): State<Arc<Admin>>, body: axum::body::Bytes) -> Response 
     stored["room"]["id"] = json!(id);
     stored["private"] = json!(private);
     let file = a.room_file(&id);
-    let kept = std::fs::create_dir_all(a.rooms_dir())
-        .and_then(|()| crate::archive::write_atomic(&file, &stored.to_string()));
-    if let Err(e) = kept {
-        tracing::error!(room = %id, file = %file.display(), error = %e, "admin API: cannot keep the room");
-        return error(StatusCode::INTERNAL_SERVER_ERROR, "cannot store the room in the data directory");
-    }
-    let handle = match a.serve(room, game, private) {
-        Ok(h) => h,
+    // The file writes (fsync) and the room's archive scan run off the async
+    // workers: a slow disk delays this request only.
+    let opened = tokio::task::spawn_blocking({
+        let (a, file) = (Arc::clone(&a), file.clone());
+        move || {
+            std::fs::create_dir_all(a.rooms_dir())
+                .and_then(|()| crate::archive::write_atomic(&file, &stored.to_string()))
+                .map_err(OpenError::Store)?;
+            a.serve(room, game, private).map_err(|e| {
+                let _ = std::fs::remove_file(&file);
+                OpenError::Refused(e)
+            })
+        }
+    })
+    .await;
+    let handle = match opened {
+        Ok(Ok(h)) => h,
+        Ok(Err(OpenError::Refused(e))) => return error(StatusCode::BAD_REQUEST, format!("room {id}: {e}")),
+        Ok(Err(OpenError::Store(e))) => {
+            tracing::error!(room = %id, file = %file.display(), error = %e, "admin API: cannot keep the room");
+            return error(StatusCode::INTERNAL_SERVER_ERROR, "cannot store the room in the data directory");
+        }
         Err(e) => {
-            let _ = std::fs::remove_file(&file);
-            return error(StatusCode::BAD_REQUEST, format!("room {id}: {e}"));
+            tracing::error!(room = %id, error = %e, "admin API: opening the room failed");
+            return error(StatusCode::INTERNAL_SERVER_ERROR, "opening the room failed");
         }
     };
     tracing::info!(room = %id, private, "admin API: room opened");
