@@ -907,6 +907,9 @@ mod operator;
 #[path = "room/rules.rs"]
 mod rules;
 
+#[path = "room/spec_defaults.rs"]
+mod spec_defaults;
+
 #[test]
 fn a_hand_query_asked_before_the_settlement_completes_waits_for_the_record() {
     let mut h = Harness::new(3, |_| {});
