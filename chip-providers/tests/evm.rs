@@ -183,6 +183,10 @@ async fn play(chips: &EvmChips, w: &World, hand: &HandRef, seats: &[usize], winn
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn six_player_hand_settles_in_one_transaction_and_players_withdraw() {
     let Some(bin) = anvil_bin("six_player_hand") else { return };
     let w = world(&bin, 6).await;
@@ -269,6 +273,10 @@ async fn six_player_hand_settles_in_one_transaction_and_players_withdraw() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn insufficient_and_reverted_calls_move_nothing() {
     let Some(bin) = anvil_bin("insufficient_and_reverted") else { return };
     let w = world(&bin, 2).await;
@@ -337,6 +345,10 @@ async fn insufficient_and_reverted_calls_move_nothing() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn idempotency_keys_replayed_with_same_and_different_bodies() {
     let Some(bin) = anvil_bin("idempotency_keys") else { return };
     let w = world(&bin, 2).await;
@@ -409,6 +421,10 @@ async fn idempotency_keys_replayed_with_same_and_different_bodies() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn lock_lapses_after_the_deadline_and_the_player_withdraws_alone() {
     let Some(bin) = anvil_bin("lock_lapses") else { return };
     let w = world(&bin, 2).await;
@@ -444,6 +460,10 @@ async fn lock_lapses_after_the_deadline_and_the_player_withdraws_alone() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn node_killed_mid_hand_and_restarted_from_its_state() {
     let Some(bin) = anvil_bin("node_killed_mid_hand") else { return };
     let mut w = world(&bin, 2).await;
@@ -477,6 +497,10 @@ async fn node_killed_mid_hand_and_restarted_from_its_state() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn dealer_dropped_mid_settlement_is_reconciled_exactly_once() {
     let Some(bin) = anvil_bin("dealer_dropped") else { return };
     let w = world(&bin, 3).await;
@@ -534,6 +558,10 @@ async fn dealer_dropped_mid_settlement_is_reconciled_exactly_once() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn operators_are_refused_on_each_others_rooms() {
     let Some(bin) = anvil_bin("two_operators") else { return };
     let w = world(&bin, 2).await;
@@ -583,6 +611,10 @@ async fn operators_are_refused_on_each_others_rooms() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn concurrent_hands_of_several_rooms_share_one_nonce_sequence() {
     let Some(bin) = anvil_bin("concurrent_hands") else { return };
     let w = world(&bin, 6).await;
@@ -612,6 +644,10 @@ async fn concurrent_hands_of_several_rooms_share_one_nonce_sequence() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn a_binding_needs_the_players_signature() {
     let Some(bin) = anvil_bin("binding") else { return };
     let w = world(&bin, 1).await;
@@ -648,6 +684,10 @@ async fn a_binding_needs_the_players_signature() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn claw_evm_deploys_and_players_use_it() {
     let Some(bin) = anvil_bin("claw_evm_cli") else { return };
     let anvil = Anvil::start(&bin, 0);
@@ -720,6 +760,10 @@ async fn config_refuses_unsafe_urls_and_readable_keys() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn start_is_refused_on_a_wrong_chain_a_missing_vault_or_an_unusable_operator() {
     let Some(bin) = anvil_bin("start_is_refused") else { return };
     let w = world(&bin, 0).await;

@@ -83,6 +83,10 @@ pub async fn vault_with_bots(bin: &Path, dir: &Path, n: usize, deposit: u64) -> 
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn dealer_binary_plays_twenty_hands_settled_on_chain() {
     let Some(bin) = anvil_bin("dealer_binary_plays_twenty_hands_settled_on_chain") else { return };
     let dir = tempfile::tempdir().expect("temp dir");

@@ -8,6 +8,10 @@ use crate::anvil::{anvil_bin, CHAIN_ID};
 use crate::evm::vault_with_bots;
 
 #[tokio::test]
+#[cfg_attr(
+    not(claw_evm),
+    ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
+)]
 async fn rooms_file_chips_table_selects_the_evm_provider() {
     let Some(bin) = anvil_bin("rooms_file_chips_table_selects_the_evm_provider") else { return };
     let dir = tempfile::tempdir().expect("temp dir");

@@ -1,7 +1,7 @@
 //! A fresh PostgreSQL database on the server CLAW_TEST_PG_URL names, for the
 //! points-server tests and benchmark and the dealer's two-node scale test.
 //! Outside CI the tests that need it are compiled `#[ignore]`d (the
-//! `claw_pg` cfg of `points-server/build.rs`), so they show as skipped.
+//! `claw_pg` cfg of `scripts/test-services-cfg.rs`), so they show as skipped.
 
 use std::io::Write;
 
