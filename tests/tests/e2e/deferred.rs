@@ -146,7 +146,17 @@ async fn saved_pending_hands_are_completed_later_by_audit_fetch() {
     for f in &files {
         let t =
             claw_protocol::transcript::Transcript::from_jsonl(&std::fs::read_to_string(f).unwrap()).unwrap();
-        let resp = client.get(format!("{base}/rooms/r/hands/{}", t.hand_id)).send().await.unwrap();
+        // A hand is public once archived, which follows its settlement: the
+        // players may see its end a moment before (SPEC §9.4).
+        let url = format!("{base}/rooms/r/hands/{}", t.hand_id);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let resp = loop {
+            let resp = client.get(&url).send().await.unwrap();
+            if resp.status().as_u16() != 404 || std::time::Instant::now() > deadline {
+                break resp;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
         let status = resp.status();
         assert!(status.is_success(), "{status} {}", resp.text().await.unwrap_or_default());
         let text = resp.text().await.unwrap();
