@@ -167,12 +167,7 @@ impl ReplayCheck for Announced<'_> {
         Ok(())
     }
 
-    fn after_action(
-        &mut self,
-        index: usize,
-        runner: &HandRunner,
-        _events: &[HandEvent],
-    ) -> Result<(), String> {
+    fn after_action(&mut self, index: usize, runner: &HandRunner) -> Result<(), String> {
         let a = self.action(index)?;
         let public = runner.hand().public_state();
         if public != *a.public_state {

@@ -308,13 +308,8 @@ pub trait ReplayCheck {
         Ok(())
     }
 
-    /// After action `index` and what it set off; `events` include its own.
-    fn after_action(
-        &mut self,
-        _index: usize,
-        _runner: &HandRunner,
-        _events: &[HandEvent],
-    ) -> Result<(), String> {
+    /// After action `index` and what it set off.
+    fn after_action(&mut self, _index: usize, _runner: &HandRunner) -> Result<(), String> {
         Ok(())
     }
 
@@ -354,7 +349,7 @@ pub fn replay_checked<'a>(
             error,
         })?;
         events.extend(more);
-        check.after_action(index, &runner, &events).map_err(ReplayError::Check)?;
+        check.after_action(index, &runner).map_err(ReplayError::Check)?;
         count = index + 1;
     }
     check.before_end(&runner, &events).map_err(ReplayError::Check)?;

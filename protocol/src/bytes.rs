@@ -27,14 +27,13 @@ pub enum HexError {
 /// returns that text: ids, digests and signatures are written in every
 /// event, and this costs no allocation (a char-by-char `String` did).
 pub(crate) fn hex_in<'a>(bytes: &[u8], buf: &'a mut [u8]) -> &'a str {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let n = bytes.len().min(buf.len() / 2);
-    for (b, out) in bytes[..n].iter().zip(buf.chunks_exact_mut(2)) {
-        out[0] = DIGITS[usize::from(b >> 4)];
-        out[1] = DIGITS[usize::from(b & 0x0f)];
+    let out = &mut buf[..2 * n];
+    // The lengths match by construction; only ASCII digits are written.
+    if hex::encode_to_slice(&bytes[..n], out).is_err() {
+        return "";
     }
-    // Only ASCII digits were written.
-    std::str::from_utf8(&buf[..2 * n]).unwrap_or("")
+    std::str::from_utf8(out).unwrap_or("")
 }
 
 /// Decodes exactly `N` bytes from `2 * N` lowercase hex characters.
