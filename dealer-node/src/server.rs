@@ -14,7 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use claw_protocol::handshake::{ChallengeBook, Hello, RejectReason, Rejected, Response, ServerHandshake};
-use claw_protocol::messages::{decode_client, peek_type, ErrorCode, ErrorMsg, ServerMessage};
+use claw_protocol::messages::{
+    decode_client, peek_type, ActionRejectCode, ActionRejected, DecodeError, ErrorCode, ErrorMsg,
+    ServerMessage,
+};
 use futures_util::{SinkExt, StreamExt};
 use rand::rngs::OsRng;
 use tokio::net::{TcpListener, TcpStream};
@@ -360,7 +363,7 @@ async fn session(
             Err(e) => {
                 inc(&ctx.metrics.bad_frames);
                 bad_in_a_row += 1;
-                if let Some(f) = crate::room::encode(&ServerMessage::Error(ErrorMsg::from_decode(&e))) {
+                if let Some(f) = crate::room::encode(&decode_refusal(&e)) {
                     conn.send(f);
                 }
                 if bad_in_a_row > limits.flood_close_after {
@@ -377,6 +380,21 @@ async fn session(
         writer.abort();
     }
     tracing::debug!(%peer, conn = conn_id, "session closed");
+}
+
+/// The answer to a frame that did not decode: `action-rejected` for an
+/// action over the size limit (its sender learns which action, the hand
+/// never sees it), `error` for anything else.
+fn decode_refusal(e: &DecodeError) -> ServerMessage {
+    match *e {
+        DecodeError::ActionTooLarge { hand_id, seq, .. } => ServerMessage::ActionRejected(ActionRejected {
+            hand_id,
+            seq,
+            code: ActionRejectCode::Malformed,
+            reason: e.to_string(),
+        }),
+        _ => ServerMessage::Error(ErrorMsg::from_decode(e)),
+    }
 }
 
 /// Steps 1–4 of the handshake on `ws`, all before `deadline`.

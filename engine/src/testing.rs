@@ -247,7 +247,7 @@ impl Table {
             }
             let (positions, table) = cards_of(hand.game_events(), seat, &played[seat.index()]);
             let own: Vec<CardId> = positions.iter().map(|(_, c)| *c).collect();
-            let public = hand.public_state().unwrap_or(Value::Null);
+            let public = hand.public_state().map_or(Value::Null, |p| (*p).clone());
             let info = TurnInfo {
                 seat,
                 actions: &turn.actions,

@@ -944,3 +944,6 @@ fn a_hand_query_asked_before_the_settlement_completes_waits_for_the_record() {
     assert_eq!(record.hand_id, hand_id);
     assert!(!record.events.is_empty());
 }
+
+#[path = "room/committed.rs"]
+mod committed;

@@ -18,9 +18,10 @@ pub struct Target {
 }
 
 /// Every target.
-pub const TARGETS: [Target; 4] = [
+pub const TARGETS: [Target; 5] = [
     Target { name: "frames", run: targets::frames, seeds: seeds::frames },
     Target { name: "handshake", run: targets::handshake, seeds: seeds::handshake },
     Target { name: "transcript", run: targets::transcript, seeds: seeds::transcript },
     Target { name: "game_actions", run: targets::game_actions, seeds: seeds::game_actions },
+    Target { name: "hand_actions", run: targets::hand_actions, seeds: seeds::hand_actions },
 ];

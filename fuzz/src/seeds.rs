@@ -155,3 +155,19 @@ pub fn game_actions() -> Vec<Vec<u8>> {
     }
     out
 }
+
+/// Honest hands of every game through the engine (`K` lines), one with an
+/// action padded far over the size limit, one just under it.
+pub fn hand_actions() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for game in claw_games::registry::all() {
+        let meta = game.meta();
+        for (players, seed) in [(meta.min_players, 1u8), (meta.max_players, 2)] {
+            let header = format!("{} {players} {seed}", meta.name);
+            let picks: Vec<String> = (0..120).map(|k| (k % 3).to_string()).collect();
+            out.push(format!("{header}\n{}", picks.join("\n")).into_bytes());
+            out.push(format!("{header}\npad 0 65136\npad 0 4000\n{}", picks.join("\n")).into_bytes());
+        }
+    }
+    out
+}

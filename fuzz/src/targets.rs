@@ -362,3 +362,126 @@ pub fn game_actions(data: &[u8]) {
         }
     }
 }
+
+/// One hand of a registry game through the dealer's engine, its actions
+/// signed frames as a player would send them. Input: a header line
+/// `GAME PLAYERS SEED`, then one line per try: `K` sends the `K`-th offered
+/// action, `pad K N` sends it with `N` spaces of JSON whitespace inside,
+/// `SEAT TEXT` sends `TEXT` as the action of that seat's player. Checked:
+/// whatever a player sends, an action the engine accepts commits (a commit
+/// that fails would void the hand and hand its chips back), a refused one
+/// changes nothing, an action over the size limit is refused both where
+/// the frame is decoded and by the engine, and the hand always waits for
+/// somebody until it ends.
+pub fn hand_actions(data: &[u8]) {
+    use claw_engine::hand::{GameSpec, Hand, HandSeat};
+    use claw_protocol::messages::{EntropyMode, RevealPolicy, SignedAction, MAX_ACTION_BYTES};
+    use claw_protocol::HandId;
+
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let mut lines = text.lines();
+    let mut head = lines.next().unwrap_or("").split_whitespace();
+    let Some(game) = head.next().and_then(|n| games().iter().find(|g| g.meta().name == n)) else { return };
+    let meta = game.meta();
+    let n = head
+        .next()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(usize::from(meta.min_players))
+        .clamp(usize::from(meta.min_players), usize::from(meta.max_players));
+    let seed = head.next().and_then(|s| s.parse::<u8>().ok()).unwrap_or(0);
+    let Ok(settings) = game.normalize_settings(&Value::Null) else { return };
+    let Ok(spec) =
+        GameSpec::new("fuzz", Arc::clone(game), settings, EntropyMode::Dealer, RevealPolicy::Full, 1000)
+    else {
+        return;
+    };
+    let dealer = Arc::clone(&parties().dealer);
+    let players: Vec<Identity> = (0..n).map(|i| Identity::from_seed([i as u8 + 1; 32])).collect();
+    let Ok(seats) = players
+        .iter()
+        .map(|p| {
+            dealer.shared_key(&p.encryption_key()).map(|key| HandSeat {
+                id: p.id(),
+                encryption_key: p.encryption_key(),
+                balance: Chips(100_000),
+                commission: Chips::ZERO,
+                key,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        return;
+    };
+    let mut rng = ChaCha20Rng::from_seed([seed; 32]);
+    let hand_id = HandId::random(&mut rng);
+    let Ok((mut hand, _)) = Hand::prepare(Arc::new(spec), dealer, seats, Value::Null, 0, hand_id, &mut rng)
+    else {
+        return;
+    };
+    if hand.start(&mut rng).is_err() {
+        return;
+    }
+    let mut c =
+        hand.commit(&mut rng, 0).unwrap_or_else(|e| panic!("{}: the start did not commit: {e}", meta.name));
+    let mut next_seq = vec![0u32; n];
+    for line in lines.take(MAX_STEPS) {
+        if c.end.is_some() {
+            break;
+        }
+        let Some(turn) = c.your_turn.clone() else {
+            panic!("{}: the hand goes on and nobody is to act", meta.name)
+        };
+        let offered = |k: usize| -> String {
+            let options = &turn.actions;
+            assert!(!options.is_empty(), "{}: {} is to act and has no action", meta.name, turn.seat);
+            serde_json::to_string(&options[k % options.len()].action).unwrap_or_default()
+        };
+        let words: Vec<&str> = line.trim().splitn(3, ' ').collect();
+        let (seat, text) = match words.as_slice() {
+            [k] if k.parse::<usize>().is_ok() => (turn.seat.index(), offered(k.parse().unwrap_or(0))),
+            ["pad", k, pad] => {
+                let (Ok(k), Ok(pad)) = (k.parse::<usize>(), pad.parse::<usize>()) else { continue };
+                let honest = offered(k);
+                let Some(body) = honest.strip_suffix('}') else { continue };
+                (turn.seat.index(), format!("{body}{}}}", " ".repeat(pad.min(200_000))))
+            }
+            [s, rest @ ..] if !rest.is_empty() => {
+                let Ok(s) = s.parse::<usize>() else { continue };
+                (s % n, rest.join(" "))
+            }
+            _ => continue,
+        };
+        let Ok(raw) = RawJson::from_string(text) else { continue };
+        let too_long = raw.as_str().len() > MAX_ACTION_BYTES;
+        let seq = if seat == turn.seat.index() { turn.seq } else { next_seq[seat] };
+        let signed = SignedAction::sign(&players[seat], hand_id, seq, raw);
+        let frame = ClientMessage::Action(signed.clone()).encode();
+        let before = hand.transcript().events.len();
+        match hand.act(&players[seat].id(), signed) {
+            Ok(_) => {
+                next_seq[seat] = seq.saturating_add(1);
+                c = hand.commit(&mut rng, 0).unwrap_or_else(|e| {
+                    panic!(
+                        "{}: an accepted action could not be recorded (the hand would be voided): {e}",
+                        meta.name
+                    )
+                });
+                assert!(!too_long, "{}: the engine took an action over the size limit", meta.name);
+            }
+            Err(_) => {
+                assert_eq!(
+                    hand.transcript().events.len(),
+                    before,
+                    "{}: a refused action was recorded",
+                    meta.name
+                );
+                assert_eq!(hand.to_act(), Some(turn.seat), "{}: a refused action moved the turn", meta.name);
+            }
+        }
+        // Where the frame is read: an oversize action never reaches the hand.
+        if let Ok(frame) = frame {
+            let decoded = decode_client(&frame);
+            assert_eq!(too_long, decoded.is_err(), "{}: the frame check disagrees with the limit", meta.name);
+        }
+    }
+}

@@ -10,6 +10,23 @@
 /// (leaves, deck) and game-end (openings) with room to spare.
 pub const MAX_FRAME_BYTES: usize = 64 * 1024;
 
+/// The longest game action a player may sign, in bytes of its JSON text.
+/// The dealer carries the action into its `action-result` event beside the
+/// game's public state; with [`MAX_PUBLIC_STATE_BYTES`] and the envelope
+/// ([`MAX_EVENT_OVERHEAD_BYTES`]) that event always fits in a frame, so no
+/// action a player may send can make the dealer fail to record it.
+pub const MAX_ACTION_BYTES: usize = 4 * 1024;
+
+/// The largest public state a game may publish after a step (compact JSON).
+pub const MAX_PUBLIC_STATE_BYTES: usize = 32 * 1024;
+
+/// Room left in a frame for an event's envelope and its other members
+/// (seat, seq, signatures, hashes).
+pub const MAX_EVENT_OVERHEAD_BYTES: usize = 4 * 1024;
+
+const _: () =
+    assert!(MAX_ACTION_BYTES + MAX_PUBLIC_STATE_BYTES + MAX_EVENT_OVERHEAD_BYTES <= MAX_FRAME_BYTES);
+
 /// Most events in a row a transcript may hold without a dealer signature
 /// (the dealer signs the last event of each burst, and any event that would
 /// make a longer run). A live player holds at most this many events

@@ -48,7 +48,7 @@ pub use server::{
 /// headers. A peer speaking another version is refused.
 pub const PROTOCOL_VERSION: &str = "claw/1";
 
-pub use crate::limits::{MAX_FRAME_BYTES, MAX_NONCE_LEN, MAX_TEXT_LEN};
+pub use crate::limits::{MAX_ACTION_BYTES, MAX_FRAME_BYTES, MAX_NONCE_LEN, MAX_TEXT_LEN};
 
 /// Why a frame could not be decoded. The dealer answers a bad frame with an
 /// `error` message and keeps the connection (SPEC.md §9.1).
@@ -67,6 +67,20 @@ pub enum DecodeError {
     Malformed {
         /// What was wrong (serde's message, at most 200 bytes).
         reason: String,
+    },
+    /// An `action` whose signed JSON text is longer than [`MAX_ACTION_BYTES`]:
+    /// the dealer refuses it to its sender (`action-rejected`) and the hand
+    /// never sees it.
+    #[error("action of {len} bytes exceeds the {max}-byte limit")]
+    ActionTooLarge {
+        /// The hand the action names.
+        hand_id: crate::bytes::HandId,
+        /// The action's `seq`.
+        seq: u32,
+        /// Length of the action's JSON text in bytes.
+        len: usize,
+        /// The limit.
+        max: usize,
     },
     /// A well-formed object whose `type` this side does not know (or that
     /// travels only in the other direction).

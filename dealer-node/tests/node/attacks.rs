@@ -596,3 +596,61 @@ async fn throw_away_identities_cannot_drain_more_than_a_periods_welcome() {
     assert_eq!(fresh_identities_join(&f, 4).await, 2, "two grants of 10 000 fit the day's 20 000");
     assert_welcome_counted(&f, 2, 2).await;
 }
+
+/// Round 3: a player pads its signed action with JSON whitespace to just
+/// under the frame limit, so that the dealer cannot record it and voids the
+/// hand. The frame is refused to its sender (`action-rejected`) before the
+/// hand sees it; the turn stays, the hand finishes and nobody is refunded.
+#[tokio::test]
+async fn an_action_padded_to_the_frame_limit_is_refused_and_cannot_void_the_hand() {
+    let mut r = RoomConfig::new("a", "high-card");
+    r.min_players = 2;
+    r.max_players = 2;
+    r.entropy = claw_protocol::messages::EntropyMode::Dealer;
+    let f = Fixture::start(vec![r]).await;
+    let mut a = f.client("a", 30).await;
+    let mut b = f.client("a", 31).await;
+    assert!(a.join().await.accepted);
+    assert!(b.join().await.accepted);
+    let game = claw_engine::testgame::high_card();
+    let (a, b) = (
+        tokio::spawn(async move {
+            let turn = a
+                .recv_until(|m| match m {
+                    ServerMessage::YourTurn(t) => Some(t.clone()),
+                    ServerMessage::Event(e) if e.seq == 0 => None,
+                    _ => None,
+                })
+                .await;
+            // {"type":"bet"} + 65,136 spaces: the exploit's frame.
+            let text = format!(r#"{{"type":"bet"{}}}"#, " ".repeat(65_136 - 512));
+            let signed =
+                SignedAction::sign(&a.me, turn.hand_id, turn.seq, RawJson::from_string(text).unwrap());
+            let frame = ClientMessage::Action(signed).encode().expect("under the frame limit");
+            assert!(frame.len() <= claw_protocol::messages::MAX_FRAME_BYTES);
+            a.send_raw(frame).await;
+            let rejected = a
+                .recv_until(|m| match m {
+                    ServerMessage::ActionRejected(r) => Some(r.clone()),
+                    ServerMessage::Error(e) => panic!("an error instead of action-rejected: {e:?}"),
+                    _ => None,
+                })
+                .await;
+            assert_eq!(rejected.code, ActionRejectCode::Malformed);
+            assert_eq!((rejected.hand_id, rejected.seq), (turn.hand_id, turn.seq));
+            assert!(rejected.reason.contains("4096"), "{}", rejected.reason);
+            // Still its turn: it plays honestly and the hand goes on.
+            a.act(turn.hand_id, &serde_json::json!({"type": "bet"})).await;
+            a
+        }),
+        tokio::spawn(async move { b }),
+    );
+    let (a, b) = (a.await.unwrap(), b.await.unwrap());
+    // Both play the hand out; a voided hand would never reach game-end.
+    let bots = [a, b].map(|c| tokio::spawn(bot(c, game.clone(), 1, 7)));
+    for (i, h) in bots.into_iter().enumerate() {
+        let (_, report) =
+            tokio::time::timeout(Duration::from_secs(30), h).await.expect("the hand finishes").unwrap();
+        assert_eq!(report.hands_audited, 1, "player {i}: the hand was played out and audited");
+    }
+}

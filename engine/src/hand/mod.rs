@@ -297,6 +297,9 @@ struct Running {
     events: Vec<HandEvent>,
     /// Chips left per seat: balance − debits + credits.
     remaining: Vec<i128>,
+    /// The public state as the last committed step left it (`None` until
+    /// the start is committed): what queries see, never a pending step's.
+    public: Option<Arc<Value>>,
 }
 
 /// The `audit-reveal` a finished hand owes (policy `deferred`).
@@ -496,6 +499,7 @@ impl Hand {
             last_seq: vec![None; n],
             events: Vec::new(),
             remaining: self.seats.iter().map(|s| i128::from(s.balance.0)).collect(),
+            public: None,
         });
         let moves = wire::moves(&events);
         self.state = State::Running { run, pending: Some(Pending { kind: PendingKind::Start, events }) };
@@ -543,6 +547,8 @@ impl Hand {
     /// chip moves; on refusal nothing changed.
     pub fn act(&mut self, player: &PlayerId, signed: SignedAction) -> Result<Step, ActionReject> {
         use ActionRejectCode as C;
+        // An action too long to record is refused before anything else.
+        signed.check_size().map_err(|e| ActionReject::new(C::Malformed, e.to_string()))?;
         if signed.hand_id != self.hand_id {
             return Err(ActionReject::new(C::WrongHand, format!("the current hand is {}", self.hand_id)));
         }
@@ -653,6 +659,7 @@ impl Hand {
         let mut bodies: Vec<EventBody> = Vec::new();
         match p.kind {
             PendingKind::Start => {
+                run.public = Some(Arc::new(run.runner.hand().public_state()));
                 bodies.push(EventBody::GameStart(GameStart {
                     game: self.spec.meta.name.to_owned(),
                     game_version: self.spec.meta.version.to_owned(),
@@ -683,17 +690,19 @@ impl Hand {
             }
             PendingKind::Action { seat, signed } => {
                 run.last_seq[seat.index()] = Some(signed.seq);
-                let public_state = run.runner.hand().public_state();
+                let public_state = Arc::new(run.runner.hand().public_state());
+                run.public = Some(Arc::clone(&public_state));
                 bodies.push(EventBody::ActionResult(ActionResult::from_signed(seat, &signed, public_state)));
                 run.actions.push((seat, Recorded::Signed(signed.action)));
             }
             PendingKind::Timeout { seat, action, reason } => {
-                let public_state = run.runner.hand().public_state();
+                let public_state = Arc::new(run.runner.hand().public_state());
+                run.public = Some(Arc::clone(&public_state));
                 bodies.push(EventBody::TimeoutAction(TimeoutAction {
                     seat,
                     action: action.clone(),
                     reason,
-                    public_state: std::sync::Arc::new(public_state),
+                    public_state,
                 }));
                 run.actions.push((seat, Recorded::Auto(action)));
             }
@@ -783,9 +792,11 @@ impl Hand {
         self.tb.transcript()
     }
 
-    /// The game's public state (for `table-state`); never a hidden card.
-    pub fn public_state(&self) -> Option<Value> {
-        self.running().map(|r| r.runner.hand().public_state())
+    /// The game's public state as the last committed step left it (for
+    /// `table-state`): never a hidden card, never a step still waiting for
+    /// its chip moves.
+    pub fn public_state(&self) -> Option<Arc<Value>> {
+        self.running().and_then(|r| r.public.clone())
     }
 
     /// Every committed game event (deals, chips, reveals).

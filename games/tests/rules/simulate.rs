@@ -278,6 +278,11 @@ fn play(h: &Hand, rng: &mut ChaCha20Rng) -> Result<(Stats, Value), String> {
         let hand = runner.hand();
         let public = hand.public_state();
         vis.check(&public)?;
+        // The engine carries it into an action-result: it must fit (SPEC §12).
+        let size = serde_json::to_string(&public).map_or(usize::MAX, |t| t.len());
+        if size > claw_protocol::limits::MAX_PUBLIC_STATE_BYTES {
+            return Err(format!("after {} actions: public state of {size} bytes", actions.len()));
+        }
         check_hooks(hand, &public).map_err(|e| format!("after {} actions: {e}", actions.len()))?;
         if hand.is_over() {
             break;
@@ -298,6 +303,15 @@ fn play(h: &Hand, rng: &mut ChaCha20Rng) -> Result<(Stats, Value), String> {
             .act(seat, &auto)
             .map_err(|e| format!("action {at}: auto action {auto} failed: {e}"))?;
         let options = hand.valid_actions();
+        if let Some(o) = options.iter().find(|o| {
+            serde_json::to_string(&o.action)
+                .map_or(true, |t| t.len() > claw_protocol::limits::MAX_ACTION_BYTES)
+        }) {
+            return Err(format!(
+                "action {at}: an offered action is over the signed-action limit: {}",
+                o.action
+            ));
+        }
         if options.is_empty() {
             return Err(format!("action {at}: {seat} to act but no valid actions"));
         }

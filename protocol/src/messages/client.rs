@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{check_size, check_text, encode_frame, parse_as, peek_type, unknown, DecodeError, EncodeError};
-use super::{RawJson, MAX_NONCE_LEN};
+use super::{RawJson, MAX_ACTION_BYTES, MAX_NONCE_LEN};
 use crate::bytes::{HandId, Seed, Signature};
 use crate::handshake::{Hello, Response};
 use crate::identity::Identity;
@@ -85,6 +85,7 @@ impl ClientMessage {
                     check_text("name", n)?;
                 }
             }
+            ClientMessage::Action(a) => a.check_size()?,
             ClientMessage::Query(q) if q.nonce.is_empty() || q.nonce.len() > MAX_NONCE_LEN => {
                 return Err(DecodeError::malformed(format!("query nonce must be 1..={MAX_NONCE_LEN} bytes")));
             }
@@ -197,6 +198,21 @@ impl SignedAction {
     /// Checks the signature as `player`'s.
     pub fn verify(&self, player: &PlayerId) -> Result<(), SignatureError> {
         self.verify_by(&SignerKey::new(player))
+    }
+
+    /// Refuses an action whose JSON text is longer than [`MAX_ACTION_BYTES`]
+    /// (checked when the frame is decoded, and again by the engine).
+    pub fn check_size(&self) -> Result<(), DecodeError> {
+        let len = self.action.as_str().len();
+        if len > MAX_ACTION_BYTES {
+            return Err(DecodeError::ActionTooLarge {
+                hand_id: self.hand_id,
+                seq: self.seq,
+                len,
+                max: MAX_ACTION_BYTES,
+            });
+        }
+        Ok(())
     }
 
     /// [`SignedAction::verify`] with the player's key parsed already.

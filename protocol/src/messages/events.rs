@@ -337,8 +337,12 @@ pub struct ActionResult {
 
 impl ActionResult {
     /// Builds the result from the player's signed action.
-    pub fn from_signed(seat: Seat, signed: &SignedAction, public_state: Value) -> ActionResult {
-        let public_state = Arc::new(public_state);
+    pub fn from_signed(
+        seat: Seat,
+        signed: &SignedAction,
+        public_state: impl Into<Arc<Value>>,
+    ) -> ActionResult {
+        let public_state = public_state.into();
         ActionResult { seat, seq: signed.seq, action: signed.action.clone(), sig: signed.sig, public_state }
     }
 

@@ -354,9 +354,10 @@ pub enum QueryData {
         /// The current hand, if one is running.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hand_id: Option<HandId>,
-        /// Its public state (never a hidden card).
+        /// Its public state as of the last committed event (never a hidden
+        /// card, never a step still waiting for its chip moves).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        public_state: Option<Value>,
+        public_state: Option<std::sync::Arc<Value>>,
     },
     /// `room-config`.
     RoomConfig {
@@ -543,7 +544,7 @@ impl ErrorMsg {
     /// The answer to a frame that failed to decode.
     pub fn from_decode(e: &DecodeError) -> ErrorMsg {
         let code = match e {
-            DecodeError::Oversize { .. } => ErrorCode::Oversize,
+            DecodeError::Oversize { .. } | DecodeError::ActionTooLarge { .. } => ErrorCode::Oversize,
             DecodeError::Malformed { .. } => ErrorCode::Malformed,
             DecodeError::UnknownType { .. } => ErrorCode::UnknownType,
         };

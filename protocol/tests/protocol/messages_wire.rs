@@ -327,7 +327,10 @@ fn server_messages() -> Vec<ServerMessage> {
         }),
         ServerMessage::QueryResult(QueryResult {
             nonce: "c".into(),
-            data: QueryData::TableState { hand_id: Some(hand()), public_state: Some(json!({"pot": 1})) },
+            data: QueryData::TableState {
+                hand_id: Some(hand()),
+                public_state: Some(json!({"pot": 1}).into()),
+            },
         }),
         ServerMessage::QueryResult(QueryResult {
             nonce: "c2".into(),

@@ -285,7 +285,7 @@ fn spec_limits_match_the_code() {
     let start = text.find("\n## 12.").expect("SPEC.md has a §12");
     let section = &text[start..text.find("\n## 13.").expect("SPEC.md has a §13")];
     let n = |v: usize| grouped(v as u64);
-    let rows: [(&str, String); 12] = [
+    let rows: [(&str, String); 14] = [
         ("Clock skew", format!("±{} ms", grouped(CLOCK_SKEW_MS))),
         ("Handshake deadline", format!("{} ms", grouped(HANDSHAKE_DEADLINE_MS))),
         (
@@ -301,6 +301,11 @@ fn spec_limits_match_the_code() {
         ("Frame (WebSocket text message)", format!("≤ {} bytes (`MAX_FRAME_BYTES`)", n(MAX_FRAME_BYTES))),
         ("Free text", format!("≤ {} bytes", n(MAX_TEXT_LEN))),
         ("Query nonce", format!("1–{} bytes", n(MAX_NONCE_LEN))),
+        ("Signed game action", format!("≤ {} bytes (`MAX_ACTION_BYTES`)", n(MAX_ACTION_BYTES))),
+        (
+            "A game's public state",
+            format!("≤ {} bytes (`MAX_PUBLIC_STATE_BYTES`)", n(MAX_PUBLIC_STATE_BYTES)),
+        ),
         ("Query answer", format!("within {} ms", grouped(QUERY_ANSWER_MS))),
         ("Players per hand", format!("1–{}", n(MAX_PLAYERS_PER_HAND))),
         ("Unsigned events in a row", format!("≤ {} (`MAX_UNSIGNED_RUN`)", n(MAX_UNSIGNED_RUN))),
