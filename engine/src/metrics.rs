@@ -53,6 +53,8 @@ pub struct Metrics {
     pub connections_refused_addr: AtomicU64,
     /// Idle watchers kicked and sit-out seats freed.
     pub kicked_idle: AtomicU64,
+    /// Seats sat out because the timer took their turns too often in a row.
+    pub sat_out_idle: AtomicU64,
     /// Connections closed for a missed pong.
     pub pongs_missed: AtomicU64,
     /// Times a connection's reader fell behind its send budget.
@@ -165,6 +167,12 @@ impl Metrics {
             "counter",
             "Idle watchers kicked and sit-out seats freed.",
             g(&self.kicked_idle),
+        );
+        one(
+            "claw_sat_out_idle_total",
+            "counter",
+            "Seats sat out because the timer took their turns too often in a row.",
+            g(&self.sat_out_idle),
         );
         one(
             "claw_pongs_missed_total",

@@ -947,3 +947,101 @@ fn a_hand_query_asked_before_the_settlement_completes_waits_for_the_record() {
 
 #[path = "room/committed.rs"]
 mod committed;
+
+/// Round 3: five identities that never act hold five of six seats; the
+/// timer takes every turn of theirs and newcomers are refused `room-full`.
+/// After `timeouts_to_sit_out` turns in a row a seat sits out; past
+/// `sit_out_seats` the seat out longest is freed; a seat that sits out
+/// `sit_out_hands` hands is freed. A newcomer gets a seat, the squatters
+/// are all gone, the player who acts keeps its seat.
+#[test]
+fn seats_that_never_act_are_sat_out_then_freed() {
+    use claw_protocol::messages::{KickReason, PlayerStatus};
+    let mut h = Harness::new(7, |c| {
+        c.max_players = 6;
+        c.min_players = 2;
+        c.action_timeout = Duration::from_secs(3);
+        c.between_hands = Duration::from_secs(1);
+    });
+    let honest = 5;
+    for i in 0..6 {
+        h.connect(i);
+        h.join(i);
+    }
+    h.settle_chips();
+    let joined = |h: &Harness, i: usize| {
+        h.inbox[i].iter().rev().find_map(|m| match m {
+            ServerMessage::JoinResponse(j) => Some(j.accepted),
+            _ => None,
+        })
+    };
+    h.connect(6);
+    h.join(6);
+    assert_eq!(joined(&h, 6), Some(false), "the room is full of squatters");
+    // Only the honest player acts; a virtual minute at a time.
+    let mut play = |h: &mut Harness, secs: u64| {
+        for _ in 0..secs * 2 {
+            h.settle_chips();
+            let acting = h.core.snapshot().acting.map(|a| h.player_seat(&a.player));
+            for i in [honest, 6] {
+                if acting == Some(i) {
+                    let t = h.last_turn(i).expect("its turn").actions[0].action.clone();
+                    h.act(i, t);
+                    h.settle_chips();
+                }
+            }
+            h.advance(Duration::from_millis(500));
+        }
+    };
+    play(&mut h, 60);
+    let sat_out = (0..5).filter(|i| status(&h, *i) == Some(PlayerStatus::SitOut)).count();
+    let freed = (0..5).filter(|i| kicked(&h, *i) == Some(KickReason::Idle)).count();
+    assert!(freed >= 2, "more than sit_out_seats (3) sitting out frees the ones out longest: {freed}");
+    assert_eq!(sat_out + freed, 5, "every squatter sits out or is gone");
+    // The refused newcomer was idle meanwhile (kicked); it comes back.
+    h.connect(6);
+    h.join(6);
+    h.settle_chips();
+    assert_eq!(joined(&h, 6), Some(true), "a newcomer gets a freed seat");
+    // Hands are dealt without the squatters still sitting out; after
+    // `sit_out_hands` of them their seats are freed too.
+    play(&mut h, 60);
+    assert!((0..5).all(|i| kicked(&h, i) == Some(KickReason::Idle)), "every squatter is gone");
+    assert_eq!(status(&h, honest), Some(PlayerStatus::Seated));
+    assert_eq!(kicked(&h, honest), None);
+    assert!(h.reports.iter().filter(|r| matches!(r, RoomEvent::HandFinished { .. })).count() >= 5);
+}
+
+/// Acting resets the count: a player whose turns the timer takes now and
+/// then, but never `timeouts_to_sit_out` in a row, keeps playing.
+#[test]
+fn an_occasional_timeout_does_not_sit_a_player_out() {
+    use claw_protocol::messages::PlayerStatus;
+    let mut h = Harness::new(2, |c| {
+        c.action_timeout = Duration::from_secs(3);
+        c.between_hands = Duration::from_secs(1);
+        c.timeouts_to_sit_out = 2;
+    });
+    h.seat_everyone();
+    // Player 0 lets every other one of its turns time out; player 1 always acts.
+    let mut turns_of_0 = std::collections::HashSet::new();
+    for _ in 0..200 {
+        h.settle_chips();
+        let acting = h.core.snapshot().acting.map(|a| h.player_seat(&a.player));
+        if let Some(i) = acting {
+            let t = h.last_turn(i).expect("its turn").clone();
+            if i == 0 {
+                turns_of_0.insert((t.hand_id, t.seq));
+            }
+            if i == 1 || turns_of_0.len() % 2 == 0 {
+                h.act(i, t.actions[0].action.clone());
+                h.settle_chips();
+            }
+        }
+        h.advance(Duration::from_millis(500));
+    }
+    assert!(turns_of_0.len() >= 6, "{}", turns_of_0.len());
+    assert_ne!(status(&h, 0), Some(PlayerStatus::SitOut));
+    assert!(matches!(status(&h, 0), Some(PlayerStatus::Seated | PlayerStatus::Playing)));
+    assert!(h.reports.iter().filter(|r| matches!(r, RoomEvent::HandFinished { .. })).count() >= 6);
+}

@@ -146,6 +146,15 @@ pub struct RoomConfig {
     /// out longest. 0 = half the seats (at least one).
     #[serde(default)]
     pub sit_out_seats: u8,
+    /// A seat whose turns are taken by the timer this many times in a row
+    /// sits out from the next hand (its turns in the running hand are then
+    /// as short as an away player's). 0 = never.
+    #[serde(default = "d_timeouts_to_sit_out")]
+    pub timeouts_to_sit_out: u8,
+    /// A seat sitting out while this many hands are dealt without it is
+    /// freed (`kicked` `idle`), whatever `sit_out_limit` says. 0 = never.
+    #[serde(default = "d_sit_out_hands")]
+    pub sit_out_hands: u16,
     /// `full`: every secret at hand end; `deferred`: folded cards and seeds
     /// are published when the room closes or `reveal_delay` after the hand.
     /// Default: [`default_reveal`] of the game (filled in by
@@ -228,6 +237,12 @@ fn d_away_timeout() -> Duration {
 fn d_sit_out_limit() -> Duration {
     Duration::from_secs(300)
 }
+fn d_timeouts_to_sit_out() -> u8 {
+    3
+}
+fn d_sit_out_hands() -> u16 {
+    3
+}
 fn d_warn_time_left() -> Duration {
     Duration::from_secs(10)
 }
@@ -254,6 +269,8 @@ impl RoomConfig {
             away_timeout: d_away_timeout(),
             sit_out_limit: d_sit_out_limit(),
             sit_out_seats: 0,
+            timeouts_to_sit_out: d_timeouts_to_sit_out(),
+            sit_out_hands: d_sit_out_hands(),
             reveal_delay: None,
             entropy: EntropyMode::Joint,
             max_hands: None,
@@ -459,6 +476,22 @@ pub struct Limits {
     /// Queries per second one room answers, all players together (burst
     /// the same); beyond it a query gets `query-error` `rate-limited`.
     pub room_queries_per_sec: u32,
+    /// HTTP port: time from a request's first byte to the end of its
+    /// headers; a slower request (slow loris) has its connection closed.
+    pub http_header_timeout: Duration,
+    /// HTTP port: time from the end of a request's headers to the end of
+    /// its body; a slower body is refused (400) and its connection closed.
+    pub http_body_timeout: Duration,
+    /// HTTP port: a connection with no request in progress that read and
+    /// wrote nothing for this long is closed (keep-alive idle, a silent
+    /// socket, a reader that stopped reading its answer).
+    pub http_idle_timeout: Duration,
+    /// HTTP port: open connections, node-wide. A newcomer beyond it closes
+    /// the connection idle longest; with none idle it is refused (503).
+    pub http_max_connections: usize,
+    /// HTTP port: open connections per source address, checked first;
+    /// beyond it a socket is refused (503) and closed at once.
+    pub http_max_conns_per_addr: usize,
 }
 
 impl Default for Limits {
@@ -485,6 +518,11 @@ impl Default for Limits {
             handshake_concurrency: 2,
             ping_interval: Duration::from_secs(5),
             room_queries_per_sec: 200,
+            http_header_timeout: Duration::from_secs(10),
+            http_body_timeout: Duration::from_secs(30),
+            http_idle_timeout: Duration::from_secs(30),
+            http_max_connections: 512,
+            http_max_conns_per_addr: 32,
         }
     }
 }
@@ -577,6 +615,11 @@ limit_table!(
     handshake_concurrency,
     ping_interval,
     room_queries_per_sec,
+    http_header_timeout,
+    http_body_timeout,
+    http_idle_timeout,
+    http_max_connections,
+    http_max_conns_per_addr,
 );
 
 #[cfg(test)]

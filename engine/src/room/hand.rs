@@ -469,8 +469,25 @@ impl RoomCore {
         let stage = Stage::Seeds { deadline: now.at + self.cfg.seed_timeout };
         self.table = Table::Playing(Box::new(ActiveHand { hand, players, commission_total, stage }));
         self.broadcast(&[env]);
+        self.count_sat_out_hand(now);
         if !seeds {
             self.start_dealing(now);
+        }
+    }
+
+    /// A hand is dealt: each seat sitting out it has sat out one more; after
+    /// `sit_out_hands` the seat is freed.
+    fn count_sat_out_hand(&mut self, now: Now) {
+        let limit = self.cfg.sit_out_hands;
+        let mut free = Vec::new();
+        for p in self.players.values_mut().filter(|p| p.seat.is_some() && p.sit_out.is_some()) {
+            p.sat_out_hands = p.sat_out_hands.saturating_add(1);
+            if limit > 0 && p.sat_out_hands >= limit {
+                free.push(p.id);
+            }
+        }
+        for id in free {
+            self.free_seat(now, &id, &format!("sat out {limit} hands: the seat is freed"));
         }
     }
 
@@ -575,10 +592,29 @@ impl RoomCore {
             Some(Presence::Left) | None => return self.left_to_act(now, Some(seat)),
         };
         inc(&self.metrics.timeouts);
+        let actor = h.players.get(seat.index()).copied();
         match h.hand.auto_act(seat, reason) {
             Ok(step) => self.drive(now, step, Origin::Auto),
-            Err(e) => self.void_hand(now, VoidCause::Game, &format!("auto action failed: {e}")),
+            Err(e) => return self.void_hand(now, VoidCause::Game, &format!("auto action failed: {e}")),
         }
+        if let (Some(id), TimeoutReason::Timeout) = (actor, reason) {
+            self.count_timeout(now, &id);
+        }
+    }
+
+    /// A seated player's turn was taken by the timer: after
+    /// `timeouts_to_sit_out` in a row it sits out from the next hand.
+    fn count_timeout(&mut self, now: Now, id: &PlayerId) {
+        let limit = self.cfg.timeouts_to_sit_out;
+        let Some(p) = self.players.get_mut(id) else { return };
+        p.timeouts_in_a_row = p.timeouts_in_a_row.saturating_add(1);
+        if limit == 0 || p.timeouts_in_a_row < limit || p.sit_out.is_some() || p.seat.is_none() {
+            return;
+        }
+        tracing::info!(room = %self.cfg.id, player = %id.short(), timeouts = limit, "never acts: sat out");
+        inc(&self.metrics.sat_out_idle);
+        self.sit_out(now, id, true);
+        self.hurry_away_turn(now);
     }
 
     /// Runs a step and what follows it (see [`RoomCore::left_to_act`]).
@@ -712,7 +748,10 @@ impl RoomCore {
             }
         };
         self.broadcast(&c.events);
-        if let Origin::Player { at, .. } = origin {
+        if let Origin::Player { at, id, .. } = origin {
+            if let Some(p) = self.players.get_mut(&id) {
+                p.timeouts_in_a_row = 0;
+            }
             inc(&self.metrics.actions_accepted);
             self.metrics.observe_action(now.at.saturating_duration_since(at));
         }
@@ -749,7 +788,7 @@ impl RoomCore {
             .players
             .get(t.seat.index())
             .and_then(|id| self.players.get(id))
-            .is_some_and(|p| matches!(p.presence, Presence::Away { .. }));
+            .is_some_and(|p| matches!(p.presence, Presence::Away { .. }) || p.sit_out.is_some());
         let soon = now.after(self.cfg.away_timeout);
         if away && soon.at < t.deadline {
             t.deadline = soon.at;

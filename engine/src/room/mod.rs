@@ -1265,6 +1265,8 @@ impl RoomCore {
         let Some(p) = self.players.get_mut(id) else { return };
         if !out {
             p.sit_out = None;
+            p.sat_out_hands = 0;
+            p.timeouts_in_a_row = 0;
             return;
         }
         if p.sit_out.is_some() || p.seat.is_none() {

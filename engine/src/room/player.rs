@@ -43,6 +43,10 @@ pub(crate) struct Player {
     pub seat: Option<Seat>,
     /// Sitting out since then (skips hands, keeps the seat for a bounded time).
     pub sit_out: Option<Instant>,
+    /// Hands dealt without it while it sits out.
+    pub sat_out_hands: u16,
+    /// Its turns taken by the timer in a row (reset when it acts).
+    pub timeouts_in_a_row: u8,
     /// Its last join request, query or other accepted message (an unseated
     /// connection idle for the node's `idle_timeout` is kicked).
     pub last_active: Instant,
@@ -70,6 +74,8 @@ impl Player {
             presence: Presence::Online(conn),
             seat: None,
             sit_out: None,
+            sat_out_hands: 0,
+            timeouts_in_a_row: 0,
             last_active: now,
             credit_score: 100,
             balance: Chips::ZERO,
