@@ -17,6 +17,7 @@ pub mod http;
 pub use claw_engine::metrics;
 pub mod lock;
 pub mod node;
+pub mod pending;
 pub mod registry;
 pub mod room;
 pub mod server;

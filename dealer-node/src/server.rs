@@ -1,6 +1,8 @@
 //! The WebSocket server: rooms addressed by path (`ws://host:port/<room>`),
-//! limits per source address (checked first), a node-wide connection cap
-//! and handshake budget, a message size limit, a deadline on the whole
+//! limits per source address (checked first), a node-wide connection cap,
+//! a budget of connections not yet authenticated (per address and in all;
+//! a newcomer beyond it closes the oldest, see [`crate::pending`]), a
+//! message size limit, a deadline on the whole
 //! handshake (TCP accept to `accepted`), the 4-step handshake from the
 //! protocol crate, a cap per identity, then a reader that rate-limits raw
 //! frames, pings the peer (heartbeat) and hands decoded messages to the
@@ -34,6 +36,7 @@ use crate::metrics::{dec, inc};
 use claw_engine::room::TokenBucket;
 
 use crate::conn::{next_conn_id, ConnRx, ConnTx, Counter, Outbound, Queued, SendBudget, Slot, TOO_SLOW};
+use crate::pending::PendingBudget;
 use crate::registry::Registry;
 use crate::room::{unix_ms, NodeContext, RoomCmd, RoomHandle};
 use crate::tls::{ServerStream, ServerTls};
@@ -65,14 +68,12 @@ pub struct ServerState {
     pub permits: Arc<Semaphore>,
     /// TLS on every connection (`wss://`), or none (`ws://`).
     pub tls: Option<ServerTls>,
-    /// One permit per connection still in the handshake.
-    pub handshakes: Arc<Semaphore>,
+    /// Connections not yet authenticated, per address and in all.
+    pub pending: Arc<PendingBudget>,
     /// One permit per handshake step being computed.
     pub handshake_lane: Semaphore,
     /// Open connections per source address.
     pub per_addr: Arc<Counter<IpAddr>>,
-    /// Connections in the handshake per source address.
-    pub handshakes_per_addr: Arc<Counter<IpAddr>>,
     /// Authenticated connections per identity.
     pub per_identity: Arc<Counter<PlayerId>>,
 }
@@ -85,21 +86,14 @@ impl ServerState {
             rooms,
             book: Mutex::new(ChallengeBook::new()),
             permits: Arc::new(Semaphore::new(l.max_connections)),
-            handshakes: Arc::new(Semaphore::new(l.max_handshakes)),
+            pending: PendingBudget::new(l.max_handshakes_per_addr, l.max_handshakes),
             handshake_lane: Semaphore::new(l.handshake_concurrency),
             tls,
             per_addr: Arc::default(),
-            handshakes_per_addr: Arc::default(),
             per_identity: Arc::default(),
             ctx,
         }
     }
-}
-
-/// What a connection holds while it handshakes.
-struct HandshakeSlots {
-    _addr: Slot<IpAddr>,
-    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// Longest a single write may block on a peer that does not read: a last
@@ -159,19 +153,48 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
         tracing::debug!(%peer, "too many connections from this address: closed");
         return;
     };
-    let Some(hs_addr) = state.handshakes_per_addr.try_take(ip, limits.max_handshakes_per_addr) else {
-        inc(&ctx.metrics.connections_refused_addr);
-        tracing::debug!(%peer, "too many handshakes from this address: closed");
-        return;
-    };
+    // Not yet authenticated: a place in the pending budget, taken from the
+    // oldest pending connection (of this address, or of the node) if full.
+    let (mut ticket, evicted) = state.pending.admit(ip);
+    if evicted > 0 {
+        ctx.metrics.handshakes_evicted.fetch_add(evicted as u64, std::sync::atomic::Ordering::Relaxed);
+    }
     let permit = Arc::clone(&state.permits).try_acquire_owned().ok();
-    let hs_permit = Arc::clone(&state.handshakes).try_acquire_owned().ok();
     let _ = stream.set_nodelay(true);
     // A small kernel send buffer: what a reader does not take stays in the
     // connection's queue, where the send budget sees it.
     let _ = socket2::SockRef::from(&stream).set_send_buffer_size(SOCKET_SEND_BUFFER_BYTES);
-    let full = permit.is_none() || hs_permit.is_none();
-    let hs_slots = HandshakeSlots { _addr: hs_addr, _permit: hs_permit };
+    let full = permit.is_none();
+    let authenticated = async {
+        let (mut ws, room, open) = upgrade(&state, stream, peer, deadline, full).await?;
+        let end = handshake(&state, &mut ws, &room, deadline).await;
+        Some((ws, room, open, end))
+    };
+    let authenticated = tokio::select! {
+        biased;
+        () = ticket.evicted() => {
+            tracing::debug!(%peer, "a newer connection took this one's place in the handshake budget: closed");
+            return;
+        }
+        r = authenticated => r,
+    };
+    drop(ticket);
+    let Some((ws, room, _open, end)) = authenticated else { return };
+    let _permit = permit;
+    let _addr = addr_slot;
+    session(state, ws, room, peer, end).await;
+}
+
+/// TLS (if any) and the WebSocket upgrade to a room, before `deadline`.
+async fn upgrade(
+    state: &ServerState,
+    stream: TcpStream,
+    peer: SocketAddr,
+    deadline: Instant,
+    full: bool,
+) -> Option<(Ws, RoomHandle, OpenGuard)> {
+    let ctx = &state.ctx;
+    let limits = &ctx.limits;
     let stream = match &state.tls {
         None => ServerStream::Plain(stream),
         Some(tls) => match timeout_at(deadline, tls.accept(stream)).await {
@@ -179,12 +202,12 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
             Ok(Err(e)) => {
                 inc(&ctx.metrics.handshakes_failed);
                 tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                return;
+                return None;
             }
             Err(_) => {
                 inc(&ctx.metrics.handshakes_failed);
                 tracing::debug!(%peer, "TLS handshake timed out");
-                return;
+                return None;
             }
         },
     };
@@ -223,20 +246,17 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
                 inc(&ctx.metrics.connections_refused_cap);
             }
             tracing::debug!(%peer, error = %e, "websocket upgrade refused");
-            return;
+            return None;
         }
         Err(_) => {
             inc(&ctx.metrics.handshakes_failed);
             tracing::debug!(%peer, "websocket upgrade timed out");
-            return;
+            return None;
         }
     };
-    let Some(room) = room_id.and_then(|r| state.rooms.get(&r)) else { return };
+    let room = room_id.and_then(|r| state.rooms.get(&r))?;
     inc(&ctx.metrics.connections_open);
-    let _open = OpenGuard(Arc::clone(&ctx));
-    let _permit = permit;
-    let _addr = addr_slot;
-    session(state, ws, room, peer, deadline, hs_slots).await;
+    Some((ws, room, OpenGuard(Arc::clone(ctx))))
 }
 
 enum HandshakeEnd {
@@ -244,18 +264,9 @@ enum HandshakeEnd {
     Failed,
 }
 
-/// Runs the 4-step handshake, then the session.
-async fn session(
-    state: Arc<ServerState>,
-    mut ws: Ws,
-    room: RoomHandle,
-    peer: SocketAddr,
-    deadline: Instant,
-    hs_slots: HandshakeSlots,
-) {
+/// The session after the 4-step handshake ended with `end`.
+async fn session(state: Arc<ServerState>, mut ws: Ws, room: RoomHandle, peer: SocketAddr, end: HandshakeEnd) {
     let ctx = Arc::clone(&state.ctx);
-    let end = handshake(&state, &mut ws, &room, deadline).await;
-    drop(hs_slots);
     let (conn, rx, _identity) = match end {
         HandshakeEnd::Admitted { conn, rx, identity } => (conn, rx, identity),
         HandshakeEnd::Failed => {

@@ -51,6 +51,9 @@ pub struct Metrics {
     pub chip_errors: AtomicU64,
     /// Sockets closed at once: their source address was over its limits.
     pub connections_refused_addr: AtomicU64,
+    /// Connections still in the handshake closed to make room for a newer one
+    /// (the pending budget of their address or of the node was full).
+    pub handshakes_evicted: AtomicU64,
     /// Idle watchers kicked and sit-out seats freed.
     pub kicked_idle: AtomicU64,
     /// Seats sat out because the timer took their turns too often in a row.
@@ -161,6 +164,12 @@ impl Metrics {
             "counter",
             "Sockets closed at once: their source address was over its limits.",
             g(&self.connections_refused_addr),
+        );
+        one(
+            "claw_handshakes_evicted_total",
+            "counter",
+            "Connections still in the handshake closed to make room for a newer one.",
+            g(&self.handshakes_evicted),
         );
         one(
             "claw_kicked_idle_total",

@@ -268,6 +268,9 @@ fn slow_reader_room() -> RoomConfig {
     r.entropy = EntropyMode::Dealer;
     r.action_timeout = Duration::from_millis(300);
     r.away_timeout = Duration::from_millis(100);
+    // The silent reader stays dealt in (the test is about its send budget,
+    // not about seats that never act).
+    r.timeouts_to_sit_out = 0;
     r
 }
 
@@ -477,4 +480,78 @@ async fn a_handshake_storm_drops_no_player_of_a_running_hand_and_an_honest_hands
     }
     assert_eq!(m.pongs_missed.load(Ordering::Relaxed), 0, "no player missed its heartbeat");
     drop(silent);
+}
+
+/// Round 3: idle sockets from many addresses fill the node's handshake
+/// budget (8 addresses × 4 = the node's 32), and a sustained stream of new
+/// idle sockets from 10 more addresses keeps it full. Honest newcomers from
+/// fresh addresses still complete the handshake and sit down: each newcomer
+/// closes the oldest pending socket instead of being refused.
+#[tokio::test]
+async fn a_slow_loris_from_many_addresses_cannot_keep_newcomers_out() {
+    let mut r = RoomConfig::new("a", "high-card");
+    r.max_players = 8;
+    r.min_players = 8; // nobody plays: the test is about the door
+    let f = Fixture::start_with(
+        vec![r],
+        |mut c| {
+            c.limits.max_handshakes_per_addr = 4;
+            c.limits.max_handshakes = 32;
+            c
+        },
+        |b| b,
+    )
+    .await;
+    let addr = f.addr();
+    let mut idle = Vec::new();
+    for a in 10..18u8 {
+        for _ in 0..4 {
+            idle.push(tcp_from([127, 0, 0, a], addr).await.expect("an idle socket"));
+        }
+    }
+    // The flood goes on while the newcomers arrive: a new idle socket every 5 ms.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flood = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            let mut n = 0u32;
+            while !stop.load(Ordering::Relaxed) && n < 4_000 {
+                if let Ok(s) = tcp_from([127, 0, 0, 20 + (n % 10) as u8], addr).await {
+                    held.push(s);
+                }
+                n += 1;
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            held.len()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for i in 0..8u8 {
+        let tcp = tcp_from([127, 0, 0, 40 + i], addr).await.expect("a newcomer's socket");
+        let (ws, _) = tokio::time::timeout(
+            GUARD,
+            tokio_tungstenite::client_async(
+                format!("ws://{addr}/a"),
+                tokio_tungstenite::MaybeTlsStream::Plain(tcp),
+            ),
+        )
+        .await
+        .expect("guard")
+        .unwrap_or_else(|e| panic!("newcomer {i} refused during the flood: {e}"));
+        let me = std::sync::Arc::new(claw_protocol::Identity::from_seed([150 + i; 32]));
+        let mut c = tokio::time::timeout(GUARD, Client::handshake(ws, addr, "a", f.dealer(), me, None))
+            .await
+            .expect("guard")
+            .unwrap_or_else(|e| panic!("newcomer {i}: handshake failed during the flood: {e:?}"));
+        assert!(c.join().await.accepted, "newcomer {i} sits down");
+    }
+    stop.store(true, Ordering::Relaxed);
+    let opened = flood.await.unwrap();
+    assert!(opened > 20, "the flood went on ({opened} sockets)");
+    // The first idle sockets were closed to make room.
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(GUARD, idle[0].read(&mut buf)).await.expect("guard: closed").unwrap_or(0);
+    assert_eq!(n, 0, "the oldest idle socket was closed");
+    assert!(f.node.metrics().handshakes_evicted.load(Ordering::Relaxed) >= 8);
 }
