@@ -123,13 +123,7 @@ impl GamePlugin for HighCard {
     type Memory = ();
 
     fn meta(&self) -> GameMeta {
-        GameMeta {
-            name: "high-card",
-            display_name: "High Card (test game)",
-            min_players: 2,
-            max_players: 8,
-            version: "1",
-        }
+        GameMeta::new("high-card", "High Card (test game)", 2, 8, "1")
     }
 
     fn validate_settings(&self, s: &HighCardSettings) -> Result<(), GameError> {

@@ -20,6 +20,7 @@
 pub use claw_protocol::hand::{
     ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealTo, DealtCard, HandEvent, HandResult,
 };
+use claw_protocol::messages::RevealPolicy;
 use claw_protocol::{CardId, Chips, PlayerId, Seat};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,44 @@ pub struct GameMeta {
     pub max_players: u8,
     /// Rules version; part of the game-start config hash.
     pub version: &'static str,
+    /// A house bank plays against the seats (Blackjack's dealer): its rooms
+    /// are granted a house bankroll.
+    #[serde(default)]
+    pub house: bool,
+    /// The reveal policy of a room that names none.
+    #[serde(default = "full_reveal")]
+    pub default_reveal: RevealPolicy,
+    /// A table under its minimum player count for this long is dissolved by
+    /// default (seconds; 0 = never).
+    #[serde(default)]
+    pub dissolve_after_secs: u64,
+}
+
+fn full_reveal() -> RevealPolicy {
+    RevealPolicy::Full
+}
+
+impl GameMeta {
+    /// A game without a house, revealing everything at hand end, never
+    /// dissolving an under-filled table.
+    pub const fn new(
+        name: &'static str,
+        display_name: &'static str,
+        min_players: u8,
+        max_players: u8,
+        version: &'static str,
+    ) -> GameMeta {
+        GameMeta {
+            name,
+            display_name,
+            min_players,
+            max_players,
+            version,
+            house: false,
+            default_reveal: RevealPolicy::Full,
+            dissolve_after_secs: 0,
+        }
+    }
 }
 
 /// One player in a hand, in seat order (clockwise).

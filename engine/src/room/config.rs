@@ -32,20 +32,23 @@ pub enum ConfigError {
 
 pub use claw_protocol::messages::{EntropyMode, RevealPolicy};
 
-/// Whether `game` has a house bank that plays against the seats (Blackjack's
-/// dealer): only such rooms are granted a house bankroll.
+/// The registry's facts about `game` (`None` for a game it does not know).
+fn meta_of(game: &str) -> Option<claw_games::GameMeta> {
+    claw_games::registry::get(game).ok().map(|g| g.meta())
+}
+
+/// Whether `game` has a house bank that plays against the seats
+/// ([`claw_games::GameMeta::house`]): only such rooms are granted a house
+/// bankroll.
 pub fn has_house(game: &str) -> bool {
-    matches!(game, "blackjack")
+    meta_of(game).is_some_and(|m| m.house)
 }
 
 /// The reveal policy of a room of `game` that names none, in every launch
-/// path (flags, rooms file, demo, admin API): `deferred` for Sam Gong, whose
-/// folded hands stay hidden until the room's delay, else `full`.
+/// path (flags, rooms file, demo, admin API): the game's
+/// [`claw_games::GameMeta::default_reveal`].
 pub fn default_reveal(game: &str) -> RevealPolicy {
-    match game {
-        "sam-gong" => RevealPolicy::Deferred,
-        _ => RevealPolicy::Full,
-    }
+    meta_of(game).map_or(RevealPolicy::Full, |m| m.default_reveal)
 }
 
 /// A duration written as `30s`, `500ms`, `2m` or a bare number of seconds.
@@ -191,13 +194,10 @@ pub struct RoomConfig {
     pub dissolve_after: Option<Duration>,
 }
 
-/// The game's default for [`RoomConfig::dissolve_after`]: 60 s for Sam
-/// Gong (its product rules: "60 秒內無新玩家加入則自動解散房間"), never for the others.
+/// The game's default for [`RoomConfig::dissolve_after`]
+/// ([`claw_games::GameMeta::dissolve_after_secs`]; zero: never).
 pub fn default_dissolve_after(game: &str) -> Duration {
-    match game {
-        "sam-gong" => Duration::from_secs(60),
-        _ => Duration::ZERO,
-    }
+    Duration::from_secs(meta_of(game).map_or(0, |m| m.dissolve_after_secs))
 }
 
 mod opt_dur {

@@ -619,13 +619,7 @@ impl GamePlugin for Blackjack {
     type Memory = BlackjackMemory;
 
     fn meta(&self) -> GameMeta {
-        GameMeta {
-            name: NAME,
-            display_name: "Blackjack",
-            min_players: 1,
-            max_players: MAX_PLAYERS,
-            version: "1",
-        }
+        GameMeta { house: true, ..GameMeta::new(NAME, "Blackjack", 1, MAX_PLAYERS, "1") }
     }
 
     fn validate_settings(&self, s: &BlackjackSettings) -> Result<(), GameError> {

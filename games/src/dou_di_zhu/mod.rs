@@ -479,7 +479,7 @@ impl GamePlugin for DouDiZhu {
     type Memory = DdzMemory;
 
     fn meta(&self) -> GameMeta {
-        GameMeta { name: NAME, display_name: "Dou Di Zhu", min_players: 3, max_players: 3, version: "2" }
+        GameMeta::new(NAME, "Dou Di Zhu", 3, 3, "2")
     }
 
     fn validate_settings(&self, s: &DdzSettings) -> Result<(), GameError> {

@@ -985,7 +985,7 @@ impl GamePlugin for Guandan {
     type Memory = GdMemory;
 
     fn meta(&self) -> GameMeta {
-        GameMeta { name: NAME, display_name: "Guandan", min_players: 4, max_players: 4, version: "1" }
+        GameMeta::new(NAME, "Guandan", 4, 4, "1")
     }
 
     fn validate_settings(&self, s: &GdSettings) -> Result<(), GameError> {

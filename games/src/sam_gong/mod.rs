@@ -23,6 +23,7 @@ pub mod tutorial;
 
 use std::collections::HashSet;
 
+use claw_protocol::messages::RevealPolicy;
 use claw_protocol::{CardId, Chips, Seat};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -460,12 +461,13 @@ impl GamePlugin for SamGong {
     type Memory = SamGongMemory;
 
     fn meta(&self) -> GameMeta {
+        // Folded hands stay face down until the room's delay; a table
+        // nobody else joins for 60 s is dissolved (the product rules:
+        // "60 秒內無新玩家加入則自動解散房間").
         GameMeta {
-            name: "sam-gong",
-            display_name: "Sam Gong (三公)",
-            min_players: 2,
-            max_players: 6,
-            version: "2",
+            default_reveal: RevealPolicy::Deferred,
+            dissolve_after_secs: 60,
+            ..GameMeta::new("sam-gong", "Sam Gong (三公)", 2, 6, "2")
         }
     }
 

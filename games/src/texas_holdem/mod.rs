@@ -645,13 +645,7 @@ impl GamePlugin for TexasHoldem {
     type Memory = Memory;
 
     fn meta(&self) -> GameMeta {
-        GameMeta {
-            name: "texas-holdem",
-            display_name: "Texas Hold'em (no-limit)",
-            min_players: 2,
-            max_players: 10,
-            version: "1",
-        }
+        GameMeta::new("texas-holdem", "Texas Hold'em (no-limit)", 2, 10, "1")
     }
 
     fn validate_settings(&self, s: &Settings) -> Result<(), GameError> {

@@ -485,7 +485,7 @@ impl GamePlugin for BadTransfer {
     type Settings = GdSettings;
     type Memory = GdMemory;
     fn meta(&self) -> GameMeta {
-        GameMeta { name: "bad-transfer", display_name: "x", min_players: 2, max_players: 2, version: "0" }
+        GameMeta::new("bad-transfer", "x", 2, 2, "0")
     }
     fn validate_settings(&self, _: &GdSettings) -> Result<(), GameError> {
         Ok(())
