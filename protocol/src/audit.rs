@@ -782,6 +782,12 @@ impl<'a> HandAudit<'a> {
                 return Err(structure("dealer encryption key differs from the handshake's"));
             }
         }
+        // Offline, the viewer's key file names the key its cards must be sealed to.
+        if let (Some(Viewer::Identity(v)), Some(seat)) = (&self.viewer, seat) {
+            if g.players[seat.index()].encryption_key != v.encryption_key() {
+                return Err(structure("game-start lists another encryption key for the viewer"));
+            }
+        }
         let settings = g.settings.to_value().map_err(|e| structure(format!("settings: {e}")))?;
         let player_seeds = self.check_player_seeds(&hand_id, &g, seat)?;
         if merkle_root(&g.leaves) != g.root {

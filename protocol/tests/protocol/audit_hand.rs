@@ -642,3 +642,16 @@ proptest! {
         prop_assert_eq!(audit(&t, &opts_for(&h)).unwrap_err().check, AuditCheck::DealOrder);
     }
 }
+
+#[test]
+fn another_encryption_key_for_the_viewer_fails_for_its_owner_offline() {
+    // The dealer announces a key of its own for seat 0 (and signs it). The
+    // owner, auditing with its key file, refuses the hand; others cannot tell.
+    let mut h = Hand::new(Opts::default());
+    let other = Identity::from_seed([77; 32]).encryption_key();
+    h.start_mut().players[0].encryption_key = other;
+    let t = h.transcript();
+    let e = fails(&t, &AuditOptions { viewer: Some(&h.players[0]), ..opts_for(&h) }, AuditCheck::Structure);
+    assert!(e.detail.contains("encryption key"), "{e}");
+    audit(&t, &AuditOptions { viewer: Some(&h.players[1]), ..opts_for(&h) }).unwrap();
+}
