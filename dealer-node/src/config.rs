@@ -137,6 +137,18 @@ impl NodeConfig {
                     .into(),
             ));
         }
+        if l.http_header_timeout.is_zero()
+            || l.http_body_timeout.is_zero()
+            || l.http_idle_timeout.is_zero()
+            || l.http_max_connections == 0
+            || l.http_max_conns_per_addr == 0
+        {
+            return Err(ConfigError::Node(
+                "limits: http_header_timeout, http_body_timeout, http_idle_timeout, http_max_connections and \
+                 http_max_conns_per_addr must be positive"
+                    .into(),
+            ));
+        }
         if l.handshake_deadline.is_zero()
             || l.handshake_deadline > Duration::from_millis(HANDSHAKE_DEADLINE_MS)
         {

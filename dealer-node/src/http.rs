@@ -8,14 +8,23 @@
 //! a secret: the archive's hand files hold what the table received, plus an
 //! `audit-reveal` only once published, and a hand is served only once the
 //! spectator delay has passed since it was archived.
+//!
+//! Every answer forbids MIME sniffing and framing
+//! (`X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY`, a CSP with
+//! `frame-ancestors 'none'`); the listener's budgets and deadlines are in
+//! [`guard`].
+
+pub mod guard;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use axum::extract::Request;
 use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -24,6 +33,7 @@ use tokio::sync::watch;
 
 use crate::archive::{Archive, HandKey};
 use crate::metrics::Metrics;
+use guard::{GuardedListener, HttpConn, HttpLimits};
 
 /// Default spectator delay: how long after a hand is archived it is served
 /// to anyone (every registered game deals hidden cards).
@@ -96,8 +106,24 @@ fn json_error(code: StatusCode, error: String) -> Response {
     (code, Json(serde_json::json!({ "error": error }))).into_response()
 }
 
+/// The CSP of an answer that sets none: it loads nothing and is never framed.
+const DEFAULT_CSP: &str = "default-src 'none'; frame-ancestors 'none'";
+
+/// Middleware: every answer forbids MIME sniffing and framing (an answer
+/// with its own CSP, the web app's pages, names `frame-ancestors` there).
+async fn security_headers(req: Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
+    let h = response.headers_mut();
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+        h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(DEFAULT_CSP));
+    }
+    response
+}
+
 /// The router: `/health`, `/metrics`, `/rooms/{room}/hands/{hand}` and the
-/// web app ([`crate::web`]).
+/// web app ([`crate::web`]), every answer with [`security_headers`].
 pub fn router(state: HttpState) -> Router {
     #[cfg(feature = "web")]
     let web = state.web.clone().map(crate::web::router).unwrap_or_default();
@@ -111,17 +137,24 @@ pub fn router(state: HttpState) -> Router {
         .with_state(state)
         .merge(web)
         .merge(admin)
+        .layer(middleware::from_fn(security_headers))
 }
 
-/// Binds `addr` and serves until `stop` turns true. Returns the bound address
-/// and the server task.
+/// Binds `addr` and serves until `stop` turns true, within `limits` (the
+/// connection budgets and deadlines of [`guard`]). Returns the bound
+/// address and the server task.
 pub async fn serve(
     addr: SocketAddr,
     state: HttpState,
+    limits: HttpLimits,
     mut stop: watch::Receiver<bool>,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let listener = TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
+    let listener = GuardedListener::new(listener, limits);
+    let app = router(state)
+        .layer(middleware::from_fn(guard::request))
+        .into_make_service_with_connect_info::<HttpConn>();
     let task = tokio::spawn(async move {
         let shutdown = async move {
             while !*stop.borrow() {
@@ -130,7 +163,7 @@ pub async fn serve(
                 }
             }
         };
-        if let Err(e) = axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await {
+        if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
             tracing::error!(error = %e, "http server stopped");
         }
     });

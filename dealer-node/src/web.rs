@@ -92,7 +92,8 @@ async fn index() -> impl IntoResponse {
             // Everything is embedded: the page may load nothing from elsewhere.
             (
                 header::CONTENT_SECURITY_POLICY,
-                "default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'",
+                "default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'; \
+                 frame-ancestors 'none'",
             ),
         ],
         INDEX_HTML,

@@ -4,4 +4,5 @@ mod attacks;
 mod common;
 mod dos;
 mod games;
+mod http_port;
 mod lifecycle;

@@ -53,7 +53,7 @@ fn spec_section_12_defaults_are_the_nodes_limits() {
     let section = &text[start..text.find("\n## 13.").expect("SPEC.md has a §13")];
     let l = Limits::default();
     let n = |v: usize| v as u64;
-    let rows: [(&str, Vec<u64>); 14] = [
+    let rows: [(&str, Vec<u64>); 18] = [
         ("Node transport limit", vec![n(l.max_frame_bytes)]),
         ("Player messages", vec![u64::from(l.rate_per_sec), u64::from(l.rate_burst)]),
         (
@@ -74,6 +74,10 @@ fn spec_section_12_defaults_are_the_nodes_limits() {
         ("Open connections per source address", vec![n(l.max_conns_per_addr)]),
         ("Connections in the handshake per source address", vec![n(l.max_handshakes_per_addr)]),
         ("Handshake steps", vec![n(l.handshake_concurrency)]),
+        ("Dealer HTTP port: a request's first byte", vec![ms(l.http_header_timeout)]),
+        ("Dealer HTTP port: the end of a request's headers", vec![ms(l.http_body_timeout)]),
+        ("Dealer HTTP port: connection with no request", vec![ms(l.http_idle_timeout)]),
+        ("Dealer HTTP port: open connections", vec![n(l.http_max_connections)]),
     ];
     for (label, want) in rows {
         let cell = row(section, label);
@@ -83,5 +87,7 @@ fn spec_section_12_defaults_are_the_nodes_limits() {
     // The node-wide handshake cap follows the per-address one in its row.
     let cell = row(section, "Connections in the handshake per source address");
     assert!(defaults(cell).contains(&n(l.max_handshakes)), "{cell}");
+    let cell = row(section, "Dealer HTTP port: open connections");
+    assert!(defaults(cell).contains(&n(l.http_max_conns_per_addr)), "{cell}");
     assert_eq!(defaults("default 1 000/s, burst 200; 262 144 bytes"), vec![1000, 200, 262_144]);
 }
