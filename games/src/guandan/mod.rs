@@ -39,7 +39,7 @@ use compare::{beats, BombPriority, BombProfile};
 use moves::{legal_moves, Move};
 use patterns::{by_priority, describe, readings, Declared, PatternRules, Reading};
 use settle::{DealOutcome, MatchEnd};
-use tribute::ResistRule;
+use tribute::{DoubleTribute, ResistRule};
 
 /// Registry name of the game.
 pub const NAME: &str = "guandan";
@@ -225,6 +225,8 @@ pub struct GdSettings {
     pub return_level_rank: bool,
     /// Who resists tribute with both big jokers.
     pub resist: ResistRule,
+    /// Who receives which card of a double tribute.
+    pub double_tribute: DoubleTribute,
     /// Source rules' RuleConfig: sequences may end at the ace.
     pub straight_extends_to_ace: bool,
     /// Source rules' RuleConfig: wild heart level cards (0, 1 or 2).
@@ -254,6 +256,7 @@ impl Default for GdSettings {
             tribute_return_max_rank: 10,
             return_level_rank: false,
             resist: ResistRule::OneHolder,
+            double_tribute: DoubleTribute::BySeat,
             straight_extends_to_ace: true,
             wild_count: 2,
             team_formation: TeamFormation::Fixed13,
@@ -809,11 +812,14 @@ impl Guandan {
             st.turn = tr.payers[tr.given.len()];
             return Ok(Vec::new());
         }
-        // Every payer has given: the bigger card to the first, ties to the
-        // payer next clockwise from the first (payers are in that order).
+        // Every payer has given: gifts ordered as their receivers (a double
+        // tribute by `double_tribute`).
         let mut gifts = tr.given.clone();
-        if gifts.len() == 2 && tribute::value(gifts[1].card, level) > tribute::value(gifts[0].card, level) {
-            gifts.swap(0, 1);
+        if let ([a, b], Some(last)) = (gifts.as_slice(), st.memory.last_order.last()) {
+            let rule = st.settings.double_tribute;
+            if tribute::double_targets([(a.from, a.card), (b.from, b.card)], *last, level, rule) == [1, 0] {
+                gifts.swap(0, 1);
+            }
         }
         for (g, r) in gifts.iter_mut().zip(tr.receivers.clone()) {
             g.to = Some(r);
@@ -837,7 +843,8 @@ impl Guandan {
         tr.returned.push(Gift { from: seat, to: Some(giver), card });
         let done = tr.returned.len() == tr.receivers.len();
         let next = tr.receivers.get(tr.returned.len()).copied();
-        let leader = tr.given.first().map(|g| g.from);
+        let gifts: Vec<(u8, CardId)> = tr.given.iter().map(|g| (g.from, g.card)).collect();
+        let leader = tribute::leader(&tr.payers, &gifts, st.level);
         let t = Self::transfer(st, seat, giver, card)?;
         if done {
             st.phase = GdPhase::Playing;
@@ -985,7 +992,7 @@ impl GamePlugin for Guandan {
     type Memory = GdMemory;
 
     fn meta(&self) -> GameMeta {
-        GameMeta::new(NAME, "Guandan", 4, 4, "1")
+        GameMeta::new(NAME, "Guandan", 4, 4, "2")
     }
 
     fn validate_settings(&self, s: &GdSettings) -> Result<(), GameError> {

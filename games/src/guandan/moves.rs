@@ -133,6 +133,14 @@ pub fn legal_moves(
             }
         }
     }
+    // A pair of two wilds stands for any other rank: above it is the level
+    // pair, which a level triple cannot take; here once for that triple.
+    let ls = slot(level);
+    if w >= 2 && s.by_slot[ls].len() >= 3 {
+        let mut cards: Vec<CardId> = s.by_slot[ls][..3].to_vec();
+        cards.extend(&s.wilds[..2]);
+        push(cards, Reading { kind: Kind::TripleWithPair, rank: level, len: 5, pure: false, suit: None });
+    }
 
     // Straights and straight flushes.
     for (ranks, top) in windows(5, rules.ace_high) {

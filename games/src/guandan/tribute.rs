@@ -18,6 +18,40 @@ pub enum ResistRule {
     PayingSide,
 }
 
+/// Who receives which card of a double tribute (双下进贡).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DoubleTribute {
+    /// The source rules: "末游向头游进贡、次末游向头游队友进贡" (last pays first,
+    /// third pays first's partner).
+    #[default]
+    BySeat,
+    /// The bigger card to the first, the other to the second (equal: the payer
+    /// next clockwise from the first gives to the first).
+    ByCard,
+}
+
+/// The receivers of a double tribute's gifts (given in the payers' order):
+/// gift i goes to `receivers[out[i]]`. `last` is the last deal's last seat.
+pub fn double_targets(gifts: [(u8, CardId); 2], last: u8, level: Level, rule: DoubleTribute) -> [usize; 2] {
+    let swap = match rule {
+        DoubleTribute::BySeat => gifts[0].0 != last,
+        DoubleTribute::ByCard => value(gifts[1].1, level) > value(gifts[0].1, level),
+    };
+    if swap {
+        [1, 0]
+    } else {
+        [0, 1]
+    }
+}
+
+/// Who leads after the return: the payer of the biggest tribute card; equal
+/// cards, the first of `payers` (clockwise from the first) that gave one.
+pub fn leader(payers: &[u8], gifts: &[(u8, CardId)], level: Level) -> Option<u8> {
+    let top = gifts.iter().map(|g| value(g.1, level)).max()?;
+    payers.iter().copied().find(|p| gifts.iter().any(|g| g.0 == *p && value(g.1, level) == top))
+}
+
 /// Who pays and who receives after a deal with this finishing order
 /// (first to last); `(payers, receivers)`, payers clockwise from the winner.
 pub fn parties(order: &[u8]) -> (Vec<u8>, Vec<u8>) {

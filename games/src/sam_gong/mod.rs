@@ -467,7 +467,7 @@ impl GamePlugin for SamGong {
         GameMeta {
             default_reveal: RevealPolicy::Deferred,
             dissolve_after_secs: 60,
-            ..GameMeta::new("sam-gong", "Sam Gong (三公)", 2, 6, "2")
+            ..GameMeta::new("sam-gong", "Sam Gong (三公)", 2, 6, "3")
         }
     }
 

@@ -12,11 +12,13 @@
 //! start ("破產判斷以Step 2後的chip_balance為準"; "可用資金 = 當前chip_balance +
 //! 未釋放escrow_amount"). A winner gets its call back plus N × call (N = 3 Sam
 //! Gong, 2 nine, 1 otherwise) from those funds; when they do not cover N × call
-//! the winner gets its call back plus all that is left. Once the funds are at 0
-//! (after paying a winner in full or in part), every later winner gets nothing
-//! and loses its call ("支付後 banker_chip_balance 歸零 → 後續贏家進入
-//! insolvent_winners（net_chips = -bet）") and every later loser's call is not
-//! raked ("莊家破產後未完成結算的輸家下注額不計入抽水底數"). Losers' calls reach
+//! the winner gets its call back plus all that is left. Insolvency (D13) is that
+//! shortfall ("chip_balance + escrow < 本次應付額"): paying exactly down to 0 is
+//! not insolvent. Once the funds are at 0, a later winner gets nothing and
+//! loses its call ("支付後 banker_chip_balance 歸零 → 後續贏家進入
+//! insolvent_winners（net_chips = -bet）"), which is a shortfall too; after
+//! insolvency every loser's call is not raked
+//! ("莊家破產後未完成結算的輸家下注額不計入抽水底數"). Losers' calls reach
 //! the banker only after the pass, the raked ones after the rake; forfeited
 //! calls (later winners and losers) go to the banker unraked, the only party
 //! left for them.
@@ -137,8 +139,8 @@ pub struct Settlement {
     pub rake: Chips,
     /// Calls forfeited to the banker after it went insolvent (not raked).
     pub forfeited: Chips,
-    /// Whether the banker went insolvent (D13): a winner found its funds short,
-    /// or (`banker-pays`) a winner's payment brought them to exactly 0.
+    /// Whether the banker went insolvent (D13): a winner found its funds short
+    /// of what it was due (exactly enough is not insolvent).
     pub banker_insolvent: bool,
     /// Whether every player folded.
     pub all_fold: bool,
@@ -230,10 +232,14 @@ pub fn settle(
                 let due = call * u128::from(multiplier);
                 if due <= funds {
                     funds -= due;
-                    // banker-pays: a banker paid down to 0 is insolvent for
-                    // every later seat (source rules: "支付後…歸零 → 後續贏家…").
-                    insolvent = !one_pass && funds == 0;
                     (EntryResult::Win, call + due, 0)
+                } else if funds == 0 && !one_pass {
+                    // banker-pays: a banker at 0 pays a later winner nothing
+                    // (source rules: "支付後…歸零 → 後續贏家…").
+                    insolvent = true;
+                    forfeited += call;
+                    funds += call;
+                    (EntryResult::InsolventWin, 0, 0)
                 } else {
                     insolvent = true;
                     let paid = funds;

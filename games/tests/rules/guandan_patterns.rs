@@ -6,13 +6,17 @@ use crate::guandan_common;
 
 use std::collections::BTreeSet;
 
-use claw_games::guandan::cards::{check_faces, check_ids, Level, Tally, Wilds};
+use claw_games::guandan::cards::{check_faces, check_ids, natural, Level, Tally, Wilds};
 use claw_games::guandan::compare::{beats, BombPriority, BombProfile};
 use claw_games::guandan::moves::legal_moves;
 use claw_games::guandan::patterns::{by_priority, readings, Declared, Kind, PatternRules, Reading};
-use claw_games::guandan::{read_play, GdMemory, GdSettings, GuandanError};
-use claw_protocol::{Card, CardId};
-use guandan_common::{cards, deck_for, start};
+use claw_games::guandan::{
+    read_play, GdAction, GdMemory, GdPhase, GdSettings, GdState, Guandan, GuandanError, Lead,
+    MAX_LISTED_PLAYS,
+};
+use claw_games::GamePlugin;
+use claw_protocol::{Card, CardId, Seat};
+use guandan_common::{after, cards, deck_for, start};
 use proptest::prelude::*;
 
 fn lv(r: u8) -> Level {
@@ -311,5 +315,129 @@ proptest! {
             }
         }
         prop_assert_eq!(generated, brute);
+    }
+}
+
+/// The level triple with a pair of both wilds (逢人配 as any pair) is offered.
+#[test]
+fn a_level_triple_with_a_pair_of_both_wilds_is_offered() {
+    let r = rules(3);
+    let p = BombProfile::competition();
+    let hand = cards("3c 3d 3s 3h 3h#1");
+    let moves = legal_moves(&hand, r, 2, &p, None);
+    let twp: Vec<_> = moves.iter().filter(|m| m.reading.kind == Kind::TripleWithPair).collect();
+    assert_eq!(twp.len(), 1, "{moves:?}");
+    assert_eq!((twp[0].reading.rank, twp[0].cards.len()), (3, 5));
+    let d = Declared { kind: Kind::TripleWithPair, rank: 3 };
+    assert!(read_play(&tally("3c 3d 3s 3h 3h#1", 3), r, &p, None, Some(d)).is_ok());
+}
+
+/// A playing state at `level` where seat 0 holds `hand` and, when given,
+/// `lead` is the play to beat (seat 1's).
+fn playing(level: u8, hand: &[CardId], lead: Option<Reading>) -> GdState {
+    let mut st =
+        start(&GdSettings::default(), &after([0, 1, 2, 3], [level, 2], 0), &deck_for(["", "", "", ""]));
+    st.phase = GdPhase::Playing;
+    st.tribute = None;
+    st.turn = 0;
+    st.hands[0] = hand.to_vec();
+    st.lead = lead.map(|reading| Lead { seat: 1, reading, cards: Vec::new() });
+    st
+}
+
+/// Every play `validate` accepts is generated (and offered, when the hand's
+/// plays fit the listing), and every offered play validates: every subset of
+/// the hand, with each of its readings named.
+fn accepted_plays_are_offered(
+    hand: &[CardId],
+    level: u8,
+    lead_pick: Option<usize>,
+) -> Result<(), TestCaseError> {
+    let w = Wilds { level: lv(level), count: 2 };
+    let r = PatternRules { level: lv(level), ace_high: true };
+    let lead = lead_pick.and_then(|i| {
+        let own = legal_moves(hand, r, 2, &BombProfile::competition(), None);
+        own.get(i % own.len().max(1)).map(|m| m.reading)
+    });
+    let st = playing(level, hand, lead);
+    let generated: BTreeSet<_> = st.legal_plays(0).iter().map(|m| class(&m.cards, &m.reading, w)).collect();
+    let mut offered = BTreeSet::new();
+    for o in Guandan.valid_actions(&st) {
+        if let GdAction::Play { cards, reading } = &o.action {
+            prop_assert!(Guandan.validate(&st, Seat(0), &o.action).is_ok(), "offered {:?} refused", o.action);
+            let read = st.check_play(0, cards, *reading).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            offered.insert(class(cards, &read, w));
+        }
+    }
+    prop_assert!(offered.is_subset(&generated));
+    let complete = generated.len() <= MAX_LISTED_PLAYS;
+    if complete {
+        prop_assert_eq!(&offered, &generated);
+    }
+    for mask in 1u32..(1 << hand.len()) {
+        if mask.count_ones() > 10 {
+            continue;
+        }
+        let sub: Vec<CardId> = (0..hand.len()).filter(|i| mask >> i & 1 == 1).map(|i| hand[i]).collect();
+        for rd in readings(&Tally::of_ids(&sub, w), r) {
+            let a = GdAction::Play {
+                cards: sub.clone(),
+                reading: Some(Declared { kind: rd.kind, rank: rd.rank }),
+            };
+            if Guandan.validate(&st, Seat(0), &a).is_ok() {
+                let c = class(&sub, &rd, w);
+                prop_assert!(generated.contains(&c), "{sub:?} as {rd:?} validates but is not generated");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `size` random cards, plus `wilds` of the level's wild hearts and
+/// `naturals` natural level cards.
+fn hand_strategy(size: std::ops::RangeInclusive<usize>) -> impl Strategy<Value = (Vec<CardId>, u8)> {
+    (prop::sample::subsequence(CardId::deck(2, true), size), 2u8..=14, 0usize..=2, 0usize..=4).prop_map(
+        |(mut hand, level, wilds, naturals)| {
+            let w = Wilds { level: lv(level), count: 2 };
+            let deck = CardId::deck(2, true);
+            let extra =
+                deck.iter().filter(|c| w.is_wild(**c)).take(wilds).chain(
+                    deck.iter().filter(|c| !w.is_wild(**c) && natural(c.card()) == level).take(naturals),
+                );
+            for c in extra {
+                if !hand.contains(c) {
+                    hand.push(*c);
+                }
+            }
+            (hand, level)
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 150, .. ProptestConfig::default() })]
+
+    /// Random hands, leading and following.
+    #[test]
+    fn every_accepted_play_is_offered((hand, level) in hand_strategy(4..=8), lead in prop::option::of(any::<usize>())) {
+        accepted_plays_are_offered(&hand, level, lead)?;
+    }
+
+    /// Hands with both wilds and some natural level cards.
+    #[test]
+    fn every_accepted_play_with_both_wilds_is_offered(
+        (hand, level) in hand_strategy(3..=7).prop_map(|(h, l)| {
+            let w = Wilds { level: lv(l), count: 2 };
+            let mut h = h;
+            for c in CardId::deck(2, true).into_iter().filter(|c| w.is_wild(*c)) {
+                if !h.contains(&c) {
+                    h.push(c);
+                }
+            }
+            (h, l)
+        }),
+        lead in prop::option::of(any::<usize>()),
+    ) {
+        accepted_plays_are_offered(&hand, level, lead)?;
     }
 }

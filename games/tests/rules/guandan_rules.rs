@@ -6,7 +6,7 @@ use crate::guandan_common;
 use claw_games::guandan::cards::{Level, Wilds};
 use claw_games::guandan::settle::{levels_up, settle_deal, MatchEnd};
 use claw_games::guandan::tribute::{
-    check_return, check_tribute, return_choices, tribute_choices, ResistRule,
+    check_return, check_tribute, return_choices, tribute_choices, DoubleTribute, ResistRule,
 };
 use claw_games::guandan::{
     AceRule, EndRequest, GdAction, GdMemory, GdPhase, GdSettings, GdState, Guandan, GuandanError,
@@ -319,45 +319,108 @@ fn tribute_and_return_name_positions_the_giver_holds() {
     }
 }
 
-#[test]
-fn double_tribute_bigger_card_to_the_first() {
-    let s = GdSettings { show_tribute: true, ..GdSettings::default() };
-    // 0 and 2 first and second: seats 1 and 3 pay. Seat 3 holds a big joker, seat 1 a small one.
-    let mut st = tribute_deal([0, 2, 1, 3], ["RJ", "BJ BJ#1", "", "RJ#1"], &s);
+/// Card moves as `(from, to)` seats.
+type Moves = Vec<(u8, u8)>;
+
+/// A double tribute after `order` with these hands, each payer giving its
+/// first allowed card: the tribute moves `(from, to)`, the return moves and
+/// who leads.
+fn double_tribute(order: [u8; 4], fixed: [&str; 4], s: &GdSettings) -> (Moves, Moves, Option<u8>) {
+    let mut st = tribute_deal(order, fixed, s);
     let t = st.tribute.clone().unwrap();
-    assert_eq!((t.payers.clone(), t.receivers.clone()), (vec![1, 3], vec![0, 2]));
-    assert_eq!(to_act(&st), Some(1));
+    assert_eq!((t.payers.len(), t.receivers.clone()), (2, vec![order[0], order[1]]));
+    let first = t.payers[0];
+    assert_eq!(to_act(&st), Some(first), "payers give clockwise from the first");
+    let card = tribute_choices(&st.hands[usize::from(first)], st.wilds(), s)[0];
+    let give = tribute_of(&st, card);
+    assert!(act(&mut st, first, give).is_empty(), "the receiver is known after both gave");
+    let second = t.payers[1];
+    let card = tribute_choices(&st.hands[usize::from(second)], st.wilds(), s)[0];
+    let give = tribute_of(&st, card);
+    let out = act(&mut st, second, give);
+    let gifts: Vec<_> = out.iter().map(transfer).map(|t| (t.1, t.2)).collect();
+    let mut returns = Vec::new();
+    for r in [order[0], order[1]] {
+        assert_eq!(to_act(&st), Some(r), "the first returns, then the second");
+        let out = give_back(&mut st, r, s);
+        returns.push((transfer(&out[0]).1, transfer(&out[0]).2));
+    }
+    assert_eq!(st.phase, GdPhase::Playing);
+    (gifts, returns, to_act(&st))
+}
+
+#[test]
+fn double_tribute_by_seat_is_the_default() {
+    // The source rules: "双下进贡：末游向头游进贡、次末游向头游队友进贡".
+    let s = GdSettings::default();
+    assert_eq!(s.double_tribute, DoubleTribute::BySeat);
+    // 0 and 2 first and second, 1 third, 3 last. The third holds the bigger
+    // card (a big joker) and still pays the first's partner.
+    let (gifts, returns, leader) = double_tribute([0, 2, 1, 3], ["RJ", "RJ#1", "", "BJ BJ#1"], &s);
+    assert_eq!(gifts, vec![(3, 0), (1, 2)], "last pays the first, third pays the first's partner");
+    assert_eq!(returns, vec![(0, 3), (2, 1)], "each receiver returns to its own payer");
+    assert_eq!(leader, Some(1), "the payer of the bigger card leads");
+    // The last holds the bigger card: the same receivers, the last leads.
+    let (gifts, returns, leader) = double_tribute([0, 2, 1, 3], ["RJ", "BJ BJ#1", "", "RJ#1"], &s);
+    assert_eq!((gifts, returns, leader), (vec![(3, 0), (1, 2)], vec![(0, 3), (2, 1)], Some(3)));
+    // Team 1 won (3 first, 1 second), 2 third, 0 last; payers clockwise from 3: 0, 2.
+    let (gifts, returns, leader) = double_tribute([3, 1, 2, 0], ["BJ", "", "RJ BJ#1", ""], &s);
+    assert_eq!(gifts, vec![(0, 3), (2, 1)]);
+    assert_eq!(returns, vec![(3, 0), (1, 2)]);
+    assert_eq!(leader, Some(2));
+    // Equal cards: the receivers by seat, the payer next clockwise from the first leads.
+    let (gifts, returns, leader) = double_tribute([2, 0, 3, 1], ["RJ", "BJ", "RJ#1", "BJ#1"], &s);
+    assert_eq!((gifts, returns, leader), (vec![(1, 2), (3, 0)], vec![(2, 1), (0, 3)], Some(3)));
+}
+
+#[test]
+fn double_tribute_by_card_is_a_setting() {
+    let s = GdSettings { double_tribute: DoubleTribute::ByCard, ..GdSettings::default() };
+    // The third's big joker goes to the first, the last's small joker to the second.
+    let (gifts, returns, leader) = double_tribute([0, 2, 1, 3], ["RJ", "RJ#1", "", "BJ BJ#1"], &s);
+    assert_eq!(gifts, vec![(1, 0), (3, 2)], "the bigger card to the first");
+    assert_eq!(returns, vec![(0, 1), (2, 3)]);
+    assert_eq!(leader, Some(1), "the giver of the bigger card leads");
+    let (gifts, returns, leader) = double_tribute([0, 2, 1, 3], ["RJ", "BJ BJ#1", "", "RJ#1"], &s);
+    assert_eq!((gifts, returns, leader), (vec![(3, 0), (1, 2)], vec![(0, 3), (2, 1)], Some(3)));
+    // Equal cards: the payer next clockwise from the first gives to the first.
+    let (gifts, returns, leader) = double_tribute([2, 0, 3, 1], ["RJ", "BJ", "RJ#1", "BJ#1"], &s);
+    assert_eq!((gifts, returns, leader), (vec![(3, 2), (1, 0)], vec![(2, 3), (0, 1)], Some(3)));
+}
+
+#[test]
+fn double_tribute_setting_is_validated() {
+    let g = claw_games::registry::get("guandan").unwrap();
+    let by_default = g.normalize_settings(&serde_json::json!({})).unwrap();
+    assert_eq!(by_default["double_tribute"], "by-seat");
+    let by_card = g.normalize_settings(&serde_json::json!({"double_tribute": "by-card"})).unwrap();
+    assert_eq!(by_card["double_tribute"], "by-card");
+    for bad in [serde_json::json!("by-size"), serde_json::json!(1), serde_json::json!(null)] {
+        let e = g.normalize_settings(&serde_json::json!({ "double_tribute": bad })).unwrap_err();
+        assert!(matches!(e, GameError::BadSettings(_)), "{bad}: {e:?}");
+    }
+}
+
+#[test]
+fn double_tribute_cards_are_shown_once_both_gave() {
+    let s = GdSettings { show_tribute: true, ..GdSettings::default() };
+    let mut st = tribute_deal([0, 2, 1, 3], ["RJ", "BJ BJ#1", "", "RJ#1"], &s);
     let give = tribute_of(&st, cards("BJ")[0]);
-    assert!(act(&mut st, 1, give).is_empty(), "the receiver is known after both gave");
+    act(&mut st, 1, give);
+    assert!(Guandan.public_state(&st)["tribute"]["given"][0]["card"].is_null(), "waits for the second");
     let give = tribute_of(&st, cards("RJ#1")[0]);
     let out = act(&mut st, 3, give);
     let moves: Vec<_> = out.iter().map(transfer).map(|t| (t.1, t.2, t.3)).collect();
     assert_eq!(moves, vec![(3, 0, CardFace::Up), (1, 2, CardFace::Up)]);
-    assert_eq!(to_act(&st), Some(0));
-    give_back(&mut st, 0, &s);
-    assert_eq!(to_act(&st), Some(2));
-    let out = give_back(&mut st, 2, &s);
-    assert_eq!((transfer(&out[0]).1, transfer(&out[0]).2), (2, 1));
-    assert_eq!(to_act(&st), Some(3), "the giver of the bigger card leads");
     let public = Guandan.public_state(&st);
     assert!(public["tribute"]["given"][0]["card"].is_string(), "shown when show_tribute");
-}
-
-#[test]
-fn double_tribute_equal_cards() {
-    let s = GdSettings::default();
-    let mut st = tribute_deal([2, 0, 3, 1], ["RJ", "BJ", "RJ#1", "BJ#1"], &s);
-    let t = st.tribute.clone().unwrap();
-    assert_eq!(t.payers, vec![3, 1], "clockwise from the first (seat 2)");
-    let give = tribute_of(&st, cards("BJ#1")[0]);
-    act(&mut st, 3, give);
+    let hidden = tribute_deal([0, 2, 1, 3], ["RJ", "BJ BJ#1", "", "RJ#1"], &GdSettings::default());
+    let mut st = hidden;
     let give = tribute_of(&st, cards("BJ")[0]);
-    let out = act(&mut st, 1, give);
-    let moves: Vec<_> = out.iter().map(transfer).map(|t| (t.1, t.2)).collect();
-    assert_eq!(moves, vec![(3, 2), (1, 0)], "equal: the payer next after the first gives to the first");
-    give_back(&mut st, 2, &s);
-    give_back(&mut st, 0, &s);
-    assert_eq!(to_act(&st), Some(3));
+    act(&mut st, 1, give);
+    let give = tribute_of(&st, cards("RJ#1")[0]);
+    let out = act(&mut st, 3, give);
+    assert!(out.iter().map(transfer).all(|t| t.3 == CardFace::Down));
     assert!(Guandan.public_state(&st)["tribute"]["given"][0]["card"].is_null(), "hidden by default");
 }
 

@@ -1,6 +1,7 @@
 //! Guandan with AI players of every level through the hand runner:
 //! `CLAW_SIM_HANDS` deals (default 10,000) in table sessions that carry the
-//! match from deal to deal (so tribute, level-up and match ends happen).
+//! match from deal to deal (so tribute, level-up and match ends happen),
+//! under the defaults and, on a fifth as many deals, `double_tribute: by-card`.
 //! Checked for every deal: it ends (no stall); every AI decision validates;
 //! every card is accounted for (each of the 108 is in exactly one hand or
 //! was played by the seat that held it, and the runner's holders agree);
@@ -15,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use claw_games::guandan::ai::{decide, AiLevel, Ties, View};
+use claw_games::guandan::tribute::DoubleTribute;
 use claw_games::guandan::{GdAction, GdMemory, GdSettings, GdState, Guandan};
 use claw_games::{
     check_conservation, registry, replay, DealTo, GamePlugin, HandEvent, HandRunner, RecordedAction,
@@ -25,7 +27,6 @@ use proptest::prelude::*;
 use rand::seq::SliceRandom;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use serde_json::Value;
 
 const MAX_STEPS: usize = 2_000;
 const SESSION: usize = 8;
@@ -55,6 +56,7 @@ struct Stats {
 }
 
 fn deal(
+    settings: &GdSettings,
     seed: u64,
     memory: &GdMemory,
     levels: [AiLevel; 4],
@@ -62,13 +64,12 @@ fn deal(
     balance: u64,
 ) -> Result<(GdMemory, Stats), String> {
     let game = registry::get("guandan").map_err(|e| e.to_string())?;
-    let settings = GdSettings::default();
-    let sv = Value::Null;
+    let sv = serde_json::to_value(settings).map_err(|e| e.to_string())?;
     let mv = serde_json::to_value(memory).map_err(|e| e.to_string())?;
     let ps = players(balance);
     let (mut runner, mut events) =
         HandRunner::start(game.as_ref(), &sv, &ps, &mv, deck.clone()).map_err(|e| format!("start: {e}"))?;
-    let mut st = shadow(&settings, memory, &runner, balance);
+    let mut st = shadow(settings, memory, &runner, balance);
     let mut ties = Ties::new(seed);
     let mut actions = Vec::new();
     let mut played_by: HashMap<CardId, u8> = HashMap::new();
@@ -132,9 +133,8 @@ fn deal(
     Ok((next, stats))
 }
 
-#[test]
-fn ai_players_of_every_level_play_whole_matches() {
-    let total = deals();
+/// `total` deals under `settings` in sessions of [`SESSION`].
+fn simulate(settings: &GdSettings, total: usize) -> Stats {
     let sessions = total.div_ceil(SESSION);
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(1, 8);
     let next = AtomicUsize::new(0);
@@ -154,7 +154,7 @@ fn ai_players_of_every_level_play_whole_matches() {
                     let mut deck = CardId::deck(2, true);
                     deck.shuffle(&mut rng);
                     let balance = if rng.gen_bool(0.1) { rng.gen_range(0..5) } else { 1_000 };
-                    match deal(rng.next_u64(), &memory, levels, deck, balance) {
+                    match deal(settings, rng.next_u64(), &memory, levels, deck, balance) {
                         Ok((m, st)) => {
                             memory = m;
                             let mut t = stats.lock().unwrap();
@@ -174,8 +174,12 @@ fn ai_players_of_every_level_play_whole_matches() {
     });
     let st = stats.into_inner().unwrap();
     eprintln!(
-        "guandan AI sim: {} deals, {} actions, {} tribute/return transfers, {} matches finished",
-        st.deals, st.actions, st.transfers, st.matches
+        "guandan AI sim ({}): {} deals, {} actions, {} tribute/return transfers, {} matches finished",
+        serde_json::to_string(&settings.double_tribute).unwrap_or_default(),
+        st.deals,
+        st.actions,
+        st.transfers,
+        st.matches
     );
     let f = failures.into_inner().unwrap();
     assert!(f.is_empty(), "{} failing deals:\n{}", f.len(), f.join("\n"));
@@ -183,6 +187,19 @@ fn ai_players_of_every_level_play_whole_matches() {
     if total >= 400 {
         assert!(st.transfers > 0, "tribute never happened");
     }
+    st
+}
+
+#[test]
+fn ai_players_of_every_level_play_whole_matches() {
+    simulate(&GdSettings::default(), deals());
+}
+
+/// The other double-tribute reading (`by-card`), on a fifth of the deals.
+#[test]
+fn ai_players_play_whole_matches_with_double_tribute_by_card() {
+    let s = GdSettings { double_tribute: DoubleTribute::ByCard, ..GdSettings::default() };
+    simulate(&s, (deals() / 5).max(SESSION));
 }
 
 proptest! {

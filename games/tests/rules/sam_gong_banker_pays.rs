@@ -72,9 +72,9 @@ fn losers_seated_before_a_winner_do_not_fund_it() {
 #[test]
 fn a_banker_paid_down_to_zero_pays_no_later_winner() {
     // Banker 200: the nine takes all 200 (paid in full) and the banker is at
-    // 0; the two later winners get nothing and lose their calls (the source
-    // rules' insolvent_winners, net −bet); the tie is returned. Banker: 0 + 200
-    // forfeited = 200, net 0.
+    // 0; the two later winners find it short, get nothing and lose their calls
+    // (the source rules' insolvent_winners, net −bet); the tie is returned.
+    // Banker: 0 + 200 forfeited = 200, net 0.
     let s = run(200, &[W2, W1, W1, T]);
     use EntryResult::*;
     let got: Vec<_> = s.entries.iter().map(|e| (e.result, e.payout.0, e.net)).collect();
@@ -87,10 +87,62 @@ fn a_banker_paid_down_to_zero_pays_no_later_winner() {
 }
 
 #[test]
+fn exactly_enough_is_not_insolvent() {
+    // D13 is a shortfall ("chip_balance + escrow < 本次應付額"). Banker 200:
+    // the nine takes all 200 in full; no later winner, so no insolvency.
+    use EntryResult::*;
+    let s = run(200, &[W2, T, F]);
+    let got: Vec<_> = s.entries.iter().map(|e| (e.result, e.payout.0, e.net)).collect();
+    assert_eq!(got, vec![(Win, 300, 200), (Tie, 100, 0), (Fold, 0, 0)]);
+    assert!(!s.banker_insolvent);
+    assert_eq!((s.banker_remaining.0, s.banker_net, s.forfeited.0), (0, -200, 0));
+    // A loser after it: the banker is not insolvent, so the call is raked
+    // (pot 100, rake 5) and its 95 reach the banker after the pass.
+    let s = run(200, &[W2, L]);
+    assert!(!s.banker_insolvent);
+    assert_eq!(nets(&s), vec![200, -100]);
+    assert_eq!((s.pot.0, s.rake.0, s.forfeited.0, s.banker_remaining.0, s.banker_net), (100, 5, 0, 95, -105));
+    // A winner after the loser finds the banker at 0: that is the shortfall.
+    // It gets nothing; the loser before it was settled first and stays raked.
+    let s = run(200, &[W2, L, W1]);
+    assert!(s.banker_insolvent);
+    let got: Vec<_> = s.entries.iter().map(|e| (e.result, e.payout.0, e.net)).collect();
+    assert_eq!(got, vec![(Win, 300, 200), (Lose, 0, -100), (InsolventWin, 0, -100)]);
+    assert_eq!(
+        (s.pot.0, s.rake.0, s.forfeited.0, s.banker_remaining.0, s.banker_net),
+        (100, 5, 100, 195, -5)
+    );
+}
+
+#[test]
+fn one_chip_short_is_insolvent() {
+    // Banker 199, the nine is owed 200: call back + 199, short 1.
+    let s = run(199, &[W2, T]);
+    assert!(s.banker_insolvent);
+    assert_eq!((s.entries[0].payout.0, s.entries[0].net, s.entries[0].shortfall.0), (299, 199, 1));
+    assert_eq!((s.banker_remaining.0, s.banker_net), (0, -199));
+    // A later winner gets nothing; a later loser is not raked.
+    let s = run(199, &[W2, W1, L]);
+    assert!(s.banker_insolvent);
+    assert_eq!(nets(&s), vec![199, -100, -100]);
+    assert_eq!(s.entries[1].result, EntryResult::InsolventWin);
+    assert_eq!((s.pot.0, s.rake.0, s.forfeited.0, s.banker_net), (0, 0, 200, 1));
+    // One chip more and the banker pays in full: not insolvent.
+    let s = run(200, &[W2, T]);
+    assert!(!s.banker_insolvent);
+    assert_eq!(s.entries[0].shortfall.0, 0);
+    // The same under `one-pass`.
+    let o = run_rule(SettlementRule::OnePass, 199, &[W2, T]);
+    assert!(o.banker_insolvent && o.entries[0].shortfall.0 == 1);
+    assert!(!run_rule(SettlementRule::OnePass, 200, &[W2, T]).banker_insolvent);
+}
+
+#[test]
 fn losers_after_the_banker_reaches_zero_are_not_raked() {
     // Banker 100. Loser (raked: 95 waits). ×1 winner takes the banker's 100:
-    // banker at 0. Then nine, loser, ×1: the winners get nothing, the loser's
-    // call is not raked; all three calls (300) go to the banker with the 95.
+    // banker at 0. Then the nine finds it at 0 (insolvent: a shortfall), and
+    // the loser and ×1 after it: the winners get nothing, the loser's call is
+    // not raked; all three calls (300) go to the banker with the 95.
     let s = run(100, &[L, W1, W2, L, W1]);
     assert_eq!(nets(&s), vec![-100, 100, -100, -100, -100]);
     assert_eq!((s.pot.0, s.losers_total.0, s.rake.0, s.forfeited.0), (100, 200, 5, 300));
@@ -130,6 +182,8 @@ fn chip_movements_match_the_nets() {
         (100, vec![L, W2]),
         (200, vec![W2, W1, W1, T]),
         (100, vec![L, W1, W2, L, W1]),
+        (200, vec![W2, L, W1]),
+        (199, vec![W2, W1, L]),
         (1000, vec![F, F]),
     ] {
         let s = run(start, &seats);

@@ -192,6 +192,11 @@ fn play(t: &Table, stats: &mut Stats) -> Result<(), TestCaseError> {
         stats.ties += entries.iter().filter(|e| e["result"] == json!("tie")).count();
         stats.insolvent_winners += entries.iter().filter(|e| e["result"] == json!("insolvent-win")).count();
         stats.raked += usize::from(result.rake.0 > 0);
+        // Insolvency (D13) is a shortfall: some winner was not paid in full.
+        let short = entries
+            .iter()
+            .any(|e| e["result"] == json!("insolvent-win") || e["shortfall"].as_u64().is_some_and(|s| s > 0));
+        prop_assert_eq!(settlement["banker_insolvent"] == json!(true), short);
 
         for (b, d) in balances.iter_mut().zip(&result.net) {
             let after = *b as i64 + d;

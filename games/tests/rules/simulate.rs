@@ -530,13 +530,15 @@ fn every_registered_game_survives_random_play() {
 }
 
 /// The typed hooks (checked in every state by `play`) under settings that
-/// show more cards than the defaults: Guandan's face-up tribute, Blackjack
+/// show more cards than the defaults or change the rules: Guandan's face-up
+/// tribute and its double tribute by card size, Blackjack
 /// from one pack and from eight (pack-numbered cards), Dou Di Zhu's
 /// permissive attachments, Sam Gong's practice table.
 #[test]
 fn typed_hooks_match_the_public_state_under_other_settings() {
     let variants = [
         ("guandan", serde_json::json!({"show_tribute": true})),
+        ("guandan", serde_json::json!({"double_tribute": "by-card"})),
         ("blackjack", serde_json::json!({"decks": 1})),
         ("blackjack", serde_json::json!({"decks": 8})),
         ("dou-di-zhu", serde_json::json!({"rules": "permissive"})),
