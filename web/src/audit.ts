@@ -1,7 +1,10 @@
 // The transcript audit of SPEC.md §11, in the browser. Every check carries
 // its SPEC name; each failure says which event, which field and the first
 // byte where the computed and the published values differ. The game-rule
-// replay (check 13) needs the Rust rules and is reported as skipped.
+// replay (check 13) needs the Rust rules and is reported as skipped. The
+// checks run check by check over the whole hand, except that `commission`
+// (14) runs right after `merkle-root`, where the Rust auditor runs it (at
+// `game-start`); results are listed in SPEC order.
 
 import { ed25519, x25519 } from '@noble/curves/ed25519.js';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -28,6 +31,7 @@ export const CHECKS = [
   'opened-cards',
   'action-signatures',
   'replay',
+  'commission',
 ] as const;
 export type CheckName = (typeof CHECKS)[number];
 
@@ -73,6 +77,7 @@ function u64(n: number): Bytes {
   new DataView(b.buffer).setBigUint64(0, BigInt(n));
   return b;
 }
+const isSeat = (s: unknown, n: number): boolean => Number.isInteger(s) && (s as number) >= 0 && (s as number) < n;
 const equal = (a: Bytes, b: Bytes) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** "first differing byte" explanation of two digests. */
@@ -335,8 +340,17 @@ export interface AuditOutcome {
   events: Event[];
 }
 
+export interface AuditOptions {
+  /** The dealer key the auditor trusts (hex); else the header's. */
+  dealer?: string;
+  /** The auditing player: its sealed cards (dealt or transferred to it) are opened. */
+  viewer?: Viewer;
+  /** The room's commission per player per hand (§11.1); else seat 0's is the reference. */
+  commission?: number;
+}
+
 /** Runs the checks of §11.2 in order; stops at the first failure. */
-export function audit(text: string, opts: { dealer?: string; viewer?: Viewer } = {}): AuditOutcome {
+export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
   const results: CheckResult[] = [];
   const out: AuditOutcome = { handId: '', dealer: '', game: '', results, ok: false, myCards: [], deckOrder: [], events: [] };
   const pass = (check: CheckName, detail: string) => results.push({ check, status: 'passed', detail });
@@ -406,7 +420,7 @@ export function audit(text: string, opts: { dealer?: string; viewer?: Viewer } =
     if (types[1] !== 'game-start') throw fail3(`event 1 is ${types[1]}, expected game-start`);
     const endAt = types.indexOf('game-end');
     if (endAt < 0) throw fail3('no game-end');
-    const mid = new Set(['phase-deal', 'new-card', 'reveal', 'chips', 'action-result', 'timeout-action']);
+    const mid = new Set(['phase-deal', 'new-card', 'reveal', 'card-transfer', 'chips', 'action-result', 'timeout-action']);
     types.slice(2, endAt).forEach((ty, k) => {
       if (!mid.has(ty)) throw fail3(`event ${k + 2} is ${ty}: not allowed between game-start and game-end`);
     });
@@ -449,7 +463,23 @@ export function audit(text: string, opts: { dealer?: string; viewer?: Viewer } =
           if (c.face === 'down' && toPlayer !== !!c.sealed) throw fail3(`event ${i}: face-down card at ${c.position}: sealed box does not fit its target`);
         }
       }
+      if (b.type === 'card-transfer') {
+        const what = `event ${i}: card transfer of position ${b.position} from seat ${b.from} to seat ${b.to}`;
+        if (!isSeat(b.from, n) || !isSeat(b.to, n) || b.from === b.to) throw fail3(what);
+        if (!Number.isInteger(b.position) || b.position < 0 || b.position > 0xffff) throw fail3(`${what}: bad position`);
+        const fits = b.face === 'up' ? !!b.opening && !b.sealed : b.face === 'down' && !b.opening && !!b.sealed;
+        if (!fits) throw fail3(`${what}: opening/sealed box do not fit the face ${JSON.stringify(b.face)}`);
+      }
+      if (b.type === 'chips' && b.moves.some((m: any) => m.party?.kind === 'seat' && !isSeat(m.party.seat, n))) throw fail3(`event ${i}: chip movement for a missing seat`);
       if ((b.type === 'action-result' || b.type === 'timeout-action') && !(b.seat < n)) throw fail3(`event ${i}: seat ${b.seat} acts`);
+    }
+    for (const p of gs.players) {
+      const c = p.commission ?? 0;
+      if (!Number.isSafeInteger(c) || c < 0) throw fail3(`seat ${p.seat}: commission ${JSON.stringify(p.commission)} is not a chip amount`);
+    }
+    const viewerSeat = opts.viewer ? gs.players.findIndex((p: any) => p.id === opts.viewer!.playerId) : -1;
+    if (viewerSeat >= 0 && gs.players[viewerSeat].encryption_key !== hex(x25519.getPublicKey(opts.viewer!.encryptionSecret))) {
+      throw fail3(`game-start lists another encryption key for the viewer (seat ${viewerSeat}) than its key file's`);
     }
     if (end.result?.net?.length !== n || end.result.winners.some((w: number) => w >= n)) throw fail3('game-end result does not fit the players');
     pass('structure', `${gs.game} ${gs.game_version}, ${n} players, ${deck.length} cards, ${evs.length} events in order; config_hash recomputes`);
@@ -471,7 +501,7 @@ export function audit(text: string, opts: { dealer?: string; viewer?: Viewer } =
       const what = `${seedHex ? '' : 'dealer seed; '}${missing.length ? `openings of ${missing.length} positions (first ${missing[0]})` : ''}`;
       if (gs.reveal === 'full') throw new AuditFailure('reveal-complete', `reveal = full but missing: ${what}`);
       results.push({ check: 'reveal-complete', status: 'skipped', detail: `deferred reveal pending: ${what}` });
-      for (const c of ['seed-commitment', 'shuffle', 'leaves', 'merkle-root'] as CheckName[]) results.push({ check: c, status: 'skipped', detail: 'secrets not published yet' });
+      for (const c of ['seed-commitment', 'shuffle', 'leaves'] as CheckName[]) results.push({ check: c, status: 'skipped', detail: 'secrets not published yet' });
     } else {
       pass('reveal-complete', `dealer seed and all ${deck.length} openings published`);
     }
@@ -524,35 +554,62 @@ export function audit(text: string, opts: { dealer?: string; viewer?: Viewer } =
         if (!equal(l, leaves[i])) throw new AuditFailure('leaves', firstDiff(`position ${i} (${cardText(o.card)}): SHA-256("claw/v1/card" ‖ hand_id ‖ position ‖ card ‖ salt) vs leaves[${i}]`, leaves[i], l));
       }
       pass('leaves', `all ${deck.length} leaves recompute from their openings`);
-
-      // 9. merkle-root
-      const root = merkleRoot(leaves);
-      const rootPub = unhex(gs.root, 32, 'root');
-      if (!equal(root, rootPub)) throw new AuditFailure('merkle-root', firstDiff('Merkle root of the leaves vs game-start.root', rootPub, root));
-      pass('merkle-root', `root ${gs.root.slice(0, 16)}… recomputes`);
     }
 
-    // 10. deal-order
-    const dealtDown = new Map<number, { seat: number | null; sealed?: any }>();
-    const revealedPos = new Set<number>();
-    let nextPos = 0;
+    // 9. merkle-root
+    const root = merkleRoot(leaves);
+    const rootPub = unhex(gs.root, 32, 'root');
+    if (!equal(root, rootPub)) throw new AuditFailure('merkle-root', firstDiff('Merkle root of the leaves vs game-start.root', rootPub, root));
+    pass('merkle-root', `root ${gs.root.slice(0, 16)}… recomputes`);
+
+    // 14. commission (the Rust auditor checks it at game-start, after 6 and 9)
+    const commissions: number[] = gs.players.map((p: any) => p.commission ?? 0);
+    const expected = opts.commission ?? commissions[0];
+    const over = commissions.findIndex((c) => c !== expected);
+    if (over >= 0) {
+      throw new AuditFailure('commission', `seat ${over} paid commission ${commissions[over]}, the room's is ${expected}${opts.commission === undefined ? " (as seat 0's)" : ''}`);
+    }
+    pass('commission', `every seat paid the same commission, ${expected}${opts.commission === undefined ? ' (the room\'s not given)' : ", the room's"}`);
+
+    // 10. deal-order: who holds each dealt position (null: community, burn,
+    // house), whether it is face up; boxes sealed to the viewer, in order.
+    const holders: (number | null)[] = [];
+    const faceUp: boolean[] = [];
+    const sealedToMe: { position: number; sealed: any; what: string }[] = [];
+    let nTransfers = 0;
     bodies.forEach((b, i) => {
+      const order = (d: string) => new AuditFailure('deal-order', `event ${i}: ${d}`);
       if (b.type === 'phase-deal' || b.type === 'new-card') {
         for (const c of b.cards) {
-          if (c.position !== nextPos) throw new AuditFailure('deal-order', `event ${i}: dealt position ${c.position}, expected ${nextPos}`);
-          if (c.position >= deck.length) throw new AuditFailure('deal-order', `event ${i}: position ${c.position} beyond the deck`);
-          nextPos++;
-          if (c.face === 'down') dealtDown.set(c.position, { seat: c.target?.to === 'player' ? c.target.seat : null, sealed: c.sealed });
+          if (c.position !== holders.length) throw order(`dealt position ${c.position}, expected ${holders.length}`);
+          if (c.position >= deck.length) throw order(`position ${c.position} beyond the ${deck.length}-card deck`);
+          const seat = c.target?.to === 'player' ? c.target.seat : null;
+          holders.push(seat);
+          faceUp.push(c.face === 'up');
+          if (c.sealed && seat === viewerSeat) sealedToMe.push({ position: c.position, sealed: c.sealed, what: 'your sealed card' });
         }
       }
       if (b.type === 'reveal') {
         for (const o of b.openings) {
-          if (!dealtDown.has(o.position) || revealedPos.has(o.position)) throw new AuditFailure('deal-order', `event ${i}: reveal of position ${o.position}, not a face-down card still hidden`);
-          revealedPos.add(o.position);
+          if (!(o.position < holders.length)) throw order(`reveal of undealt position ${o.position}`);
+          if (faceUp[o.position]) throw order(`reveal of position ${o.position} already face up`);
+          faceUp[o.position] = true;
         }
       }
+      if (b.type === 'card-transfer') {
+        const p = b.position;
+        if (!(p < holders.length)) throw order(`transfer of undealt position ${p}`);
+        if (holders[p] !== b.from) {
+          const held = holders[p] === null ? 'not a player\'s card' : `seat ${holders[p]} does`;
+          throw order(`transfer of position ${p} from seat ${b.from}, which does not hold it (${held})`);
+        }
+        holders[p] = b.to;
+        if (b.face === 'up') faceUp[p] = true;
+        if (b.sealed && b.to === viewerSeat) sealedToMe.push({ position: p, sealed: b.sealed, what: 'the card transferred to you' });
+        nTransfers++;
+      }
     });
-    pass('deal-order', `positions 0…${nextPos - 1} dealt in order; every reveal opens a hidden card`);
+    pass('deal-order', `positions 0…${holders.length - 1} dealt in order; every reveal opens a hidden card${nTransfers ? `; ${nTransfers} card transfers by their holders` : ''}`);
 
     // 11. opened-cards
     const matches = (pos: number, card: number, salt: Bytes) => equal(sha256(leafPreimage(hand, pos, card, salt)), leaves[pos]);
@@ -567,6 +624,10 @@ export function audit(text: string, opts: { dealer?: string; viewer?: Viewer } =
           }
         }
       }
+      if (b.type === 'card-transfer' && b.opening) {
+        if (b.opening.position !== b.position) throw new AuditFailure('opened-cards', `event ${i}: face-up transfer of ${b.position} opens position ${b.opening.position}`);
+        list.push(b.opening);
+      }
       if (b.type === 'reveal' || b.type === 'game-end' || b.type === 'audit-reveal') list.push(...b.openings);
       for (const o of list) {
         if (!(o.position < deck.length) || !matches(o.position, parseCard(o.card), unhex(o.salt, 32, 'salt'))) {
@@ -576,28 +637,23 @@ export function audit(text: string, opts: { dealer?: string; viewer?: Viewer } =
         checkedOpenings++;
       }
     });
-    let mine = 0;
-    if (opts.viewer) {
-      const seat = gs.players.findIndex((p: any) => p.id === opts.viewer!.playerId);
-      if (seat >= 0) {
-        const key = boxKey(opts.viewer.encryptionSecret, unhex(gs.dealer_encryption_key, 32, 'dealer_encryption_key'));
-        if (!key) throw new AuditFailure('opened-cards', 'the dealer encryption key is of small order');
-        for (const [pos, d] of dealtDown) {
-          if (d.seat !== seat || !d.sealed) continue;
-          const r = openSealed(key, unhex(d.sealed.nonce, 24, 'nonce'), unhex(d.sealed.ciphertext, null, 'ciphertext'), hand);
-          if ('error' in r) throw new AuditFailure('opened-cards', `your sealed card at position ${pos}: ${r.error}`);
-          const p = r.plain;
-          const position = (p[28] << 8) | p[29];
-          const card = (p[30] << 8) | p[31];
-          if (position !== pos) throw new AuditFailure('opened-cards', `your sealed card at position ${pos} opens to position ${position}`);
-          if (card > 13823) throw new AuditFailure('opened-cards', `your sealed card at position ${pos} carries card code ${card}`);
-          const l = sha256(p);
-          if (!equal(l, leaves[pos])) throw new AuditFailure('opened-cards', firstDiff(`your sealed card at position ${pos}: SHA-256(plaintext) vs leaves[${pos}]`, leaves[pos], l));
-          out.myCards.push({ position: pos, card: cardText(card) });
-          mine++;
-        }
+    if (viewerSeat >= 0) {
+      const key = boxKey(opts.viewer!.encryptionSecret, unhex(gs.dealer_encryption_key, 32, 'dealer_encryption_key'));
+      if (!key) throw new AuditFailure('opened-cards', 'the dealer encryption key is of small order');
+      for (const { position: pos, sealed, what } of sealedToMe) {
+        const r = openSealed(key, unhex(sealed.nonce, 24, 'nonce'), unhex(sealed.ciphertext, null, 'ciphertext'), hand);
+        if ('error' in r) throw new AuditFailure('opened-cards', `${what} at position ${pos}: ${r.error}`);
+        const p = r.plain;
+        const position = (p[28] << 8) | p[29];
+        const card = (p[30] << 8) | p[31];
+        if (position !== pos) throw new AuditFailure('opened-cards', `${what} at position ${pos} opens to position ${position}`);
+        if (card > 13823) throw new AuditFailure('opened-cards', `${what} at position ${pos} carries card code ${card}`);
+        const l = sha256(p);
+        if (!equal(l, leaves[pos])) throw new AuditFailure('opened-cards', firstDiff(`${what} at position ${pos}: SHA-256(plaintext) vs leaves[${pos}]`, leaves[pos], l));
+        out.myCards.push({ position: pos, card: cardText(card) });
       }
     }
+    const mine = out.myCards.length;
     pass('opened-cards', `${checkedOpenings} published openings match their leaves${opts.viewer ? `; ${mine} of your sealed cards opened and match` : ''}`);
 
     // 12. action-signatures
@@ -625,5 +681,6 @@ export function audit(text: string, opts: { dealer?: string; viewer?: Viewer } =
       results.push({ check: 'structure', status: 'failed', detail: `malformed transcript: ${(e as Error).message}` });
     }
   }
+  results.sort((a, b) => CHECKS.indexOf(a.check) - CHECKS.indexOf(b.check));
   return out;
 }

@@ -129,6 +129,15 @@ export function replay(events: Event[], myCards: Map<number, string>): Step[] {
         for (const o of b.openings) known.set(o.position, o.card);
         text = 'deferred secrets published (dealer seed and openings)';
         break;
+      case 'card-transfer': {
+        if (b.opening) known.set(b.position, b.opening.card);
+        const from = seats[b.from]?.cards;
+        const k = from ? from.findIndex((c) => c.pos === b.position) : -1;
+        if (from && k >= 0 && seats[b.to]) seats[b.to].cards.push(...from.splice(k, 1));
+        const card = known.get(b.position);
+        text = `${who(b.from)} gives ${card ? `${card}${b.opening ? '' : ' (yours)'}` : 'a face-down card'} (position ${b.position}) to ${who(b.to)}`;
+        break;
+      }
       default:
         text = String(b.type);
     }
