@@ -14,6 +14,7 @@ pub mod handshake;
 pub mod identity;
 pub mod ids;
 pub mod limits;
+pub mod mental;
 pub mod seal;
 pub mod shuffle;
 pub mod sign;

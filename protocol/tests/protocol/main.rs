@@ -6,6 +6,7 @@ mod audit_hand;
 mod crypto_roundtrip;
 mod crypto_tamper;
 mod handshake_attacks;
+mod mental;
 mod messages_wire;
 mod shuffle_fairness;
 mod transcript_chain;
