@@ -2,11 +2,14 @@
 //! file per hand under `<dir>/open/` while the hand may still move chips,
 //! appended to `<dir>/hands.jsonl` when it ends. Lines that describe a
 //! transaction are synced to disk before it is sent, so a restart knows
-//! everything it may have submitted.
+//! everything it may have submitted. `hands.jsonl` is held open and a
+//! hand's file is read back through its own descriptor, so ending a hand
+//! needs no new file descriptor (a process out of them still settles).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -30,6 +33,8 @@ fn io(e: std::io::Error) -> JournalError {
 #[derive(Debug, Clone)]
 pub struct Journal {
     dir: PathBuf,
+    /// `hands.jsonl`, open for appending.
+    log: Arc<Mutex<File>>,
 }
 
 /// An open hand's journal file.
@@ -49,7 +54,8 @@ impl Journal {
                 fs::remove_file(e.path()).map_err(io)?;
             }
         }
-        Ok(Journal { dir: dir.to_owned() })
+        let log = OpenOptions::new().create(true).append(true).open(dir.join("hands.jsonl")).map_err(io)?;
+        Ok(Journal { dir: dir.to_owned(), log: Arc::new(Mutex::new(log)) })
     }
 
     /// Creates the hand's file with its first line, synced, atomically: the
@@ -58,7 +64,13 @@ impl Journal {
     pub fn create(&self, file_name: &str, first: &impl Serialize) -> Result<HandFile, JournalError> {
         let path = self.dir.join("open").join(format!("{file_name}.jsonl"));
         let staged = self.dir.join("open").join(format!("{file_name}.jsonl.tmp"));
-        let file = OpenOptions::new().create(true).truncate(true).write(true).open(&staged).map_err(io)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&staged)
+            .map_err(io)?;
         let mut f = HandFile { path: staged.clone(), file };
         f.append(first, true)?;
         // A hard link fails if the name exists: no hand's file is replaced.
@@ -77,7 +89,7 @@ impl Journal {
 
     /// Re-opens an interrupted hand's file for appending.
     pub fn reopen(&self, path: &Path) -> Result<HandFile, JournalError> {
-        let file = OpenOptions::new().append(true).open(path).map_err(io)?;
+        let file = OpenOptions::new().read(true).append(true).open(path).map_err(io)?;
         Ok(HandFile { path: path.to_owned(), file })
     }
 
@@ -102,15 +114,20 @@ impl Journal {
         Ok(v)
     }
 
-    /// Moves an ended hand's lines to `hands.jsonl`.
+    /// Moves an ended hand's lines to `hands.jsonl`, through descriptors
+    /// already open (the hand's file and the log).
     pub fn archive(&self, f: HandFile) -> Result<(), JournalError> {
         let HandFile { path, file } = f;
+        let mut content = Vec::new();
+        let mut r = &file;
+        r.seek(SeekFrom::Start(0)).map_err(io)?;
+        r.read_to_end(&mut content).map_err(io)?;
+        {
+            let mut out = self.log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            out.write_all(&content).map_err(io)?;
+            out.sync_data().map_err(io)?;
+        }
         drop(file);
-        let content = fs::read(&path).map_err(io)?;
-        let mut out =
-            OpenOptions::new().create(true).append(true).open(self.dir.join("hands.jsonl")).map_err(io)?;
-        out.write_all(&content).map_err(io)?;
-        out.sync_data().map_err(io)?;
         fs::remove_file(&path).map_err(io)
     }
 }

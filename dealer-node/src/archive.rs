@@ -107,12 +107,21 @@ impl Archive {
     }
 
     /// A hand whose pending reveal is stored but whose transcript is not in
-    /// place was interrupted between the two steps of [`Archive::write`]:
-    /// its transcript's temp file was complete and synced before the reveal
-    /// was stored, so it is renamed into place. A pending reveal with no
-    /// transcript at all cannot be published; it is moved to
-    /// `pending/orphaned/` (kept, logged) so it does not block the others.
+    /// place was interrupted between the two steps of [`Archive::write`] (or
+    /// of [`Archive::stage`]): its transcript's temp file was complete and
+    /// synced before the reveal was stored, so it is renamed into place. A
+    /// staged hand (filed at its end, a crash before its archiving) is
+    /// renamed into place too: the chip recovery, which runs first, has set
+    /// aside as voided every such hand it refunded ([`Archive::void_filed`]),
+    /// so the ones left were paid. A pending reveal with no transcript at
+    /// all cannot be published; it is moved to `pending/orphaned/` (kept,
+    /// logged) so it does not block the others.
     fn finish_interrupted_writes(&self) -> Result<(), ArchiveError> {
+        for p in self.staged_files() {
+            let Some((n, id)) = parse_name(&p, "jsonl.staged") else { continue };
+            fs::rename(&p, self.path(n, &id))?;
+            tracing::warn!(room = %self.room, hand = %id, hand_number = n, "finished archiving a hand a crash interrupted");
+        }
         for (n, id) in self.pending() {
             let path = self.path(n, &id);
             if path.exists() {
@@ -121,7 +130,7 @@ impl Archive {
             let tmp = tmp_path(&path);
             if tmp.exists() {
                 fs::rename(&tmp, &path)?;
-                tracing::info!(room = %self.room, hand = %id, hand_number = n, "finished archiving a hand a crash interrupted");
+                tracing::warn!(room = %self.room, hand = %id, hand_number = n, "finished archiving a hand a crash interrupted");
             } else {
                 let orphaned = self.pending.join("orphaned");
                 fs::create_dir_all(&orphaned)?;
@@ -134,6 +143,17 @@ impl Archive {
         Ok(())
     }
 
+    fn staged_files(&self) -> Vec<PathBuf> {
+        fs::read_dir(&self.dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "staged"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The directory holding the files.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -144,27 +164,75 @@ impl Archive {
         self.dir.join(format!("{hand_number:08}-{hand_id}.jsonl"))
     }
 
+    /// A staged hand's file: `<hand_number>-<hand_id>.jsonl.staged`.
+    fn staged_path(&self, hand_number: u64, hand_id: &HandId) -> PathBuf {
+        self.dir.join(format!("{hand_number:08}-{hand_id}.jsonl.staged"))
+    }
+
     /// Writes a hand's transcript and its withheld `audit-reveal`, if any,
     /// as pending, so that a crash at any point leaves neither or both: the
     /// transcript goes to a synced temp file, the reveal is stored
     /// (atomically), then the transcript is renamed into place; [`Archive::open`]
-    /// finishes a write interrupted between the last two steps.
+    /// finishes a write interrupted between the last two steps. A hand
+    /// staged before ([`Archive::stage`]) is renamed into place; a hand on
+    /// file already is left as it is.
     pub fn write(
         &self,
         hand_number: u64,
         t: &Transcript,
         pending_reveal: Option<&EventEnvelope>,
     ) -> Result<PathBuf, ArchiveError> {
-        let text = t.to_jsonl().map_err(|e| ArchiveError::Encode(e.to_string()))?;
         let path = self.path(hand_number, &t.hand_id);
-        let tmp = tmp_path(&path);
-        write_synced(&tmp, &text)?;
+        let staged = self.staged_path(hand_number, &t.hand_id);
+        if staged.exists() {
+            fs::rename(&staged, &path)?;
+            return Ok(path);
+        }
+        let text = t.to_jsonl().map_err(|e| ArchiveError::Encode(e.to_string()))?;
+        // On file already; a published reveal may follow the transcript.
+        if fs::read(&path).is_ok_and(|on_file| on_file.starts_with(text.as_bytes())) {
+            return Ok(path);
+        }
+        self.write_to(&path, hand_number, t, &text, pending_reveal)?;
+        Ok(path)
+    }
+
+    /// Files a finished hand before its end is sent and before its chips
+    /// are settled: its transcript (synced) as `<hand>.jsonl.staged`, next
+    /// to the archive but not in it (no reader lists it), its withheld
+    /// reveal in the pending store, in the same crash-safe order as
+    /// [`Archive::write`]. [`Archive::write`] moves it into the archive once
+    /// the hand is settled; after a crash, the next start does
+    /// ([`Archive::open`]) unless the chip recovery refunded the hand, which
+    /// then sets it aside as voided ([`Archive::void_filed`]).
+    pub fn stage(
+        &self,
+        hand_number: u64,
+        t: &Transcript,
+        pending_reveal: Option<&EventEnvelope>,
+    ) -> Result<PathBuf, ArchiveError> {
+        let text = t.to_jsonl().map_err(|e| ArchiveError::Encode(e.to_string()))?;
+        let staged = self.staged_path(hand_number, &t.hand_id);
+        self.write_to(&staged, hand_number, t, &text, pending_reveal)?;
+        Ok(staged)
+    }
+
+    fn write_to(
+        &self,
+        path: &Path,
+        hand_number: u64,
+        t: &Transcript,
+        text: &str,
+        pending_reveal: Option<&EventEnvelope>,
+    ) -> Result<(), ArchiveError> {
+        let tmp = tmp_path(&self.path(hand_number, &t.hand_id));
+        write_synced(&tmp, text)?;
         if let Some(env) = pending_reveal {
             let line = env.encode().map_err(|e| ArchiveError::Encode(e.to_string()))?;
             write_atomic(&self.pending_path(hand_number, &t.hand_id), &format!("{line}\n"))?;
         }
-        fs::rename(&tmp, &path)?;
-        Ok(path)
+        fs::rename(&tmp, path)?;
+        Ok(())
     }
 
     fn pending_path(&self, hand_number: u64, hand_id: &HandId) -> PathBuf {
@@ -240,24 +308,104 @@ impl Archive {
             .map_err(|e| ArchiveError::Corrupt { path: path.to_owned(), reason: e.to_string() })
     }
 
-    /// Keeps a voided hand's transcript under `voided/<hand_id>.jsonl`.
+    /// Keeps a voided hand's transcript under
+    /// `voided/<hand_number>-<hand_id>.jsonl` (`voided/<hand_id>.jsonl` when
+    /// it has no `hand-prepare` to number it). A hand filed at its end and
+    /// voided after (its chips did not add up) leaves the archive: its file
+    /// and its pending reveal are removed once the voided copy is synced.
     pub fn write_voided(&self, t: &Transcript) -> Result<PathBuf, ArchiveError> {
         let text = t.to_jsonl().map_err(|e| ArchiveError::Encode(e.to_string()))?;
         let dir = self.dir.join("voided");
         fs::create_dir_all(&dir)?;
-        let path = dir.join(format!("{}.jsonl", t.hand_id));
-        fs::write(&path, text)?;
+        let number = hand_number_of(t);
+        let path = match number {
+            Some(n) => dir.join(format!("{n:08}-{}.jsonl", t.hand_id)),
+            None => dir.join(format!("{}.jsonl", t.hand_id)),
+        };
+        write_atomic(&path, &text)?;
+        if let Some(n) = number {
+            remove_if_present(&self.path(n, &t.hand_id))?;
+            remove_if_present(&self.staged_path(n, &t.hand_id))?;
+            remove_if_present(&self.pending_path(n, &t.hand_id))?;
+        }
         Ok(path)
     }
 
-    /// The number after the highest archived hand (0 for an empty archive),
-    /// so that hand numbers and file names continue across restarts.
+    /// Sets aside the file of a hand that a crash interrupted after it was
+    /// filed ([`Archive::stage`]) and before its chips were settled, and
+    /// that the restart then refunded: nobody saw it end (its end is sent
+    /// only once it is filed and settled), so it moves to `voided/`, with
+    /// its pending reveal appended (nothing is at stake any more). Returns
+    /// the voided file, or `None` when the hand is not on file.
+    pub fn void_filed(&self, hand_id: &HandId) -> Result<Option<PathBuf>, ArchiveError> {
+        self.finish_interrupted_writes()?;
+        let found =
+            self.files().into_iter().filter_map(|p| parse_name(&p, "jsonl")).find(|(_, h)| h == hand_id);
+        let Some((n, _)) = found else { return Ok(None) };
+        let mut t = self.read_file(&self.path(n, hand_id))?;
+        let pending = self.pending_path(n, hand_id);
+        match fs::read_to_string(&pending) {
+            Ok(text) => {
+                let env: EventEnvelope = serde_json::from_str(text.trim())
+                    .map_err(|e| ArchiveError::Corrupt { path: pending.clone(), reason: e.to_string() })?;
+                if t.events.last() != Some(&env) {
+                    t.events.push(env);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+        self.write_voided(&t).map(Some)
+    }
+
+    /// The number after the highest hand number this room has used (0 for
+    /// an empty archive): archived hands, voided hands and the number a
+    /// hand interrupted by a crash had reserved ([`Archive::reserve`]), so
+    /// that hand numbers and file names never repeat across restarts.
     pub fn next_hand_number(&self) -> u64 {
-        self.files()
-            .iter()
-            .filter_map(|p| p.file_name()?.to_str()?.split_once('-')?.0.parse::<u64>().ok())
+        let voided = self.dir.join("voided");
+        let numbered = |dir: &Path| -> Vec<u64> {
+            fs::read_dir(dir)
+                .map(|d| {
+                    d.flatten()
+                        .filter_map(|e| {
+                            let p = e.path();
+                            let name = p.file_name()?.to_str()?.strip_suffix(".jsonl")?.to_owned();
+                            name.split_once('-')?.0.parse::<u64>().ok()
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let reserved = fs::read_to_string(self.reserved_path())
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        numbered(&self.dir)
+            .into_iter()
+            .chain(numbered(&voided))
+            .map(|n| n.saturating_add(1))
+            .chain([reserved])
             .max()
-            .map_or(0, |n| n.saturating_add(1))
+            .unwrap_or(0)
+    }
+
+    fn reserved_path(&self) -> PathBuf {
+        self.dir.parent().unwrap_or(&self.dir).join("next-hand-number")
+    }
+
+    /// Records (synced) that hand numbers below `next` are used, for a hand
+    /// a crash interrupted before anything of it was filed: the next start
+    /// numbers its hands from there ([`Archive::next_hand_number`]).
+    pub fn reserve(&self, next: u64) -> Result<(), ArchiveError> {
+        if self.next_hand_number() >= next {
+            return Ok(());
+        }
+        if let Some(parent) = self.reserved_path().parent() {
+            fs::create_dir_all(parent)?;
+        }
+        write_atomic(&self.reserved_path(), &format!("{next}\n"))?;
+        Ok(())
     }
 
     /// Every archived transcript file, in hand order.
@@ -283,6 +431,36 @@ pub(crate) fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     fs::rename(&tmp, path)
 }
 
+fn remove_if_present(path: &Path) -> std::io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// The hand number its `hand-prepare` (the first event) carries.
+fn hand_number_of(t: &Transcript) -> Option<u64> {
+    match t.events.first()?.decode_body().ok()? {
+        claw_protocol::messages::EventBody::HandPrepare(p) => Some(p.hand_number),
+        _ => None,
+    }
+}
+
+/// Whether an I/O error says the process (or the system) is out of file
+/// descriptors: a condition that passes, worth waiting for.
+pub fn out_of_descriptors(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        use rustix::io::Errno;
+        Errno::from_io_error(e).is_some_and(|n| n == Errno::MFILE || n == Errno::NFILE)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
 /// `path` with `.tmp` appended: where an atomic write stages its content.
 fn tmp_path(path: &Path) -> PathBuf {
     let mut tmp = path.as_os_str().to_owned();
@@ -294,6 +472,13 @@ fn write_synced(path: &Path, text: &str) -> std::io::Result<()> {
     let mut f = fs::File::create(path)?;
     f.write_all(text.as_bytes())?;
     f.sync_all()
+}
+
+impl ArchiveError {
+    /// Out of file descriptors: the write can be retried when they return.
+    pub fn out_of_descriptors(&self) -> bool {
+        matches!(self, ArchiveError::Io(e) if out_of_descriptors(e))
+    }
 }
 
 /// `<hand_number>-<hand_id>.<ext>` → its number and hand id.
@@ -363,6 +548,100 @@ mod tests {
         assert!(r.record(HandKey::Number(1)).unwrap().is_none());
         assert!(r.files().is_empty());
         assert!(tmp.exists());
+    }
+
+    /// A signed one-event transcript: hand `id`'s `hand-prepare`, number `n`.
+    fn prepared(id: HandId, n: u64) -> Transcript {
+        use claw_protocol::messages::{EntropyMode, EventBody, HandPrepare};
+        let dealer = claw_protocol::Identity::from_seed([9; 32]);
+        let mut b = claw_protocol::transcript::TranscriptBuilder::with_header(id, dealer.id(), "r");
+        let body = EventBody::HandPrepare(HandPrepare {
+            hand_number: n,
+            seed_commitment: claw_protocol::sha256(&[b"seed"]),
+            entropy: EntropyMode::Dealer,
+            players: Vec::new(),
+            seed_timeout_ms: 0,
+        });
+        b.append(&dealer, &body).unwrap();
+        b.into_transcript()
+    }
+
+    /// Issue #28: the room stages a hand before its end is sent (durable,
+    /// listed nowhere) and moves it into the archive once it is settled; a
+    /// write of a hand on file already changes nothing.
+    #[test]
+    fn a_staged_hand_enters_the_archive_when_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        let id: HandId = HAND.parse().unwrap();
+        let t = prepared(id, 3);
+        let staged = a.stage(3, &t, None).unwrap();
+        assert!(staged.exists() && a.files().is_empty(), "staged, not archived");
+        assert!(a.record(HandKey::Id(id)).unwrap().is_none(), "not served");
+        let path = a.write(3, &t, None).unwrap();
+        assert!(!staged.exists());
+        assert_eq!(a.files(), vec![path.clone()]);
+        let at = fs::metadata(&path).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(a.write(3, &t, None).unwrap(), path);
+        assert_eq!(fs::metadata(&path).unwrap().modified().unwrap(), at, "not rewritten");
+    }
+
+    /// Issue #28: a hand staged (its end then sent) whose archiving a crash
+    /// cut off is archived at the next start; its reveal stays owed.
+    #[test]
+    fn a_staged_hand_is_archived_at_the_next_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        let id: HandId = HAND.parse().unwrap();
+        let t = prepared(id, 3);
+        let mut reveal = t.events[0].clone();
+        reveal.seq = 1;
+        a.stage(3, &t, Some(&reveal)).unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        assert_eq!(a.files(), vec![a.path(3, &id)]);
+        assert_eq!(a.pending(), vec![(3, id)]);
+        assert_eq!(a.next_hand_number(), 4);
+    }
+
+    /// Issue #28: a staged hand the restart refunded (a crash came before
+    /// its settlement) is set aside as voided with its pending reveal, and
+    /// its number stays used; a hand voided in play keeps its number too.
+    #[test]
+    fn a_filed_hand_refunded_after_a_crash_is_voided_and_keeps_its_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        let id: HandId = HAND.parse().unwrap();
+        let t = prepared(id, 5);
+        let mut reveal = t.events[0].clone();
+        reveal.seq = 1;
+        a.stage(5, &t, Some(&reveal)).unwrap();
+        assert_eq!(a.pending(), vec![(5, id)]);
+        let voided = a.void_filed(&id).unwrap().expect("on file");
+        assert_eq!(voided, a.dir().join("voided").join(format!("00000005-{HAND}.jsonl")));
+        assert!(a.files().is_empty() && a.pending().is_empty() && a.staged_files().is_empty());
+        let kept = Transcript::from_jsonl(&fs::read_to_string(&voided).unwrap()).unwrap();
+        assert_eq!(kept.events.last(), Some(&reveal), "the reveal goes with it");
+        assert_eq!(a.next_hand_number(), 6, "the voided hand's number is used");
+        assert_eq!(a.void_filed(&id).unwrap(), None, "once");
+        let other: HandId = "f".repeat(32).parse().unwrap();
+        a.stage(9, &prepared(other, 9), None).unwrap();
+        a.write_voided(&prepared(other, 9)).unwrap();
+        assert!(a.staged_files().is_empty(), "voided in play: the staged copy goes");
+        assert_eq!(Archive::open(dir.path(), "r").unwrap().next_hand_number(), 10);
+    }
+
+    /// Issue #28: a number reserved by a hand a crash interrupted before
+    /// anything of it was filed is not dealt again.
+    #[test]
+    fn a_reserved_number_is_not_dealt_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Archive::open(dir.path(), "r").unwrap();
+        fs::write(a.dir().join(format!("00000002-{HAND}.jsonl")), "").unwrap();
+        a.reserve(12).unwrap();
+        assert_eq!(a.next_hand_number(), 12);
+        a.reserve(4).unwrap();
+        assert_eq!(Archive::open(dir.path(), "r").unwrap().next_hand_number(), 12, "never lowered");
     }
 
     #[test]

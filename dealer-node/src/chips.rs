@@ -8,11 +8,16 @@
 //! `rooms/<room>/journal/open/`. When the hand settles or is voided its lines
 //! are appended to `rooms/<room>/journal/chips.jsonl` and the open file is
 //! removed; whatever is still open when the node starts belongs to a hand
-//! that a crash interrupted, and [`recover`] refunds it exactly once.
+//! that a crash interrupted, and [`recover`] finishes it exactly once:
+//! settled when its `complete` line (with the dealer's fee) was written,
+//! else refunded. The files a settlement writes to are opened once per room
+//! ([`RoomJournal`]) and a hand's own file is read back through its open
+//! descriptor, so closing a hand's journal needs no new file descriptor: a
+//! process out of descriptors still settles its hands.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -25,6 +30,7 @@ use claw_chips::{
 use claw_protocol::Chips;
 use serde::{Deserialize, Serialize};
 
+use crate::archive::Archive;
 use crate::metrics::Metrics;
 
 /// Operator grants outside of hands (welcome chips, a house bankroll); only
@@ -218,6 +224,10 @@ enum JournalLine {
         room: String,
         hand_id: String,
         at_ms: u64,
+        /// The number the hand gets if it is dealt: a crash leaves it
+        /// reserved, so that hand numbers never repeat (older journals: none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hand_number: Option<u64>,
     },
     Intent {
         op: HandOp,
@@ -228,7 +238,12 @@ enum JournalLine {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
-    Complete,
+    /// The game is over and every game movement is done; `fee` is what the
+    /// dealer is owed (commission and rake), so that a restart pays it.
+    Complete {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fee: Option<Chips>,
+    },
     /// The hand is being voided: a restart refunds it even if it was complete.
     Void,
     End {
@@ -261,13 +276,53 @@ pub enum LedgerError {
     Unsettled,
 }
 
+/// A room's journal directory (`rooms/<room>/journal/`) with the files that
+/// closing a hand's journal writes to held open: the log of finished hands
+/// (`chips.jsonl`) and the `open/` directory (synced after a hand's file is
+/// removed). Opened once per room, so that settling needs no new file
+/// descriptor.
+#[derive(Debug)]
+pub struct RoomJournal {
+    dir: PathBuf,
+    log: std::sync::Mutex<File>,
+    open_dir: File,
+}
+
+impl RoomJournal {
+    /// Opens (creating them if missing) the journal directory `dir`, its
+    /// `open/` directory and its log.
+    pub fn open(dir: &Path) -> Result<Arc<RoomJournal>, LedgerError> {
+        let open = dir.join("open");
+        fs::create_dir_all(&open)?;
+        let log = OpenOptions::new().create(true).append(true).open(dir.join("chips.jsonl"))?;
+        let open_dir = File::open(&open)?;
+        Ok(Arc::new(RoomJournal { dir: dir.to_owned(), log: std::sync::Mutex::new(log), open_dir }))
+    }
+
+    /// The journal directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends a finished hand's lines to the log, synced.
+    fn append(&self, content: &[u8]) -> std::io::Result<()> {
+        let mut f = self.log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f.write_all(content)?;
+        f.sync_data()
+    }
+}
+
 /// The chip operations of one hand: keys, journal, totals, refunds.
 pub struct HandLedger {
     room: String,
     hand_id: String,
     ops: Vec<HandOp>,
+    /// The hand's file, open for reading and appending.
     journal: Option<(PathBuf, File)>,
-    log_path: Option<PathBuf>,
+    sink: Option<Arc<RoomJournal>>,
+    /// The hand's lines are in the log already (only the file's removal
+    /// is left to retry).
+    logged: bool,
     /// Journal lines written and synced to disk.
     synced: u64,
     /// Whether operation lines are synced (not when the provider settles
@@ -293,28 +348,47 @@ impl HandLedger {
         journal_dir: Option<&Path>,
         now_ms: u64,
     ) -> Result<HandLedger, LedgerError> {
-        let mut l = HandLedger {
+        match journal_dir {
+            Some(dir) => HandLedger::open_in(&RoomJournal::open(dir)?, room, hand_id, None, now_ms),
+            None => Ok(HandLedger::unjournaled(room, hand_id)),
+        }
+    }
+
+    fn unjournaled(room: &str, hand_id: &str) -> HandLedger {
+        HandLedger {
             room: room.to_owned(),
             hand_id: hand_id.to_owned(),
             ops: Vec::new(),
             journal: None,
-            log_path: None,
+            sink: None,
+            logged: false,
             synced: 0,
             sync_ops: true,
-        };
-        if let Some(dir) = journal_dir {
-            let open = dir.join("open");
-            fs::create_dir_all(&open)?;
-            let path = open.join(format!("{hand_id}.jsonl"));
-            let f = OpenOptions::new().create(true).append(true).open(&path)?;
-            l.journal = Some((path, f));
-            l.log_path = Some(dir.join("chips.jsonl"));
-            l.write(&JournalLine::Begin {
-                room: room.to_owned(),
-                hand_id: hand_id.to_owned(),
-                at_ms: now_ms,
-            })?;
         }
+    }
+
+    /// Opens the hand's journal in the room's `journal` (one new file
+    /// descriptor, the hand's file, kept until the journal is closed);
+    /// `hand_number` is the number the hand will be dealt under, reserved
+    /// by a crash.
+    pub fn open_in(
+        journal: &Arc<RoomJournal>,
+        room: &str,
+        hand_id: &str,
+        hand_number: Option<u64>,
+        now_ms: u64,
+    ) -> Result<HandLedger, LedgerError> {
+        let mut l = HandLedger::unjournaled(room, hand_id);
+        let path = journal.dir.join("open").join(format!("{hand_id}.jsonl"));
+        let f = OpenOptions::new().create(true).read(true).append(true).open(&path)?;
+        l.journal = Some((path, f));
+        l.sink = Some(Arc::clone(journal));
+        l.write(&JournalLine::Begin {
+            room: room.to_owned(),
+            hand_id: hand_id.to_owned(),
+            at_ms: now_ms,
+            hand_number,
+        })?;
         Ok(l)
     }
 
@@ -328,7 +402,7 @@ impl HandLedger {
             f.write_all(s.as_bytes())?;
             let op_line = matches!(
                 line,
-                JournalLine::Intent { .. } | JournalLine::Status { .. } | JournalLine::Complete
+                JournalLine::Intent { .. } | JournalLine::Status { .. } | JournalLine::Complete { .. }
             );
             if self.sync_ops || !op_line {
                 f.sync_data()?;
@@ -489,18 +563,25 @@ impl HandLedger {
         reverse_from(self, desk, mark, "undo-", "undo: action refused").await
     }
 
-    /// Records that the game is over and every game movement is done: a
-    /// restart completes the remaining payouts (dealer commission) instead
-    /// of refunding the hand.
-    pub fn mark_complete(&mut self) -> Result<(), LedgerError> {
-        self.write(&JournalLine::Complete)
+    /// Records that the game is over and every game movement is done, and
+    /// that the dealer is owed `fee`: a restart completes the remaining
+    /// payouts (the fee) instead of refunding the hand.
+    pub fn mark_complete(&mut self, fee: Chips) -> Result<(), LedgerError> {
+        self.write(&JournalLine::Complete { fee: Some(fee) })
     }
 
     /// Closes a settled hand's journal.
     pub fn close_settled(mut self) -> Result<Totals, LedgerError> {
+        let t = self.end_settled()?;
+        self.close_journal()?;
+        Ok(t)
+    }
+
+    /// Checks conservation and records (synced) that the hand is settled;
+    /// the journal stays open until [`HandLedger::close_journal`].
+    pub fn end_settled(&mut self) -> Result<Totals, LedgerError> {
         let t = self.check_conservation()?;
         self.write(&JournalLine::End { outcome: "settled".into() })?;
-        self.archive()?;
         Ok(t)
     }
 
@@ -509,27 +590,48 @@ impl HandLedger {
     /// journal when everything is settled; otherwise leaves it open for
     /// [`recover`] and returns `Unsettled`.
     pub async fn void(mut self, desk: &ChipDesk) -> Result<Totals, LedgerError> {
-        self.write(&JournalLine::Void)?;
-        refund_ops(&mut self, desk).await?;
-        let t = self.check_conservation()?;
-        self.write(&JournalLine::End { outcome: "voided".into() })?;
-        self.archive()?;
+        let t = self.void_kept(desk).await?;
+        self.close_journal()?;
         Ok(t)
     }
 
-    fn archive(&mut self) -> Result<(), LedgerError> {
-        if let (Some((path, f)), Some(log)) = (self.journal.take(), self.log_path.take()) {
-            drop(f);
-            let content = fs::read(&path)?;
-            let mut out = OpenOptions::new().create(true).append(true).open(&log)?;
-            out.write_all(&content)?;
-            out.sync_data()?;
-            fs::remove_file(&path)?;
-            if let Some(dir) = path.parent() {
-                File::open(dir)?.sync_all()?;
-            }
+    /// [`HandLedger::void`] without closing the journal (the caller closes
+    /// it with [`HandLedger::close_journal`], retrying if it must).
+    pub async fn void_kept(&mut self, desk: &ChipDesk) -> Result<Totals, LedgerError> {
+        self.write(&JournalLine::Void)?;
+        refund_ops(self, desk).await?;
+        let t = self.check_conservation()?;
+        self.write(&JournalLine::End { outcome: "voided".into() })?;
+        Ok(t)
+    }
+
+    /// Moves an ended hand's lines to the room's log and removes its file,
+    /// through descriptors already open (the hand's file and the room's
+    /// [`RoomJournal`]). May be called again after an error: the lines are
+    /// logged once.
+    pub fn close_journal(&mut self) -> Result<(), LedgerError> {
+        let (Some((path, f)), Some(sink)) = (&self.journal, &self.sink) else { return Ok(()) };
+        if !self.logged {
+            let mut content = Vec::new();
+            let mut r: &File = f;
+            r.seek(SeekFrom::Start(0))?;
+            r.read_to_end(&mut content)?;
+            sink.append(&content)?;
+            self.logged = true;
         }
+        match fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        }
+        sink.open_dir.sync_all()?;
+        self.journal = None;
+        self.sink = None;
         Ok(())
+    }
+
+    /// Whether the journal is closed (or there is none).
+    pub fn is_closed(&self) -> bool {
+        self.journal.is_none()
     }
 }
 
@@ -622,26 +724,55 @@ pub struct Recovered {
     pub hand_id: String,
     /// Its totals after recovery (equal when settled).
     pub totals: Totals,
+    /// How it ended.
+    pub outcome: RecoveredAs,
+    /// The number it was (or would have been) dealt under, when its journal
+    /// recorded it: reserved, so that no later hand repeats it.
+    pub hand_number: Option<u64>,
 }
 
-/// Refunds every hand whose journal is still open under
-/// `data_dir/rooms/*/journal/open/` (a crash interrupted it); with a
-/// provider that settles per hand, first lets it reconcile its hands and
-/// then only closes these journals. Idempotent:
-/// operations are re-issued with their original keys and refunds carry keys
-/// derived from the hand, so running it twice moves nothing more.
+/// How recovery finished an interrupted hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecoveredAs {
+    /// Its game was complete: its payouts (the dealer's fee) were finished.
+    Settled,
+    /// Every chip it moved went back.
+    Refunded,
+    /// The provider settles per hand and finished it (see its report).
+    ByProvider,
+    /// It had ended before the crash; only its journal was closed.
+    Ended,
+}
+
+/// Finishes every hand whose journal is still open under
+/// `data_dir/rooms/*/journal/open/` (a crash interrupted it): settled when
+/// its game was complete, refunded otherwise; with a provider that settles
+/// per hand, first lets it reconcile its hands (its journal decides) and
+/// then only closes these journals. Idempotent: operations are re-issued
+/// with their original keys and refunds carry keys derived from the hand,
+/// so running it twice moves nothing more.
+///
+/// The transcript archive is brought in line: a hand is filed before its
+/// end is sent and settled before it is sent too, so a refunded hand whose
+/// file is in the archive was never seen ending; its file is set aside as
+/// voided ([`Archive::void_filed`]). The number each interrupted hand had
+/// reserved is kept ([`Archive::reserve`]), so no later hand repeats it.
 pub async fn recover(data_dir: &Path, desk: &ChipDesk) -> Vec<Result<Recovered, (PathBuf, LedgerError)>> {
     let mut out = Vec::new();
+    let mut refunded_by_provider: Vec<HandRef> = Vec::new();
     if desk.settles_hands() {
         match desk.reconcile().await {
-            Ok(r) => tracing::info!(
-                provider = desk.provider_name(),
-                settled = r.settled.len(),
-                refunded = r.refunded.len(),
-                already = r.already.len(),
-                lapsed = r.lapsed.len(),
-                "chip provider reconciled interrupted hands"
-            ),
+            Ok(r) => {
+                tracing::info!(
+                    provider = desk.provider_name(),
+                    settled = r.settled.len(),
+                    refunded = r.refunded.len(),
+                    already = r.already.len(),
+                    lapsed = r.lapsed.len(),
+                    "chip provider reconciled interrupted hands"
+                );
+                refunded_by_provider.extend(r.refunded.iter().chain(&r.lapsed).cloned());
+            }
             Err(e) => {
                 // Leave the journals open: the next start reconciles again.
                 tracing::error!(provider = desk.provider_name(), error = %e, "chip provider reconciliation failed");
@@ -650,19 +781,59 @@ pub async fn recover(data_dir: &Path, desk: &ChipDesk) -> Vec<Result<Recovered, 
         }
     }
     let rooms = data_dir.join("rooms");
-    let Ok(entries) = fs::read_dir(&rooms) else { return out };
-    for room in entries.flatten() {
-        let open = room.path().join("journal").join("open");
-        let Ok(files) = fs::read_dir(&open) else { continue };
-        for f in files.flatten() {
-            let path = f.path();
-            if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-                continue;
+    if let Ok(entries) = fs::read_dir(&rooms) {
+        for room in entries.flatten() {
+            let open = room.path().join("journal").join("open");
+            let Ok(files) = fs::read_dir(&open) else { continue };
+            for f in files.flatten() {
+                let path = f.path();
+                if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+                    continue;
+                }
+                let r = recover_one(&path, desk).await;
+                if let Ok(rec) = &r {
+                    if let Err(e) = file_recovered(data_dir, rec) {
+                        tracing::error!(room = %rec.room, hand = %rec.hand_id, error = %e,
+                            "could not bring the transcript archive in line with a recovered hand");
+                    }
+                }
+                out.push(r.map_err(|e| (path.clone(), e)));
             }
-            out.push(recover_one(&path, desk).await.map_err(|e| (path.clone(), e)));
+        }
+    }
+    for h in refunded_by_provider {
+        if let Err(e) = void_filed(data_dir, &h.room, &h.hand_id) {
+            tracing::error!(room = %h.room, hand = %h.hand_id, error = %e,
+                "could not set aside the file of a hand the chip provider refunded");
         }
     }
     out
+}
+
+/// The archive side of a recovered hand: its number reserved; its file set
+/// aside as voided when its chips were refunded.
+fn file_recovered(data_dir: &Path, rec: &Recovered) -> Result<(), crate::archive::ArchiveError> {
+    let archive = Archive::open(data_dir, &rec.room)?;
+    if let Some(n) = rec.hand_number {
+        archive.reserve(n.saturating_add(1))?;
+    }
+    if rec.outcome == RecoveredAs::Refunded {
+        void_filed(data_dir, &rec.room, &rec.hand_id)?;
+    }
+    Ok(())
+}
+
+fn void_filed(data_dir: &Path, room: &str, hand_id: &str) -> Result<(), crate::archive::ArchiveError> {
+    let Ok(id) = hand_id.parse::<claw_protocol::HandId>() else { return Ok(()) };
+    if !data_dir.join("rooms").join(room).exists() {
+        return Ok(());
+    }
+    let archive = Archive::open(data_dir, room)?;
+    if let Some(path) = archive.void_filed(&id)? {
+        tracing::warn!(room, hand = %id, file = %path.display(),
+            "a hand a crash interrupted before its settlement was refunded; its file (never seen ending) is kept as voided");
+    }
+    Ok(())
 }
 
 /// The first pause of a background retry.
@@ -752,6 +923,11 @@ pub async fn refund_in_background(
                 break;
             }
             Err(LedgerError::Unsettled | LedgerError::Chip(_)) => pause = longer(pause),
+            // Out of file descriptors: they come back.
+            Err(LedgerError::Journal(e)) if crate::archive::out_of_descriptors(&e) => {
+                tracing::warn!(journal = %path.display(), error = %e, "refund waits for file descriptors");
+                pause = longer(pause)
+            }
             Err(e) => {
                 tracing::error!(journal = %path.display(), error = %e, "refund failed; a restart retries it");
                 break;
@@ -765,18 +941,20 @@ pub async fn refund_in_background(
 
 async fn recover_one(path: &Path, desk: &ChipDesk) -> Result<Recovered, LedgerError> {
     let text = fs::read_to_string(path)?;
-    let (mut room, mut hand_id) = (String::new(), String::new());
+    let (mut room, mut hand_id, mut hand_number) = (String::new(), String::new(), None);
     let mut ops: Vec<HandOp> = Vec::new();
-    let mut ended = false;
-    let mut complete = false;
+    let mut ended: Option<String> = None;
+    // The dealer's fee recorded with `complete`, and the operations since.
+    let mut complete: Option<(Option<Chips>, usize)> = None;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         // A torn last line (crash mid-write) is skipped; its op is re-issued
         // below only if its intent line survived.
         let Ok(l) = serde_json::from_str::<JournalLine>(line) else { continue };
         match l {
-            JournalLine::Begin { room: r, hand_id: h, .. } => {
+            JournalLine::Begin { room: r, hand_id: h, hand_number: n, .. } => {
                 room = r;
                 hand_id = h;
+                hand_number = n;
             }
             JournalLine::Intent { op } => ops.push(op),
             JournalLine::Status { n, status, .. } => {
@@ -784,39 +962,53 @@ async fn recover_one(path: &Path, desk: &ChipDesk) -> Result<Recovered, LedgerEr
                     o.status = Some(status);
                 }
             }
-            JournalLine::Complete => complete = true,
-            JournalLine::Void => complete = false,
-            JournalLine::End { .. } => ended = true,
+            JournalLine::Complete { fee } => complete = Some((fee, ops.len())),
+            JournalLine::Void => complete = None,
+            JournalLine::End { outcome } => ended = Some(outcome),
         }
     }
-    let dir = path.parent().and_then(Path::parent).map(Path::to_path_buf);
-    let f = OpenOptions::new().append(true).open(path)?;
-    let mut l = HandLedger {
-        room: room.clone(),
-        hand_id: hand_id.clone(),
-        ops,
-        journal: Some((path.to_path_buf(), f)),
-        log_path: dir.map(|d| d.join("chips.jsonl")),
-        synced: 0,
-        sync_ops: true,
-    };
-    if !ended && desk.settles_hands() {
+    let journal = RoomJournal::open(path.parent().and_then(Path::parent).unwrap_or(Path::new(".")))?;
+    let f = OpenOptions::new().read(true).append(true).open(path)?;
+    let mut l = HandLedger::unjournaled(&room, &hand_id);
+    l.ops = ops;
+    l.journal = Some((path.to_path_buf(), f));
+    l.sink = Some(journal);
+    let outcome = if let Some(how) = ended {
+        // Ended before the crash; only its journal was still to be closed.
+        if how.starts_with("voided") {
+            RecoveredAs::Refunded
+        } else {
+            RecoveredAs::Ended
+        }
+    } else if desk.settles_hands() {
         // The provider's own journal and reconciliation settled or refunded
         // the hand where the chips are held; nothing moves from here.
         l.write(&JournalLine::End { outcome: "reconciled-by-provider".into() })?;
-    } else if !ended && complete {
-        // The hand was played out: finish its payouts.
+        RecoveredAs::ByProvider
+    } else if let Some((fee, ops_before)) = complete {
+        // The hand was played out: finish its payouts, the dealer's fee
+        // included when the crash came before it was asked for.
         settle_uncertain(&mut l, desk).await?;
+        if let Some(fee) = fee.filter(|f| f.0 > 0 && l.ops.len() == ops_before) {
+            let dealer = desk.dealer_account.clone();
+            match l.run(desk, ChipOpKind::Credit, &dealer, fee, "commission and rake").await {
+                Ok(_) => {}
+                Err(LedgerError::Chip(e)) if e.is_retryable() => return Err(LedgerError::Unsettled),
+                Err(e) => return Err(e),
+            }
+        }
         l.check_conservation()?;
         l.write(&JournalLine::End { outcome: "settled-after-restart".into() })?;
-    } else if !ended {
+        RecoveredAs::Settled
+    } else {
         refund_ops(&mut l, desk).await?;
         l.check_conservation()?;
         l.write(&JournalLine::End { outcome: "voided-after-restart".into() })?;
-    }
+        RecoveredAs::Refunded
+    };
     let totals = l.totals();
-    l.archive()?;
-    Ok(Recovered { room, hand_id, totals })
+    l.close_journal()?;
+    Ok(Recovered { room, hand_id, totals, outcome, hand_number })
 }
 
 #[cfg(test)]
@@ -1009,6 +1201,116 @@ mod tests {
         assert_eq!(metrics.chips_held.load(Relaxed), 0);
         assert_eq!(registry.of(&acct("a")), Chips(0));
         assert!(!path.exists(), "journal archived");
+    }
+
+    const HAND: &str = "00112233445566778899aabbccddeeff";
+
+    /// Issue #28: a crash after the `complete` line and before the dealer's
+    /// fee was asked for: the restart settles the hand, fee included (it
+    /// used to fail conservation and leave the journal open), and keeps the
+    /// number the hand was dealt under.
+    #[tokio::test]
+    async fn a_complete_hand_is_settled_after_a_crash_with_the_dealers_fee() {
+        let chips = Arc::new(LocalChips::new());
+        chips.grant(&acct("a"), Chips(100)).await.unwrap();
+        chips.grant(&acct("b"), Chips(100)).await.unwrap();
+        let d = desk(chips.clone());
+        let data = tempfile::tempdir().unwrap();
+        let jdir = data.path().join("rooms").join("r").join("journal");
+        {
+            let j = RoomJournal::open(&jdir).unwrap();
+            let mut l = HandLedger::open_in(&j, "r", HAND, Some(41), 0).unwrap();
+            l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(10), "bet").await.unwrap();
+            l.run(&d, ChipOpKind::Debit, &acct("b"), Chips(10), "bet").await.unwrap();
+            l.run(&d, ChipOpKind::Credit, &acct("a"), Chips(17), "pot").await.unwrap();
+            l.mark_complete(Chips(3)).unwrap();
+            // Crash: dropped before the fee.
+        }
+        let r = recover(data.path(), &d).await;
+        let rec = r[0].as_ref().unwrap();
+        assert_eq!((rec.outcome, rec.hand_number), (RecoveredAs::Settled, Some(41)));
+        assert_eq!(rec.totals.debits, rec.totals.credits);
+        assert_eq!(chips.balance(&acct("dealer:x")).await.unwrap(), Chips(3), "the fee is paid");
+        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(107));
+        assert_eq!(chips.total().await, 200);
+        assert!(recover(data.path(), &d).await.is_empty(), "once");
+        assert_eq!(Archive::open(data.path(), "r").unwrap().next_hand_number(), 42, "number 41 stays used");
+    }
+
+    /// Issue #28: a hand filed at its end whose settlement a crash cut off
+    /// is refunded at restart; nobody saw it end (its end is sent after
+    /// both), so its file is set aside as voided, not left as a finished
+    /// hand whose chips went back.
+    #[tokio::test]
+    async fn a_refunded_hand_found_on_file_is_set_aside_as_voided() {
+        use claw_protocol::messages::{EntropyMode, EventBody, HandPrepare};
+        let chips = Arc::new(LocalChips::new());
+        chips.grant(&acct("a"), Chips(100)).await.unwrap();
+        let d = desk(chips.clone());
+        let data = tempfile::tempdir().unwrap();
+        let jdir = data.path().join("rooms").join("r").join("journal");
+        let id: claw_protocol::HandId = HAND.parse().unwrap();
+        let dealer = claw_protocol::Identity::from_seed([9; 32]);
+        let mut b = claw_protocol::transcript::TranscriptBuilder::with_header(id, dealer.id(), "r");
+        let body = EventBody::HandPrepare(HandPrepare {
+            hand_number: 7,
+            seed_commitment: claw_protocol::sha256(&[b"s"]),
+            entropy: EntropyMode::Dealer,
+            players: Vec::new(),
+            seed_timeout_ms: 0,
+        });
+        b.append(&dealer, &body).unwrap();
+        let archive = Archive::open(data.path(), "r").unwrap();
+        archive.stage(7, &b.into_transcript(), None).unwrap();
+        {
+            let j = RoomJournal::open(&jdir).unwrap();
+            let mut l = HandLedger::open_in(&j, "r", HAND, Some(7), 0).unwrap();
+            l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(30), "bet").await.unwrap();
+        }
+        let r = recover(data.path(), &d).await;
+        assert_eq!(r[0].as_ref().unwrap().outcome, RecoveredAs::Refunded);
+        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(100));
+        assert!(archive.files().is_empty(), "not a finished hand any more");
+        assert!(archive.dir().join("voided").join(format!("00000007-{HAND}.jsonl")).exists());
+        assert_eq!(archive.next_hand_number(), 8);
+    }
+
+    /// Journals written before issue #28 (no hand number, no fee with
+    /// `complete`) still read.
+    #[test]
+    fn older_journal_lines_still_read() {
+        let begin: JournalLine =
+            serde_json::from_str(r#"{"kind":"begin","room":"r","hand_id":"h","at_ms":1}"#).unwrap();
+        assert!(matches!(begin, JournalLine::Begin { hand_number: None, .. }));
+        let complete: JournalLine = serde_json::from_str(r#"{"kind":"complete"}"#).unwrap();
+        assert!(matches!(complete, JournalLine::Complete { fee: None }));
+        let line = serde_json::to_string(&JournalLine::Complete { fee: Some(Chips(3)) }).unwrap();
+        assert_eq!(line, r#"{"kind":"complete","fee":3}"#);
+    }
+
+    /// Closing a hand's journal reads it back through its own descriptor
+    /// and appends to the room's open log: no file is opened (issue #28: a
+    /// process out of descriptors still closes its journals).
+    #[tokio::test]
+    async fn closing_a_journal_opens_no_file() {
+        let chips = Arc::new(LocalChips::new());
+        chips.grant(&acct("a"), Chips(100)).await.unwrap();
+        let d = desk(chips.clone());
+        let data = tempfile::tempdir().unwrap();
+        let j = RoomJournal::open(data.path()).unwrap();
+        let mut l = HandLedger::open_in(&j, "r", "h", None, 0).unwrap();
+        l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(5), "bet").await.unwrap();
+        l.run(&d, ChipOpKind::Credit, &acct("a"), Chips(5), "pot").await.unwrap();
+        l.end_settled().unwrap();
+        let path = l.journal_path().unwrap().to_path_buf();
+        let lines = fs::read_to_string(&path).unwrap();
+        // Hide the directory's files from any new open: only descriptors
+        // already open can finish the job.
+        let moved = data.path().join("elsewhere");
+        fs::rename(data.path().join("chips.jsonl"), &moved).unwrap();
+        l.close_journal().unwrap();
+        assert!(l.is_closed() && !path.exists());
+        assert_eq!(fs::read_to_string(&moved).unwrap(), lines, "appended through the open log");
     }
 
     #[tokio::test]

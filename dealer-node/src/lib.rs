@@ -13,6 +13,7 @@ pub mod archive;
 pub mod chips;
 pub mod config;
 pub mod conn;
+pub mod fdlimit;
 pub mod http;
 pub use claw_engine::metrics;
 pub mod lock;

@@ -208,6 +208,9 @@ impl DealerNode {
             admin,
         } = self;
         let room_games = config.validate(&games)?;
+        // Sockets, journals, the archive and the database share one budget
+        // of file descriptors: take the whole of it.
+        crate::fdlimit::raise_and_log();
         let dir_err =
             |e: std::io::Error| NodeError::DataDir { path: config.data_dir.display().to_string(), source: e };
         std::fs::create_dir_all(&config.data_dir).map_err(dir_err)?;
@@ -236,7 +239,8 @@ impl DealerNode {
         for r in recover(&config.data_dir, &desk).await {
             match r {
                 Ok(rec) => {
-                    tracing::warn!(room = %rec.room, hand = %rec.hand_id, refunded = rec.totals.credits,
+                    tracing::warn!(room = %rec.room, hand = %rec.hand_id, hand_number = ?rec.hand_number,
+                    outcome = ?rec.outcome, debits = rec.totals.debits, credits = rec.totals.credits,
                     "finished a hand interrupted by a crash")
                 }
                 Err((path, e)) => tracing::error!(journal = %path.display(), error = %e,
@@ -320,9 +324,10 @@ impl DealerNode {
                         config.spectator_delay,
                     )),
                 };
-                let (bound, _task) = http::serve(a, st, stop_rx.clone())
-                    .await
-                    .map_err(|e| NodeError::Listen { addr: a, source: e })?;
+                let (bound, _task) =
+                    http::serve(a, st, http::guard::HttpLimits::of(&config.limits), stop_rx.clone())
+                        .await
+                        .map_err(|e| NodeError::Listen { addr: a, source: e })?;
                 Some(bound)
             }
             None if admin.is_some() => {

@@ -8,6 +8,15 @@
 //! keys live there); archive writes in order through the archive worker.
 //! Completions come back as [`Input`]s in whatever order they finish, so a
 //! slow chip provider never delays another player's query or a timer.
+//!
+//! Two effects are barriers: a finished hand's archive write
+//! ([`ArchiveWrite::Hand`]) and its settlement ([`ChipCall::Settle`]). The
+//! core queues the hand's end (`game-end`) after them, and the driver runs
+//! no effect queued after a barrier until the barrier has completed (the
+//! room keeps taking commands meanwhile; their effects wait in order). So
+//! a hand every player saw end is on file and paid whenever the process
+//! dies: a crash before then refunds it at the next start and sets its file
+//! aside as voided (see [`crate::chips::recover`]).
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -29,7 +38,7 @@ use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::archive::{Archive, HandKey};
-use crate::chips::{ChipDesk, Grants, HandLedger, LedgerError};
+use crate::chips::{ChipDesk, Grants, HandLedger, LedgerError, RoomJournal};
 use crate::config::{Limits, RoomConfig};
 use crate::conn::{ConnId, ConnTx, Queued, TOO_SLOW};
 use crate::metrics::{dec, inc, Metrics};
@@ -227,6 +236,7 @@ pub fn spawn_room(
     let first_hand_number = archive.as_ref().map_or(0, Archive::next_hand_number);
     let left_pending = archive.as_ref().map(Archive::pending).unwrap_or_default();
     let (done_tx, done_rx) = mpsc::unbounded_channel();
+    tracing::info!(room = %cfg.id, first_hand_number, "room starts; hand numbers continue from the archive");
     let (ledger_tx, ledger_rx) = mpsc::unbounded_channel();
     let (archive_tx, archive_rx) = mpsc::unbounded_channel();
     let accounts = Accounts {
@@ -261,6 +271,8 @@ pub fn spawn_room(
         done_tx,
         ledger_tx,
         archive_tx,
+        first_hand_number,
+        barrier: None,
         waiters: Vec::new(),
         closed_tx,
     };
@@ -303,8 +315,12 @@ struct Driver {
     accounts: Accounts,
     conns: HashMap<ConnId, ConnTx>,
     done_tx: mpsc::UnboundedSender<Input>,
-    ledger_tx: mpsc::UnboundedSender<(EffectId, ChipCall)>,
+    ledger_tx: mpsc::UnboundedSender<LedgerJob>,
     archive_tx: mpsc::UnboundedSender<(EffectId, ArchiveWrite)>,
+    /// The number of this run's first hand (the core numbers hands from it).
+    first_hand_number: u64,
+    /// A barrier effect in flight: no later effect runs until it completes.
+    barrier: Option<EffectId>,
     waiters: Vec<oneshot::Sender<()>>,
     closed_tx: watch::Sender<bool>,
 }
@@ -320,8 +336,16 @@ impl Driver {
                     // The node dropped the handle: shut down now.
                     None => self.core.handle(now(), Input::Shutdown { grace: Duration::ZERO }),
                 },
-                Some(input) = done.recv() => self.core.handle(now(), input),
+                Some(input) = done.recv() => self.completed(input),
                 _ = sleep_opt(wake) => self.core.handle_timeout(now()),
+            }
+            self.run_effects();
+        }
+        // Effects held behind a barrier still run (the last frames, closes).
+        while self.barrier.is_some() {
+            match done.recv().await {
+                Some(input) => self.completed(input),
+                None => break,
             }
             self.run_effects();
         }
@@ -329,6 +353,18 @@ impl Driver {
             let _ = w.send(());
         }
         let _ = self.closed_tx.send(true);
+    }
+
+    /// A completed effect: releases the barrier it was, feeds the core.
+    fn completed(&mut self, input: Input) {
+        let id = match &input {
+            Input::Chips { id, .. } | Input::Archived { id, .. } => Some(*id),
+            _ => None,
+        };
+        if id.is_some() && id == self.barrier {
+            self.barrier = None;
+        }
+        self.core.handle(now(), input);
     }
 
     fn command(&mut self, cmd: RoomCmd) {
@@ -359,9 +395,10 @@ impl Driver {
         }
     }
 
-    /// Runs every queued effect; none of them waits.
+    /// Runs every queued effect up to a barrier; none of them waits.
     fn run_effects(&mut self) {
-        while let Some(e) = self.core.poll_effect() {
+        while self.barrier.is_none() {
+            let Some(e) = self.core.poll_effect() else { break };
             match e {
                 Effect::Send { to, frame } => {
                     let f = Utf8Bytes::from(frame.to_string());
@@ -403,10 +440,25 @@ impl Driver {
                         });
                     }
                     call => {
-                        let _ = self.ledger_tx.send((id, call));
+                        let hand_number = match &call {
+                            ChipCall::OpenHand { .. } => {
+                                // The number the forming hand will be dealt under.
+                                let s = self.core.snapshot();
+                                Some(self.first_hand_number + s.hands_played + s.hands_voided)
+                            }
+                            ChipCall::Settle { .. } => {
+                                self.barrier = Some(id);
+                                None
+                            }
+                            _ => None,
+                        };
+                        let _ = self.ledger_tx.send(LedgerJob { id, call, hand_number });
                     }
                 },
                 Effect::Archive { id, write } => {
+                    if let ArchiveWrite::Hand { .. } = &write {
+                        self.barrier = Some(id);
+                    }
                     let _ = self.archive_tx.send((id, write));
                 }
                 Effect::Report(e) => {
@@ -509,22 +561,47 @@ async fn welcome(ctx: &NodeContext, account: &AccountId) {
     }
 }
 
+/// A chip call for the ledger worker; `hand_number` (with `OpenHand`) is
+/// the number the hand will be dealt under, recorded in its journal.
+struct LedgerJob {
+    id: EffectId,
+    call: ChipCall,
+    hand_number: Option<u64>,
+}
+
 /// The room's hands' chip journals: their calls run in order.
 async fn ledger_worker(
     room: String,
     ctx: Arc<NodeContext>,
     accounts: Accounts,
-    mut rx: mpsc::UnboundedReceiver<(EffectId, ChipCall)>,
+    mut rx: mpsc::UnboundedReceiver<LedgerJob>,
     done: mpsc::UnboundedSender<Input>,
 ) {
-    let journal = ctx.data_dir.join("rooms").join(&room).join("journal");
+    let dir = ctx.data_dir.join("rooms").join(&room).join("journal");
+    // Opened once, so that settling needs no new file descriptor; reopened
+    // at the next hand if it could not be opened.
+    let mut journal: Option<Arc<RoomJournal>> = None;
     let mut ledgers: HashMap<HandId, HandLedger> = HashMap::new();
     let desk = &ctx.desk;
-    while let Some((id, call)) = rx.recv().await {
+    while let Some(LedgerJob { id, call, hand_number }) = rx.recv().await {
         let outcome = match call {
             ChipCall::OpenHand { hand, players } => {
                 let bank = accounts.house_bank.then_some(&accounts.house);
-                ChipOutcome::Done(open_hand(&room, &journal, &ctx, &mut ledgers, hand, &players, bank).await)
+                let opened = match journal.as_ref() {
+                    Some(j) => Ok(Arc::clone(j)),
+                    None => {
+                        let d = dir.clone();
+                        blocking(move || RoomJournal::open(&d)).await
+                    }
+                };
+                ChipOutcome::Done(match opened {
+                    Ok(j) => {
+                        journal = Some(Arc::clone(&j));
+                        let opening = Opening { room: &room, journal: j, hand, hand_number };
+                        open_hand(opening, &ctx, &mut ledgers, &players, bank).await
+                    }
+                    Err(e) => Err(format!("chip journal: {e}")),
+                })
             }
             ChipCall::Moves { hand, moves, undo_on_refusal } => match ledgers.get_mut(&hand) {
                 Some(l) => ChipOutcome::Moves(run_moves(l, desk, &accounts, moves, undo_on_refusal).await),
@@ -546,56 +623,137 @@ async fn ledger_worker(
     }
 }
 
-/// Opens a hand's journal; with a provider that settles per hand, first
-/// locks each ready player's stake there: the balance (capped at the most a
-/// hand takes), players without chips or without an account left out.
+/// Runs blocking file I/O off the async workers.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, LedgerError> + Send + 'static,
+) -> Result<T, LedgerError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r,
+        Err(e) => Err(LedgerError::Journal(std::io::Error::other(e.to_string()))),
+    }
+}
+
+/// A hand whose journal is being opened.
+struct Opening<'a> {
+    room: &'a str,
+    journal: Arc<RoomJournal>,
+    hand: HandId,
+    hand_number: Option<u64>,
+}
+
+/// Opens a hand's journal (first, so that a process out of file
+/// descriptors locks nothing it could not journal); with a provider that
+/// settles per hand, then locks each ready player's stake there: the
+/// balance (capped at the most a hand takes), players without chips or
+/// without an account left out.
 async fn open_hand(
-    room: &str,
-    journal: &std::path::Path,
+    opening: Opening<'_>,
     ctx: &NodeContext,
     ledgers: &mut HashMap<HandId, HandLedger>,
+    players: &[claw_protocol::PlayerId],
+    house_bank: Option<&AccountId>,
+) -> Result<(), String> {
+    let Opening { room, journal, hand, hand_number } = opening;
+    let desk = &ctx.desk;
+    let (r, h) = (room.to_owned(), hand.to_string());
+    let mut l = blocking(move || HandLedger::open_in(&journal, &r, &h, hand_number, unix_ms()))
+        .await
+        .map_err(|e| e.to_string())?;
+    if desk.settles_hands() {
+        l = l.without_op_sync();
+        if let Err(e) = lock_stakes(room, ctx, hand, players, house_bank).await {
+            // Nothing was locked (or the attempt was released): close the
+            // hand's journal, which moved nothing.
+            if let Ok(t) = l.void_kept(desk).await {
+                tracing::debug!(room, debits = t.debits, "hand not opened; its empty journal is closed");
+            }
+            close_journal(room, l).await;
+            return Err(e);
+        }
+    }
+    ledgers.insert(hand, l);
+    Ok(())
+}
+
+/// With a provider that settles per hand: locks the stakes of the hand's
+/// players; a failed attempt is released.
+async fn lock_stakes(
+    room: &str,
+    ctx: &NodeContext,
     hand: HandId,
     players: &[claw_protocol::PlayerId],
     house_bank: Option<&AccountId>,
 ) -> Result<(), String> {
     let desk = &ctx.desk;
-    if desk.settles_hands() {
-        let accounts: Vec<AccountId> =
-            players.iter().map(|p| AccountId::from(*p)).chain(house_bank.cloned()).collect();
-        let balances = futures_util::future::join_all(accounts.iter().map(|a| desk.balance(a))).await;
-        let mut stakes = Vec::with_capacity(accounts.len());
-        for (account, balance) in accounts.into_iter().zip(balances) {
-            match balance {
-                Ok(b) if b.0 > 0 => stakes.push((account, claw_protocol::Chips(b.0.min(MAX_HAND_STAKE)))),
-                Ok(_) => {}
-                Err(e) if e.is_retryable() => return Err(format!("balance of {account}: {e}")),
-                Err(e) => {
-                    tracing::warn!(room, %account, error = %e, "no stake: left out of the hand")
-                }
+    let accounts: Vec<AccountId> =
+        players.iter().map(|p| AccountId::from(*p)).chain(house_bank.cloned()).collect();
+    let balances = futures_util::future::join_all(accounts.iter().map(|a| desk.balance(a))).await;
+    let mut stakes = Vec::with_capacity(accounts.len());
+    for (account, balance) in accounts.into_iter().zip(balances) {
+        match balance {
+            Ok(b) if b.0 > 0 => stakes.push((account, claw_protocol::Chips(b.0.min(MAX_HAND_STAKE)))),
+            Ok(_) => {}
+            Err(e) if e.is_retryable() => return Err(format!("balance of {account}: {e}")),
+            Err(e) => {
+                tracing::warn!(room, %account, error = %e, "no stake: left out of the hand")
             }
         }
-        if stakes.is_empty() {
-            return Err("no player has chips to stake".into());
-        }
-        let href = HandRef::new(room, hand.to_string());
-        if let Err(e) = desk.open_hand(&href, &stakes).await {
-            // The hand will not start: release what the attempt may have locked.
-            let _ = finish_on_provider(room, ctx, hand, Finish::Abandon).await;
-            return Err(format!("locking the stakes: {e}"));
-        }
     }
-    let mut l = match HandLedger::open(room, &hand.to_string(), Some(journal), unix_ms()) {
-        Ok(l) => l,
-        Err(e) => {
-            let _ = finish_on_provider(room, ctx, hand, Finish::Abandon).await;
-            return Err(e.to_string());
-        }
-    };
-    if desk.settles_hands() {
-        l = l.without_op_sync();
+    if stakes.is_empty() {
+        return Err("no player has chips to stake".into());
     }
-    ledgers.insert(hand, l);
+    let href = HandRef::new(room, hand.to_string());
+    if let Err(e) = desk.open_hand(&href, &stakes).await {
+        // The hand will not start: release what the attempt may have locked.
+        let _ = finish_on_provider(room, ctx, hand, Finish::Abandon).await;
+        return Err(format!("locking the stakes: {e}"));
+    }
     Ok(())
+}
+
+/// Closes an ended hand's journal (off the async workers); if the file
+/// system refuses, retries in the background with a growing pause until it
+/// goes through: an ended journal is never abandoned.
+async fn close_journal(room: &str, l: HandLedger) {
+    let mut l = match try_close(l).await {
+        None => return,
+        Some(l) => l,
+    };
+    let room = room.to_owned();
+    tokio::spawn(async move {
+        let mut pause = crate::chips::FIRST_PAUSE;
+        loop {
+            tokio::time::sleep(pause).await;
+            l = match try_close(l).await {
+                None => {
+                    tracing::info!(room, "chip journal closed after a retry");
+                    return;
+                }
+                Some(l) => l,
+            };
+            pause = crate::chips::longer(pause);
+        }
+    });
+}
+
+/// One attempt: `None` when closed, else the ledger to try again.
+async fn try_close(mut l: HandLedger) -> Option<HandLedger> {
+    let r = tokio::task::spawn_blocking(move || {
+        let r = l.close_journal();
+        (l, r)
+    })
+    .await;
+    match r {
+        Ok((_, Ok(()))) => None,
+        Ok((l, Err(e))) => {
+            tracing::warn!(error = %e, "closing a chip journal failed; retrying");
+            Some(l)
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "closing a chip journal failed; a restart closes it");
+            None
+        }
+    }
 }
 
 /// What a provider that settles per hand finishes: a played hand, or one
@@ -679,10 +837,12 @@ async fn run_moves(
     Ok(balances)
 }
 
-/// Commission and rake to the dealer, the conservation check, the journal
-/// closed (left open for a restart when an outcome is unknown), then the
-/// hand closed on a provider that settles per hand. Moves that do not add
-/// up void and refund the hand instead (`Unbalanced`).
+/// Commission and rake to the dealer (recorded with the `complete` line
+/// first, so that a restart pays it), the conservation check, the journal's
+/// end, the hand closed on a provider that settles per hand, then the
+/// journal closed (retried until it is: never abandoned). An outcome still
+/// unknown leaves the journal open for a restart. Moves that do not add up
+/// void and refund the hand instead (`Unbalanced`).
 async fn settle(
     room: &str,
     mut l: HandLedger,
@@ -692,7 +852,7 @@ async fn settle(
     fee: claw_protocol::Chips,
 ) -> ChipOutcome {
     let desk = &ctx.desk;
-    if let Err(e) = l.mark_complete() {
+    if let Err(e) = l.mark_complete(fee) {
         return ChipOutcome::Done(Err(e.to_string()));
     }
     if fee.0 > 0 {
@@ -712,10 +872,17 @@ async fn settle(
         }
         return ChipOutcome::Unbalanced(detail);
     }
-    match l.close_settled() {
-        Ok(t) => {
-            tracing::debug!(room, debits = t.debits, credits = t.credits, "hand settled, chips conserved");
-            ChipOutcome::Done(close_on_provider(room, ctx, hand).await)
+    let ended = l.end_settled();
+    if let Ok(t) = &ended {
+        tracing::debug!(room, debits = t.debits, credits = t.credits, "hand settled, chips conserved");
+    }
+    // The provider settles whatever became of the local journal's last
+    // line (for such a provider the journal is a log; its own decides).
+    let provider = close_on_provider(room, ctx, hand).await;
+    match ended {
+        Ok(_) => {
+            close_journal(room, l).await;
+            ChipOutcome::Done(provider)
         }
         Err(e) => ChipOutcome::Done(Err(e.to_string())),
     }
@@ -723,11 +890,16 @@ async fn settle(
 
 /// Refunds a voided hand. If the chip service does not answer, the refund
 /// goes on in the background (from the journal) until it does.
-async fn void(room: &str, l: HandLedger, ctx: &NodeContext, hand: HandId) -> Result<(), String> {
+async fn void(room: &str, mut l: HandLedger, ctx: &NodeContext, hand: HandId) -> Result<(), String> {
     let (path, held) = (l.journal_path().map(std::path::Path::to_path_buf), l.held_by());
-    match l.void(&ctx.desk).await {
-        Ok(_) => close_on_provider(room, ctx, hand).await,
+    match l.void_kept(&ctx.desk).await {
+        Ok(_) => {
+            let provider = close_on_provider(room, ctx, hand).await;
+            close_journal(room, l).await;
+            provider
+        }
         Err(LedgerError::Unsettled) => {
+            drop(l);
             if let Some(path) = path {
                 let (desk, metrics, registry) =
                     (ctx.desk.clone(), Arc::clone(&ctx.metrics), Arc::clone(&ctx.held));
@@ -739,38 +911,81 @@ async fn void(room: &str, l: HandLedger, ctx: &NodeContext, hand: HandId) -> Res
     }
 }
 
+/// How long an archive write waits for file descriptors to come back
+/// before it gives up (logged; the next write of the hand tries again).
+const ARCHIVE_FD_WAIT: Duration = Duration::from_secs(600);
+
 /// The room's transcript archive: writes run in order, off the room task.
+/// A finished hand is written twice: first staged, before its end is sent
+/// and before its settlement ([`Archive::stage`]), then moved into the
+/// archive once settled ([`Archive::write`]). A write refused for want of
+/// file descriptors is retried, with a growing pause, until they come back
+/// (at most [`ARCHIVE_FD_WAIT`]): a finished hand's end waits for its file.
 async fn archive_worker(
     archive: Option<Archive>,
     mut rx: mpsc::UnboundedReceiver<(EffectId, ArchiveWrite)>,
     done: mpsc::UnboundedSender<Input>,
 ) {
+    let mut staged: HashSet<HandId> = HashSet::new();
     while let Some((id, write)) = rx.recv().await {
+        let (stage, hand) = match &write {
+            ArchiveWrite::Hand { transcript, .. } => {
+                (!staged.contains(&transcript.hand_id), Some(transcript.hand_id))
+            }
+            ArchiveWrite::Voided { transcript } => (false, Some(transcript.hand_id)),
+            _ => (false, None),
+        };
         let result = match &archive {
             None => Err("no archive".to_owned()),
             Some(a) => {
-                let a = a.clone();
-                let r = tokio::task::spawn_blocking(move || match write {
-                    ArchiveWrite::Hand { hand_number, transcript, pending_reveal } => {
-                        a.write(hand_number, &transcript, pending_reveal.as_deref()).map(Archived::File)
+                let started = Instant::now();
+                let mut pause = Duration::from_millis(50);
+                loop {
+                    let (a, w) = (a.clone(), write.clone());
+                    let r = tokio::task::spawn_blocking(move || run_archive_write(&a, w, stage)).await;
+                    match r {
+                        Ok(Err(e)) if e.out_of_descriptors() && started.elapsed() < ARCHIVE_FD_WAIT => {
+                            tracing::warn!(error = %e, "archive write waits for file descriptors");
+                            tokio::time::sleep(pause).await;
+                            pause = (pause * 2).min(Duration::from_secs(5));
+                        }
+                        Ok(r) => break r.map_err(|e| e.to_string()),
+                        Err(e) => break Err(e.to_string()),
                     }
-                    ArchiveWrite::Publish { hand_number, hand_id } => {
-                        a.publish(hand_number, &hand_id).map(Archived::Reveal)
-                    }
-                    ArchiveWrite::Voided { transcript } => a.write_voided(&transcript).map(Archived::File),
-                    ArchiveWrite::Fetch { hand_id } => {
-                        a.record(HandKey::Id(hand_id)).map(|r| Archived::Hand(r.map(Box::new)))
-                    }
-                })
-                .await;
-                match r {
-                    Ok(r) => r.map_err(|e| e.to_string()),
-                    Err(e) => Err(e.to_string()),
                 }
             }
         };
+        if let Some(h) = hand {
+            if stage && result.is_ok() {
+                staged.insert(h);
+            } else {
+                staged.remove(&h);
+            }
+        }
         if done.send(Input::Archived { id, result }).is_err() {
             break;
+        }
+    }
+}
+
+fn run_archive_write(
+    a: &Archive,
+    write: ArchiveWrite,
+    stage: bool,
+) -> Result<Archived, crate::archive::ArchiveError> {
+    match write {
+        ArchiveWrite::Hand { hand_number, transcript, pending_reveal } if stage => {
+            a.stage(hand_number, &transcript, pending_reveal.as_deref()).map(Archived::File)
+        }
+        ArchiveWrite::Hand { hand_number, transcript, pending_reveal } => {
+            a.write(hand_number, &transcript, pending_reveal.as_deref()).map(Archived::File)
+        }
+        ArchiveWrite::Publish { hand_number, hand_id } => {
+            a.publish(hand_number, &hand_id).map(Archived::Reveal)
+        }
+        ArchiveWrite::Voided { transcript } => a.write_voided(&transcript).map(Archived::File),
+        ArchiveWrite::Fetch { hand_id } => {
+            a.record(HandKey::Id(hand_id)).map(|r| Archived::Hand(r.map(Box::new)))
         }
     }
 }

@@ -113,7 +113,11 @@ async fn survives(crash: bool) {
     .unwrap_or_else(|_| panic!("guard: reveals still pending; log:\n{}", d2.log_text()));
     let (status, log) = d2.terminate().await;
     assert_eq!(status.code(), Some(0), "{log}");
-    assert_eq!(audit_all(&data, dealer), archived, "no hand lost");
+    // A crash may come after a hand was staged and paid but before it was
+    // moved into the archive: the restart archives it (issue #28), so there
+    // may be more hands than were counted at the crash, never fewer.
+    let audited = audit_all(&data, dealer);
+    assert!(audited >= archived, "no hand lost: {audited} audited, {archived} archived at the stop");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -68,6 +68,11 @@ impl DealerProc {
         c
     }
 
+    /// The process id (of the dealer itself when a wrapper `exec`s it).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
     /// The dealer's public key: the invite URL fragment.
     pub fn key(&self) -> &str {
         self.url.rsplit_once('#').map(|(_, k)| k).expect("invite URL has a key fragment")

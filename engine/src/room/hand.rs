@@ -747,7 +747,11 @@ impl RoomCore {
                 return None;
             }
         };
-        self.broadcast(&c.events);
+        // The final burst (`game-end`) is sent by `finish_hand`, after the
+        // hand's archive write and settlement.
+        if c.end.is_none() {
+            self.broadcast(&c.events);
+        }
         if let Origin::Player { at, id, .. } = origin {
             if let Some(p) = self.players.get_mut(&id) {
                 p.timeouts_in_a_row = 0;
@@ -756,7 +760,7 @@ impl RoomCore {
             self.metrics.observe_action(now.at.saturating_duration_since(at));
         }
         if let Some(end) = c.end {
-            self.finish_hand(now, end);
+            self.finish_hand(now, end, &c.events);
             return None;
         }
         let Some(turn) = c.your_turn else {
@@ -855,8 +859,13 @@ impl RoomCore {
 
     /// Settles a finished hand: commission and rake to the dealer (with the
     /// conservation check), then the archive, then the report; the pause
-    /// between hands starts now.
-    fn finish_hand(&mut self, now: Now, end: HandEnd) {
+    /// between hands starts now. `last` is the hand's final burst (its
+    /// `game-end`): it is queued after the hand's archive write and its
+    /// settlement, and the driver runs the effects queued after those two
+    /// only once they have completed, so no player sees the end of a hand
+    /// that is not on file and paid (a crash before then refunds the hand
+    /// at restart and sets its file aside as voided).
+    fn finish_hand(&mut self, now: Now, end: HandEnd, last: &[EventEnvelope]) {
         let Table::Playing(h) = std::mem::replace(&mut self.table, Table::Idle) else { return };
         let h = *h;
         self.phase = RoomPhase::Settling;
@@ -891,17 +900,24 @@ impl RoomCore {
         } else {
             None
         };
+        let players = h.players;
         let owed = pending_reveal.is_some().then(|| PendingReveal {
             hand_number,
             hand_id,
-            players: h.players,
+            players: players.clone(),
             at: self.cfg.reveal_delay.map(|d| now.at + d),
         });
         let pending_reveal = pending_reveal.map(Box::new);
         let write = ArchiveWrite::Hand { hand_number, transcript, pending_reveal };
+        self.archive(write.clone(), Waiting::Log("hand"));
         let next = Box::new((write, report, owed));
         self.unarchived.insert(hand_id, Vec::new());
         self.call(ChipCall::Settle { hand: hand_id, fee }, Waiting::Settle(next));
+        for e in last {
+            if let Some(f) = encode(&ServerMessage::Event(e.clone())) {
+                self.send_frame(&players, f);
+            }
+        }
         self.after_hand(now);
     }
 

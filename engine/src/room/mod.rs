@@ -251,7 +251,10 @@ pub enum RoomEvent {
     },
 }
 
-/// What the core asks the driver to do.
+/// What the core asks the driver to do. Effects run concurrently, except
+/// two barriers: an [`ArchiveWrite::Hand`] and a [`ChipCall::Settle`] must
+/// complete before any effect queued after them runs (so a hand's
+/// `game-end` reaches players only once the hand is on file and paid).
 #[derive(Debug)]
 pub enum Effect {
     /// Queue `frame` on each connection (in order per connection). A full
