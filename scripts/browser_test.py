@@ -27,7 +27,7 @@ from selenium.common.exceptions import NoSuchElementException, StaleElementRefer
 from selenium.webdriver.support.ui import WebDriverWait
 
 CHECKS = ["dealer-signatures", "hash-chain", "structure", "reveal-complete", "seed-commitment", "player-seeds",
-          "shuffle", "leaves", "merkle-root", "deal-order", "opened-cards", "action-signatures"]
+          "shuffle", "leaves", "merkle-root", "commission", "deal-order", "opened-cards", "action-signatures"]
 
 results = []
 

@@ -16,8 +16,9 @@ echo "evm-demo: files in $work" >&2
 
 eval "$("$root/scripts/install-evm-tools.sh")"
 
-echo "evm-demo: building claw-evm and claw-dealer" >&2
-(cd "$root" && cargo build -q --locked --workspace --bins)
+echo "evm-demo: building claw-evm and claw-dealer (feature chains)" >&2
+# EVM chips are a feature of both (claw-chips `evm` via claw-dealer-cli `chains`).
+(cd "$root" && cargo build -q --locked -p claw-chips -p claw-dealer-cli --features claw-dealer-cli/chains --bins)
 bin="${CARGO_TARGET_DIR:-$root/target}/debug"
 
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"

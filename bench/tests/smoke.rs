@@ -5,19 +5,28 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-fn dealer() -> Option<PathBuf> {
-    let d = PathBuf::from(env!("CARGO_BIN_EXE_claw-bench")).with_file_name("claw-dealer");
-    d.exists().then_some(d)
+/// The `claw-dealer` binary: `CLAW_DEALER_BIN`, else next to claw-bench
+/// (`cargo test --workspace` builds both). Another package's binary, so no
+/// `CARGO_BIN_EXE_…`: missing, the test fails saying how to build it.
+fn dealer(test: &str) -> PathBuf {
+    if let Some(p) = std::env::var_os("CLAW_DEALER_BIN") {
+        return PathBuf::from(p);
+    }
+    let d = PathBuf::from(env!("CARGO_BIN_EXE_claw-bench"))
+        .with_file_name(format!("claw-dealer{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        d.exists(),
+        "{test}: no claw-dealer binary at {}: run the workspace's tests (`cargo test --workspace`), \
+         or `cargo build -p claw-dealer-cli` first, or set CLAW_DEALER_BIN",
+        d.display()
+    );
+    d
 }
 
 /// Runs claw-bench briefly with `args` against the dealer next to it and
-/// returns its JSON report; `None` (SKIPPED printed) without that dealer.
-fn bench(test: &str, args: &[&str]) -> Option<serde_json::Value> {
-    let Some(dealer) = dealer() else {
-        // `cargo test --workspace` builds it; `-p claw-bench` alone does not.
-        eprintln!("SKIPPED {test}: no claw-dealer binary next to claw-bench (run the workspace's tests)");
-        return None;
-    };
+/// returns its JSON report.
+fn bench(test: &str, args: &[&str]) -> serde_json::Value {
+    let dealer = dealer(test);
     let out = Command::new(env!("CARGO_BIN_EXE_claw-bench"))
         .arg("--dealer")
         .arg(&dealer)
@@ -32,12 +41,12 @@ fn bench(test: &str, args: &[&str]) -> Option<serde_json::Value> {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(serde_json::from_str(stdout.trim()).expect("one JSON report"))
+    serde_json::from_str(stdout.trim()).expect("one JSON report")
 }
 
 #[test]
 fn two_rooms_play_and_report() {
-    let Some(r) = bench("two_rooms_play_and_report", &["--rooms", "2", "--players", "3"]) else { return };
+    let r = bench("two_rooms_play_and_report", &["--rooms", "2", "--players", "3"]);
     assert_eq!(r["connected"], 6, "{r}");
     assert_eq!(r["connect_failed"], 0, "{r}");
     assert_eq!(r["audit_failures"], 0, "{r}");
@@ -61,7 +70,7 @@ fn a_query_flood_is_sent_answered_and_reported() {
         "--flood-query",
         "room-state",
     ];
-    let Some(r) = bench("a_query_flood_is_sent_answered_and_reported", &args) else { return };
+    let r = bench("a_query_flood_is_sent_answered_and_reported", &args);
     assert_eq!(r["flood_identities_per_room"], 4, "{r}");
     assert!(r["flood_queries_per_sec"].as_f64().unwrap() > 0.0, "the flood was answered: {r}");
     assert_eq!(r["connected"], 3, "flood identities take no seat: {r}");
@@ -71,7 +80,7 @@ fn a_query_flood_is_sent_answered_and_reported() {
 #[test]
 fn bots_at_a_set_pace_play_and_report_it() {
     let args = ["--rooms", "1", "--players", "3", "--think", "20ms"];
-    let Some(r) = bench("bots_at_a_set_pace_play_and_report_it", &args) else { return };
+    let r = bench("bots_at_a_set_pace_play_and_report_it", &args);
     assert_eq!(r["think_ms"], 20, "{r}");
     assert_eq!(r["connected"], 3, "{r}");
     assert_eq!(r["dropped"], 0, "{r}");

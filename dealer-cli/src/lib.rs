@@ -1,6 +1,9 @@
 //! The `claw-dealer` binary's library part: the bots demo, the Solana demo
-//! bank and the rooms file's `[chips]` table, shared with its tests.
+//! bank (feature `solana-litesvm`), the rooms file's `[chips]` table and the
+//! build's optional chip providers, shared with its tests.
 
 pub mod demo;
+pub mod features;
 pub mod rooms_chips;
+#[cfg(feature = "solana-litesvm")]
 pub mod solana_demo;

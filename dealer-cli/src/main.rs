@@ -5,9 +5,16 @@
 //! claw-dealer --rooms rooms.toml
 //! claw-dealer --game texas-holdem --bots 6 --hands 100
 //! ```
+//!
+//! `--chips evm` and `--chips solana` need the cargo features `evm` /
+//! `solana` (`--features chains`), `--solana-litesvm` the feature
+//! `solana-litesvm`; a build without them says so in one line.
 
+use claw_dealer_cli::demo;
+use claw_dealer_cli::features::Built;
 use claw_dealer_cli::rooms_chips::ChipsTable;
-use claw_dealer_cli::{demo, solana_demo};
+#[cfg(feature = "solana-litesvm")]
+use claw_dealer_cli::solana_demo::{self, DemoChain};
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
@@ -18,10 +25,11 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use claw_chips::http::HttpConfigError;
-use claw_chips::{
-    AccountId, ChipProvider, EscrowChips, EvmChips, EvmChipsConfig, HttpChips, HttpChipsConfig, LocalChips,
-    SolanaChips, SolanaChipsConfig,
-};
+use claw_chips::{AccountId, ChipProvider, EscrowChips, HttpChips, HttpChipsConfig, LocalChips};
+#[cfg(feature = "evm")]
+use claw_chips::{EvmChips, EvmChipsConfig};
+#[cfg(feature = "solana")]
+use claw_chips::{SolanaChips, SolanaChipsConfig};
 use claw_dealer::chips::Grants;
 use claw_dealer::config::{has_house, parse_duration, EntropyMode, RevealPolicy};
 use claw_dealer::lock::DataDirLock;
@@ -50,12 +58,41 @@ enum ChipsKind {
     /// An external points service (--chips-url, --chips-token).
     Http,
     /// The ChipVault contract on an EVM chain (--evm-rpc-url, --evm-chain-id,
-    /// --evm-vault, --evm-key-file; docs/chips-evm.md).
+    /// --evm-vault, --evm-key-file; docs/chips-evm.md). Needs a build with
+    /// `--features chains` (or `evm`).
     Evm,
     /// An SPL Token mint on Solana, buy-ins approved by the players
     /// (--solana-rpc-url, --solana-mint, --solana-escrow, --solana-key-file,
     /// or --solana-litesvm for an in-process demo bank; docs/chips-solana.md).
+    /// Needs a build with `--features chains` (or `solana`).
     Solana,
+}
+
+impl ChipsKind {
+    fn name(self) -> &'static str {
+        match self {
+            ChipsKind::Auto => "auto",
+            ChipsKind::Local => "local",
+            ChipsKind::Http => "http",
+            ChipsKind::Evm => "evm",
+            ChipsKind::Solana => "solana",
+        }
+    }
+}
+
+/// No in-process Solana bank in a build without the feature `solana-litesvm`
+/// (`--solana-litesvm` is refused before one would start).
+#[cfg(not(feature = "solana-litesvm"))]
+enum DemoChain {}
+
+#[cfg(not(feature = "solana-litesvm"))]
+impl DemoChain {
+    fn tokens_of(&self, _: &Identity) -> u64 {
+        match *self {}
+    }
+    fn escrow_tokens(&self) -> u64 {
+        match *self {}
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -214,6 +251,7 @@ struct Cli {
     /// Solana demo: run an in-process bank (litesvm, the real SPL programs)
     /// behind a JSON-RPC responder on 127.0.0.1, with a fresh mint, escrow
     /// and operator key; the --bots get 1000 chips each and approve the dealer.
+    /// Needs a build with `--features solana-litesvm` (dev/demo only).
     #[arg(long, requires = "bots")]
     solana_litesvm: bool,
     /// Welcome chips granted once to every new identity. Off (0) unless
@@ -364,6 +402,7 @@ fn welcome_default(cli: &Cli) -> Chips {
 
 /// The EVM provider's settings from the `--evm-*` flags; its journal lives
 /// in the data directory.
+#[cfg(feature = "evm")]
 fn evm_config(cli: &Cli) -> anyhow::Result<EvmChipsConfig> {
     let url = cli.evm_rpc_url.clone().context("--chips evm needs --evm-rpc-url")?;
     let chain_id = cli.evm_chain_id.context("--chips evm needs --evm-chain-id")?;
@@ -421,10 +460,14 @@ fn fill<T>(slot: &mut Option<T>, file: Option<T>) {
 
 /// The Solana provider's settings from the `--solana-*` flags (or the demo
 /// bank); its journal lives in the data directory.
-fn solana_config(cli: &Cli, demo: Option<&solana_demo::DemoChain>) -> anyhow::Result<SolanaChipsConfig> {
+#[cfg(feature = "solana")]
+fn solana_config(cli: &Cli, demo: Option<&DemoChain>) -> anyhow::Result<SolanaChipsConfig> {
     let journal = cli.data_dir.join("solana-journal");
     if let Some(d) = demo {
+        #[cfg(feature = "solana-litesvm")]
         return Ok(SolanaChipsConfig::new(d.rpc_url.clone(), d.mint, d.escrow, d.key_file.clone(), journal));
+        #[cfg(not(feature = "solana-litesvm"))]
+        match *d {}
     }
     let url =
         cli.solana_rpc_url.clone().context("--chips solana needs --solana-rpc-url (or --solana-litesvm)")?;
@@ -442,10 +485,11 @@ fn solana_config(cli: &Cli, demo: Option<&solana_demo::DemoChain>) -> anyhow::Re
 
 /// The chip provider of `--chips`; `dealer` (the dealer's id) names the
 /// account commission goes to where the provider needs it up front.
+#[cfg_attr(not(feature = "solana"), allow(unused_variables))]
 async fn chips_setup(
     cli: &Cli,
     dealer: Option<PlayerId>,
-    solana_bank: Option<&solana_demo::DemoChain>,
+    solana_bank: Option<&DemoChain>,
 ) -> anyhow::Result<ChipsSetup> {
     let kind = match (cli.chips, &cli.chips_url) {
         (ChipsKind::Auto, Some(_)) => ChipsKind::Http,
@@ -491,6 +535,7 @@ async fn chips_setup(
                 label: format!("http {url}"),
             })
         }
+        #[cfg(feature = "evm")]
         ChipsKind::Evm => {
             let cfg = evm_config(cli)?;
             let dealer = dealer.context("the dealer identity")?;
@@ -507,6 +552,7 @@ async fn chips_setup(
             );
             Ok(ChipsSetup { provider: Arc::new(c), grants: None, welcome: Chips::ZERO, points: None, label })
         }
+        #[cfg(feature = "solana")]
         ChipsKind::Solana => {
             let cfg = solana_config(cli, solana_bank)?;
             let dealer = dealer.context("the dealer identity")?;
@@ -524,6 +570,12 @@ async fn chips_setup(
             );
             Ok(ChipsSetup { provider: Arc::new(c), grants: None, welcome: Chips::ZERO, points: None, label })
         }
+        // Refused in main before anything starts (`check_build`); the same
+        // error should a path reach here.
+        #[cfg(not(feature = "evm"))]
+        ChipsKind::Evm => Err(anyhow::anyhow!(check_build(cli).unwrap_or_default())),
+        #[cfg(not(feature = "solana"))]
+        ChipsKind::Solana => Err(anyhow::anyhow!(check_build(cli).unwrap_or_default())),
         ChipsKind::Auto => {
             std::fs::create_dir_all(&cli.data_dir)?;
             let db = claw_points::sqlite_url(&cli.data_dir.join("points.db"));
@@ -544,6 +596,52 @@ async fn chips_setup(
             })
         }
     }
+}
+
+/// `--chips evm|solana` (or the rooms file's type) and `--solana-litesvm`
+/// against what this build carries: the one error line saying how to build
+/// it, or `None`.
+fn check_build(cli: &Cli) -> Option<String> {
+    let kind = cli.chips.name();
+    let source = match cli.chips_flag {
+        Some(_) => format!("--chips {kind}"),
+        None => format!("rooms file [chips] type = {kind:?}"),
+    };
+    Built::THIS.missing(kind, &source, cli.solana_litesvm)
+}
+
+/// Starts the in-process Solana demo bank for `--solana-litesvm` (the bots'
+/// keys must exist to fund them and approve), with the bots' identities.
+#[cfg(feature = "solana-litesvm")]
+async fn solana_demo_bank(
+    cli: &Cli,
+    bot_keys: Option<&std::path::Path>,
+) -> anyhow::Result<(Option<DemoChain>, Vec<Identity>)> {
+    if !cli.solana_litesvm {
+        return Ok((None, Vec::new()));
+    }
+    let dir = bot_keys.context("bot keys directory")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("bot keys {}", dir.display()))?;
+    let mut ids = Vec::new();
+    for i in 0..cli.bots {
+        let path = dir.join(format!("bot-{i}.key"));
+        ids.push(
+            Identity::load_or_create(&path, &mut rand::rngs::OsRng)
+                .with_context(|| format!("bot key {}", path.display()))?,
+        );
+    }
+    let bank = solana_demo::start(&cli.data_dir, &ids, 1000).await.context("Solana demo bank")?;
+    eprintln!("claw-dealer: solana demo bank (litesvm) JSON-RPC {}, mint {}", bank.rpc_url, bank.mint);
+    Ok((Some(bank), ids))
+}
+
+/// Without the feature there is no bank (`--solana-litesvm` was refused).
+#[cfg(not(feature = "solana-litesvm"))]
+async fn solana_demo_bank(
+    _: &Cli,
+    _: Option<&std::path::Path>,
+) -> anyhow::Result<(Option<DemoChain>, Vec<Identity>)> {
+    Ok((None, Vec::new()))
 }
 
 /// The demo's exit code: 0 every hand played and audited, 1 an audit
@@ -622,6 +720,11 @@ async fn main() -> anyhow::Result<()> {
         (None, None) => bail!("give --game or --rooms"),
     };
     apply_file_chips(&mut cli, file_chips)?;
+    if let Some(e) = check_build(&cli) {
+        // A usage error, as clap's (exit 2): one line, whatever RUST_BACKTRACE says.
+        eprintln!("claw-dealer: {e}");
+        std::process::exit(2);
+    }
     let mut rooms = rooms;
     if cli.bots > 0 {
         // The demo ends after --hands, in a rooms-file room too.
@@ -713,23 +816,7 @@ async fn main() -> anyhow::Result<()> {
         (None, true) => Some(cli.data_dir.join("bots")),
         (k, _) => k.clone(),
     };
-    let (solana_bank, bot_ids) = if cli.solana_litesvm {
-        let dir = bot_keys.clone().context("bot keys directory")?;
-        std::fs::create_dir_all(&dir).with_context(|| format!("bot keys {}", dir.display()))?;
-        let mut ids = Vec::new();
-        for i in 0..cli.bots {
-            let path = dir.join(format!("bot-{i}.key"));
-            ids.push(
-                Identity::load_or_create(&path, &mut rand::rngs::OsRng)
-                    .with_context(|| format!("bot key {}", path.display()))?,
-            );
-        }
-        let bank = solana_demo::start(&cli.data_dir, &ids, 1000).await.context("Solana demo bank")?;
-        eprintln!("claw-dealer: solana demo bank (litesvm) JSON-RPC {}, mint {}", bank.rpc_url, bank.mint);
-        (Some(bank), ids)
-    } else {
-        (None, Vec::new())
-    };
+    let (solana_bank, bot_ids) = solana_demo_bank(&cli, bot_keys.as_deref()).await?;
     let chips = chips_setup(&cli, identity.as_ref().map(Identity::id), solana_bank.as_ref()).await?;
     let mut builder = DealerNode::builder(config).chips(chips.provider.clone()).data_dir_lock(lock);
     if let Some(id) = identity {

@@ -49,7 +49,29 @@ pub enum Command {
     /// Solana chips: revoke your approval (the dealer can move nothing more).
     #[cfg(feature = "solana")]
     Revoke(crate::solana::ChainArgs),
+    /// Solana chips: approve a dealer's operator (needs a build with
+    /// `--features solana`).
+    #[cfg(not(feature = "solana"))]
+    #[command(disable_help_flag = true)]
+    Approve(NotBuilt),
+    /// Solana chips: revoke your approval (needs a build with `--features solana`).
+    #[cfg(not(feature = "solana"))]
+    #[command(disable_help_flag = true)]
+    Revoke(NotBuilt),
 }
+
+/// The arguments of a command this build lacks, taken as they come so that
+/// the command answers with how to build it.
+#[derive(Debug, clap::Args)]
+pub struct NotBuilt {
+    /// Whatever followed the command (not read).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub args: Vec<String>,
+}
+
+/// The one line `approve` / `revoke` answer in a build without `solana`.
+pub const SOLANA_NOT_BUILT: &str = "this claw-player is built without Solana chips; build and run it with: \
+     cargo run --release -p claw-player --features solana -- …";
 
 /// Arguments of `claw-player join`.
 #[derive(Debug, clap::Args)]
@@ -109,6 +131,11 @@ pub struct AuditArgs {
     /// a completion that audits OK is written back into the file (atomically).
     #[arg(long, value_name = "URL")]
     pub fetch: Option<String>,
+    /// With --fetch: seconds allowed to connect and between two reads of an
+    /// answer (a whole answer gets four times it); a larger answer than
+    /// 64 MiB is refused.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub fetch_timeout: u64,
     /// The room's commission per player per hand (`commission` of the room
     /// configuration the dealer signed; `claw-player join` prints it in its
     /// `joined` line): every seat's `game-start` commission must equal it.

@@ -128,26 +128,21 @@ pub async fn run_mixed(
 /// else the one cargo built beside this test (`cargo test --workspace`
 /// builds every binary of the workspace first). The binary belongs to
 /// another package, so `CARGO_BIN_EXE_…` is not available here, and a test
-/// never runs `cargo build` itself. `None` (the caller prints SKIPPED) when
-/// it is not there.
-pub fn claw_player_bin() -> Option<std::path::PathBuf> {
+/// never runs `cargo build` itself. Missing, the test fails saying how to
+/// build it: it never passes without running.
+pub fn claw_player_bin(test: &str) -> std::path::PathBuf {
     if let Some(p) = std::env::var_os("CLAW_PLAYER_BIN") {
-        return Some(p.into());
+        return p.into();
     }
     // target/<profile>/deps/<test> → target/<profile>/claw-player
-    let exe = std::env::current_exe().ok()?;
-    let bin = exe.parent()?.parent()?.join(format!("claw-player{}", std::env::consts::EXE_SUFFIX));
-    bin.exists().then_some(bin)
-}
-
-/// [`claw_player_bin`], or prints why the test is skipped.
-pub fn claw_player_bin_or_skip(test: &str) -> Option<std::path::PathBuf> {
-    let bin = claw_player_bin();
-    if bin.is_none() {
-        eprintln!(
-            "SKIPPED {test}: no claw-player binary beside the test (run `cargo test --workspace`, \
-             or `cargo build -p claw-player` first, or set CLAW_PLAYER_BIN)"
-        );
-    }
+    let exe = std::env::current_exe().expect("the test's path");
+    let dir = exe.parent().and_then(std::path::Path::parent).expect("target/<profile>");
+    let bin = dir.join(format!("claw-player{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.exists(),
+        "{test}: no claw-player binary at {}: run the workspace's tests (`cargo test --workspace`), \
+         or `cargo build -p claw-player` first, or set CLAW_PLAYER_BIN",
+        bin.display()
+    );
     bin
 }

@@ -88,7 +88,7 @@ pub async fn vault_with_bots(bin: &Path, dir: &Path, n: usize, deposit: u64) -> 
     ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
 )]
 async fn dealer_binary_plays_twenty_hands_settled_on_chain() {
-    let Some(bin) = anvil_bin("dealer_binary_plays_twenty_hands_settled_on_chain") else { return };
+    let bin = anvil_bin("dealer_binary_plays_twenty_hands_settled_on_chain");
     let dir = tempfile::tempdir().expect("temp dir");
     let VaultWithBots { anvil: _anvil, url, admin, operator, token, vault, owners, key_file, bots } =
         vault_with_bots(&bin, dir.path(), PLAYERS, DEPOSIT).await;

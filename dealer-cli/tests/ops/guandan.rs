@@ -2,7 +2,7 @@
 //! with tribute and return moving sealed cards (`card-transfer`), over real
 //! sockets; the binary's bots audit every hand live, and each transcript
 //! the dealer archived is audited again offline, as `claw-player audit`
-//! does (with the binary too when it is at hand).
+//! does, and with the `claw-player` binary.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -15,14 +15,21 @@ use claw_player::audit::Auditor;
 const HANDS: u64 = 4;
 
 /// The `claw-player` binary: `CLAW_PLAYER_BIN`, else next to `claw-dealer`
-/// when the workspace built it.
-fn claw_player_bin() -> Option<PathBuf> {
+/// (`cargo test --workspace` builds both). Another package's binary, so no
+/// `CARGO_BIN_EXE_…`: missing, the test fails saying how to build it.
+fn claw_player_bin() -> PathBuf {
     if let Some(p) = std::env::var_os("CLAW_PLAYER_BIN") {
-        return Some(PathBuf::from(p));
+        return PathBuf::from(p);
     }
     let dealer = Path::new(env!("CARGO_BIN_EXE_claw-dealer"));
     let p = dealer.with_file_name(format!("claw-player{}", std::env::consts::EXE_SUFFIX));
-    p.exists().then_some(p)
+    assert!(
+        p.exists(),
+        "no claw-player binary at {}: run the workspace's tests (`cargo test --workspace`), or \
+         `cargo build -p claw-player` first, or set CLAW_PLAYER_BIN",
+        p.display()
+    );
+    p
 }
 
 #[test]
@@ -58,18 +65,13 @@ fn guandan_bots_play_tribute_deals_and_every_hand_audits_offline() {
     assert!(transfers >= 2, "tribute and return moved cards in the later deals ({transfers} transfers)");
 
     // The player CLI on the same files, trusting the dealer's key.
-    match claw_player_bin() {
-        Some(bin) => {
-            let dealer = dealers.iter().next().unwrap().to_string();
-            let out =
-                Command::new(&bin).arg("audit").arg("--dealer").arg(&dealer).args(&files).output().unwrap();
-            assert!(
-                out.status.success(),
-                "claw-player audit:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        None => eprintln!("SKIPPED claw-player audit binary run: set CLAW_PLAYER_BIN (library audit ran)"),
-    }
+    let bin = claw_player_bin();
+    let dealer = dealers.iter().next().unwrap().to_string();
+    let out = Command::new(&bin).arg("audit").arg("--dealer").arg(&dealer).args(&files).output().unwrap();
+    assert!(
+        out.status.success(),
+        "claw-player audit:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

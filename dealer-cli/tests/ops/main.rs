@@ -5,21 +5,33 @@
 //! bots demo audited offline, deferred reveals that survive a stop or crash,
 //! the launch paths' defaults, a demo whose table breaks up, the admin API,
 //! two nodes on one PostgreSQL ledger, a dealer killed mid-hand (refunded
-//! once), a spectator who sees no secret early.
+//! once), a spectator who sees no secret early, a build without the chains
+//! refusing them in one line.
+//!
+//! The chain tests are compiled with the crate's features only: `evm` for
+//! the anvil ones, `solana-litesvm` for the Solana bank's
+//! (`cargo test --workspace --all-features`, as CI runs).
 
 mod admin;
+#[cfg(feature = "evm")]
 #[path = "../../../chip-providers/tests/support/anvil.rs"]
 mod anvil;
+mod build_features;
+mod crash_archive;
 mod datadir;
 mod dealer_crash;
+#[cfg(feature = "evm")]
 mod evm;
+mod fd_exhaustion;
 mod guandan;
 mod launch;
 #[path = "../../../points-server/tests/points/common/pg.rs"]
 mod pg;
 mod reveals;
+#[cfg(feature = "evm")]
 mod rooms_chips;
 mod scale;
+#[cfg(feature = "solana-litesvm")]
 mod solana;
 mod stop;
 mod tls;

@@ -13,7 +13,7 @@ use crate::evm::vault_with_bots;
     ignore = "skipped: no local EVM node; set CLAW_ANVIL (scripts/install-evm-tools.sh prints it) or CLAW_REQUIRE_EVM=1"
 )]
 async fn rooms_file_chips_table_selects_the_evm_provider() {
-    let Some(bin) = anvil_bin("rooms_file_chips_table_selects_the_evm_provider") else { return };
+    let bin = anvil_bin("rooms_file_chips_table_selects_the_evm_provider");
     let dir = tempfile::tempdir().expect("temp dir");
     let w = vault_with_bots(&bin, dir.path(), 2, 1000).await;
     let (url, vault, bots) = (&w.url, w.vault, &w.bots);

@@ -171,11 +171,7 @@ async fn audit_log(s: &RunningServer) -> Vec<AuditEntry> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(not(claw_pg), ignore = "skipped: PostgreSQL (set CLAW_TEST_PG_URL, scripts/start-postgres.sh)")]
 async fn two_nodes_two_points_servers_one_postgres_ledger() {
-    let Some(db) =
-        fresh_database("scale::two_nodes_two_points_servers_one_postgres_ledger", "claw_scale").await
-    else {
-        return;
-    };
+    let db = fresh_database("scale::two_nodes_two_points_servers_one_postgres_ledger", "claw_scale").await;
     let tmp = tempfile::tempdir().unwrap();
     let (pa, pb) = (points_server(&db).await, points_server(&db).await);
     let (na, a) = dealer(&tmp.path().join("a"), "a", &pa.url()).await;

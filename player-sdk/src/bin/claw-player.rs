@@ -8,7 +8,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use claw_player::audit::{
-    bind_balances, fetch_completion, split_hands, AuditFileError, Auditor, FetchError, HandVerdict, Verdict,
+    bind_balances, fetch_completion, split_hands, AuditFileError, Auditor, FetchError, FetchLimits, Fetcher,
+    HandVerdict, Verdict,
 };
 use claw_player::bots::strategy;
 use claw_player::cli::{
@@ -36,6 +37,10 @@ fn main() -> ExitCode {
         Command::Approve(a) => chain_command(claw_player::solana::approve(&a)),
         #[cfg(feature = "solana")]
         Command::Revoke(r) => chain_command(claw_player::solana::revoke(&r)),
+        #[cfg(not(feature = "solana"))]
+        Command::Approve(_) => not_built("approve"),
+        #[cfg(not(feature = "solana"))]
+        Command::Revoke(_) => not_built("revoke"),
         Command::Join(j) => {
             let rt = match tokio::runtime::Runtime::new() {
                 Ok(rt) => rt,
@@ -57,6 +62,13 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(code as u8)
+}
+
+/// A command this build lacks: the one line saying how to build it, and 2.
+#[cfg(not(feature = "solana"))]
+fn not_built(command: &str) -> i32 {
+    eprintln!("claw-player {command}: {}", claw_player::cli::SOLANA_NOT_BUILT);
+    exit::UNREADABLE
 }
 
 /// Runs a chain command: its line on stdout and 0, or the error and 2.
@@ -97,13 +109,20 @@ fn audit(a: AuditArgs) -> i32 {
         auditor = auditor.with_viewer(me);
     }
     let fetch = match &a.fetch {
-        Some(base) => match tokio::runtime::Runtime::new() {
-            Ok(rt) => Some((rt, reqwest::Client::new(), base.clone())),
-            Err(e) => {
-                eprintln!("claw-player: cannot start the runtime: {e}");
-                return exit::UNREADABLE;
+        Some(base) => {
+            let limits = FetchLimits::with_timeout(std::time::Duration::from_secs(a.fetch_timeout));
+            match (tokio::runtime::Runtime::new(), Fetcher::new(limits)) {
+                (Ok(rt), Ok(fetcher)) => Some((rt, fetcher, base.clone())),
+                (Err(e), _) => {
+                    eprintln!("claw-player: cannot start the runtime: {e}");
+                    return exit::UNREADABLE;
+                }
+                (_, Err(e)) => {
+                    eprintln!("claw-player: {e}");
+                    return exit::UNREADABLE;
+                }
             }
-        },
+        }
         None => None,
     };
     let mut code = exit::OK;

@@ -1,6 +1,7 @@
 //! `claw-player audit` on saved transcripts: a good file exits 0, a
 //! tampered one exits 1 naming the failed check and the hand, an unreadable
-//! one exits 2.
+//! one exits 2; `approve` / `revoke` in a build without Solana say how to
+//! build it.
 
 use crate::support;
 
@@ -106,4 +107,19 @@ fn a_wrong_dealer_key_and_an_unreadable_file_fail() {
 
     let out = claw_player().arg("audit").arg(dir.path().join("missing.jsonl")).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Without the `solana` feature, `approve` and `revoke` (any arguments, even
+/// `--help`) answer in one line how to build them, exit 2.
+#[cfg(not(feature = "solana"))]
+#[test]
+fn approve_and_revoke_without_solana_say_how_to_build_them() {
+    for args in [&["approve", "--key", "me.key", "--amount", "5"][..], &["revoke", "--help"], &["approve"]] {
+        let out = claw_player().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
+        assert!(stderr.starts_with(&format!("claw-player {}: ", args[0])), "{stderr}");
+        assert!(stderr.contains("--features solana"), "{stderr}");
+    }
 }

@@ -486,7 +486,7 @@ async fn operator_token_has_its_own_limit(db: TestDb) {
         ..claw_points::Limits::default()
     };
     let db2 = match db.backend {
-        "postgres" => common::pg_db("operator-limit").await.unwrap(),
+        "postgres" => common::pg_db("operator-limit").await,
         _ => common::sqlite_db(),
     };
     let s = start(&db2, limits).await;
@@ -567,7 +567,7 @@ async fn audit_detects_tampering(db: TestDb) {
         ("DELETE FROM ledger WHERE audit_seq = 3", "ledger-mismatch"),
     ] {
         let db2 = match db.backend {
-            "postgres" => common::pg_db("tamper").await.unwrap(),
+            "postgres" => common::pg_db("tamper").await,
             _ => common::sqlite_db(),
         };
         let s = start(&db2, open_limits()).await;
@@ -647,7 +647,7 @@ async fn edited_answers_fail_verify(db: TestDb) {
         ),
     ] {
         let db2 = match db.backend {
-            "postgres" => common::pg_db("tamper-answers").await.unwrap(),
+            "postgres" => common::pg_db("tamper-answers").await,
             _ => common::sqlite_db(),
         };
         let (s, c) = ledger(&db2).await;

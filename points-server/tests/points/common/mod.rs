@@ -26,11 +26,11 @@ pub fn sqlite_db() -> TestDb {
     TestDb { url, backend: "sqlite", _dir: Some(dir) }
 }
 
-/// A fresh database on the PostgreSQL server named by CLAW_TEST_PG_URL, or
-/// None (with a visible note) when the variable is unset.
-pub async fn pg_db(test: &str) -> Option<TestDb> {
-    let url = pg::fresh_database(test, "claw_t").await?;
-    Some(TestDb { url, backend: "postgres", _dir: None })
+/// A fresh database on the PostgreSQL server named by CLAW_TEST_PG_URL
+/// (the test fails when it is unset: [`pg::fresh_database`]).
+pub async fn pg_db(test: &str) -> TestDb {
+    let url = pg::fresh_database(test, "claw_t").await;
+    TestDb { url, backend: "postgres", _dir: None }
 }
 
 /// Limits for tests: no rate limiting unless a test asks for it.
@@ -164,9 +164,7 @@ macro_rules! on_both_backends {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             #[cfg_attr(not(claw_pg), ignore = "skipped: PostgreSQL (set CLAW_TEST_PG_URL, scripts/start-postgres.sh)")]
             async fn postgres() {
-                if let Some(db) = $crate::common::pg_db(concat!(module_path!(), "::postgres")).await {
-                    super::$name(db).await;
-                }
+                super::$name($crate::common::pg_db(concat!(module_path!(), "::postgres")).await).await;
             }
         }
     )*};
