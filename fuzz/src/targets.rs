@@ -108,6 +108,22 @@ fn games() -> &'static [Arc<dyn DynGame>] {
     G.get_or_init(registry::all)
 }
 
+/// The header line of the game targets, `GAME PLAYERS …`: the game, its
+/// facts, the table size (clamped to the game's) and the remaining fields.
+fn table_header<'a>(
+    lines: &mut std::str::Lines<'a>,
+) -> Option<(&'static Arc<dyn DynGame>, claw_games::GameMeta, usize, std::str::SplitWhitespace<'a>)> {
+    let mut head = lines.next().unwrap_or("").split_whitespace();
+    let game = head.next().and_then(|n| games().iter().find(|g| g.meta().name == n))?;
+    let meta = game.meta();
+    let n = head
+        .next()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(usize::from(meta.min_players))
+        .clamp(usize::from(meta.min_players), usize::from(meta.max_players));
+    Some((game, meta, n, head))
+}
+
 /// Frame decoding, both directions (SPEC.md §9): no panic; whatever decodes
 /// encodes again (unless the canonical form outgrows the frame limit) and
 /// decodes to the same message.
@@ -282,14 +298,7 @@ pub fn transcript(data: &[u8]) {
 pub fn game_actions(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let mut lines = text.lines();
-    let mut head = lines.next().unwrap_or("").split_whitespace();
-    let Some(game) = head.next().and_then(|n| games().iter().find(|g| g.meta().name == n)) else { return };
-    let meta = game.meta();
-    let n = head
-        .next()
-        .and_then(|s| s.parse::<usize>().ok())
-        .unwrap_or(usize::from(meta.min_players))
-        .clamp(usize::from(meta.min_players), usize::from(meta.max_players));
+    let Some((game, meta, n, mut head)) = table_header(&mut lines) else { return };
     let shuffle_seed = head.next().and_then(|s| s.parse::<u8>().ok()).unwrap_or(0);
     let balance = head.next().and_then(|s| s.parse::<u64>().ok()).unwrap_or(1000).min(1_000_000_000_000);
     let settings = Value::Null;
@@ -380,14 +389,7 @@ pub fn hand_actions(data: &[u8]) {
 
     let Ok(text) = std::str::from_utf8(data) else { return };
     let mut lines = text.lines();
-    let mut head = lines.next().unwrap_or("").split_whitespace();
-    let Some(game) = head.next().and_then(|n| games().iter().find(|g| g.meta().name == n)) else { return };
-    let meta = game.meta();
-    let n = head
-        .next()
-        .and_then(|s| s.parse::<usize>().ok())
-        .unwrap_or(usize::from(meta.min_players))
-        .clamp(usize::from(meta.min_players), usize::from(meta.max_players));
+    let Some((game, meta, n, mut head)) = table_header(&mut lines) else { return };
     let seed = head.next().and_then(|s| s.parse::<u8>().ok()).unwrap_or(0);
     let Ok(settings) = game.normalize_settings(&Value::Null) else { return };
     let Ok(spec) =

@@ -6,7 +6,7 @@
 //! driven by ChaCha20 keyed with the shuffle seed. Anyone holding the seeds
 //! recomputes the same order.
 
-use rand_chacha::rand_core::{RngCore as _, SeedableRng as _};
+use rand_chacha::rand_core::SeedableRng as _;
 use rand_chacha::ChaCha20Rng;
 
 use crate::bytes::{sha256, Digest, HandId, Seed};
@@ -35,7 +35,7 @@ pub fn shuffle_seed(dealer: &Seed, players: &[Option<Seed>]) -> [u8; 32] {
 /// An integer uniform in `0..bound` (bound ≥ 1) by rejection sampling over
 /// the rng's 32-bit outputs: draw `x = next_u32()`; reject while
 /// `x < (2^32 - bound) mod bound`; return `x mod bound`.
-pub fn uniform_below(rng: &mut ChaCha20Rng, bound: u32) -> u32 {
+pub fn uniform_below<R: rand_chacha::rand_core::RngCore + ?Sized>(rng: &mut R, bound: u32) -> u32 {
     if bound <= 1 {
         return 0;
     }
@@ -70,6 +70,7 @@ pub fn shuffle(deck: &[CardId], seed: &[u8; 32]) -> Vec<CardId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand_chacha::rand_core::RngCore as _;
 
     #[test]
     fn chacha20_is_the_djb_keystream() {

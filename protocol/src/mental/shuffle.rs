@@ -160,20 +160,6 @@ fn permutation_challenges(t: &mut Transcript, commitments: &[u8], n: usize) -> V
     (0..n).map(|_| t.challenge_scalar(b"u")).collect()
 }
 
-/// Uniform integer in `0..bound` (SPEC.md §7.4, one u32 word at a time).
-fn uniform_below<R: CryptoRngCore + ?Sized>(rng: &mut R, bound: u32) -> u32 {
-    if bound <= 1 {
-        return 0;
-    }
-    let threshold = bound.wrapping_neg() % bound;
-    loop {
-        let x = rng.next_u32();
-        if x >= threshold {
-            return x % bound;
-        }
-    }
-}
-
 /// Shuffles `input` with a fresh secret permutation and re-randomisation
 /// under the joint key, and proves it, bound to the hand and the shuffler's seat.
 pub fn shuffle<R: CryptoRngCore + ?Sized>(
@@ -188,7 +174,7 @@ pub fn shuffle<R: CryptoRngCore + ?Sized>(
     let mut pi: Vec<usize> = (0..n).collect();
     for i in (1..n).rev() {
         // i < MAX_DECK, so it fits a u32.
-        let j = uniform_below(rng, (i + 1) as u32) as usize;
+        let j = crate::shuffle::uniform_below(rng, (i + 1) as u32) as usize;
         pi.swap(i, j);
     }
     let out = prove_map(hand, seat, key, input, &pi, rng);
