@@ -2,8 +2,12 @@
 """Drives headless Chromium (WebDriver, chromium-driver) through the web app
 of a real dealer: the lobby, a live table while bots play, an archived hand
 page (in-browser audit all green, the player's own sealed cards opened from
-its key file), and the audit page with an honest transcript (all green) and
-tampered ones (the right check red). Saves screenshots.
+its key file), the audit page with an honest transcript (all green) and
+tampered ones (the right check red), and the table page: the browser sits
+down with a key it makes, plays with the action buttons until a hand ends
+with every check green, on a desktop and on a phone-sized window, and
+behind a man in the middle that changes the dealer's signatures shows the
+red banner and no action. Saves screenshots.
 
     browser_test.py BIN_DIR SCREENSHOT_DIR      (prints `N passed, N failed`)
 """
@@ -17,7 +21,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
@@ -142,6 +148,173 @@ def drop_file(d, base, path, dealer):
     return statuses(d)
 
 
+def sit_and_play(d, base):
+    """Sits down from the lobby and plays by clicking (check, else call, else the first button) until a hand's audit is green."""
+    d.get(base + "/")
+    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "tr[data-room=texas-holdem] [data-testid=sit-down]"))
+    d.find_element(By.CSS_SELECTOR, "tr[data-room=texas-holdem] [data-testid=sit-down]").click()
+    wait(d, lambda: text(d, "[data-testid=status]") == "seated", 30)
+    key = d.execute_script("return JSON.parse(localStorage.getItem('claw-identity-v1'))")
+    assert key["format"] == "claw-identity-v1" and len(key["player_id"]) == 64, key
+    clicks = 0
+    shot = False
+    audit_at_first_click = None
+
+    def step_once():
+        """Acts when it is our turn; done once a hand we acted in has its audit."""
+        nonlocal clicks, shot, audit_at_first_click
+        assert not d.execute_script("return !document.querySelector('[data-testid=banner]').hidden"), text(d, "[data-testid=banner]")
+        labels = d.execute_script("return [...document.querySelectorAll('[data-testid=actions] button.act')].map(b=>b.textContent)")
+        if labels:
+            if not shot:
+                d.save_screenshot(os.path.join(SHOTS, f"play-turn-{d.get_window_size()['width']}.png"))
+                shot = True
+            pick = next((i for i, l in enumerate(labels) if l.startswith("check")), None)
+            pick = pick if pick is not None else next((i for i, l in enumerate(labels) if l.startswith("call")), 0)
+            if clicks == 0:
+                audit_at_first_click = text(d, "[data-testid=hand-audit]")
+            d.execute_script("document.querySelectorAll('[data-testid=actions] button.act')[arguments[0]].click()", pick)
+            clicks += 1
+        verdict = d.execute_script("return document.querySelector('[data-testid=hand-audit] [data-testid=verdict]') !== null")
+        return clicks > 0 and verdict and text(d, "[data-testid=hand-audit]") != audit_at_first_click
+
+    wait(d, step_once, 120)
+    st = statuses(d, "[data-testid=hand-audit]")
+    assert all_green(st), st
+    mine = d.execute_script("return [...document.querySelectorAll('.seat.you .hole .card')].map(c=>c.title)")
+    assert len(mine) == 2 and all(mine), mine
+    assert "opened and match" in (text(d, "[data-testid=hand-audit] li[data-check=opened-cards]") or "")
+    d.save_screenshot(os.path.join(SHOTS, f"play-audit-{d.get_window_size()['width']}.png"))
+    print(f"     clicked {clicks} actions; cards {mine}", flush=True)
+
+
+@step("play")
+def play(d, base):
+    sit_and_play(d, base)
+
+
+@step("play-phone")
+def play_phone(d, base):
+    # Another player: a fresh key (the desktop player's seat stays held for its reconnect window).
+    d.execute_script("localStorage.clear()")
+    d.set_window_size(390, 844)
+    try:
+        sit_and_play(d, base)
+        # Nothing wider than the screen: the table and the buttons fit.
+        width = d.execute_script("return document.documentElement.scrollWidth")
+        assert width <= 390, f"page is {width}px wide on a 390px screen"
+    finally:
+        d.set_window_size(1400, 1000)
+
+
+def tampering_proxy(listen_port, dealer_port, mutate):
+    """A man in the middle on the game port: relays WebSocket connections to
+    the dealer and rewrites the dealer's text frames with `mutate` (same
+    length, so the frame headers stay valid)."""
+    server = socket.create_server(("127.0.0.1", listen_port))
+
+    def pump(src, dst, frames):
+        buf = b""
+        upgraded = not frames
+        try:
+            while True:
+                chunk = src.recv(65536)
+                if not chunk:
+                    break
+                if not frames:
+                    dst.sendall(chunk)
+                    continue
+                buf += chunk
+                if not upgraded:
+                    end = buf.find(b"\r\n\r\n")
+                    if end < 0:
+                        continue
+                    dst.sendall(buf[:end + 4])
+                    buf, upgraded = buf[end + 4:], True
+                while len(buf) >= 2:
+                    n, off = buf[1] & 0x7F, 2
+                    if n == 126:
+                        n, off = int.from_bytes(buf[2:4], "big"), 4
+                    elif n == 127:
+                        n, off = int.from_bytes(buf[2:10], "big"), 10
+                    if len(buf) < off + n:
+                        break
+                    head, payload, buf = buf[:off], buf[off:off + n], buf[off + n:]
+                    if head[0] & 0x0F == 1:
+                        changed = mutate(payload.decode()).encode()
+                        assert len(changed) == len(payload)
+                        payload = changed
+                    dst.sendall(head + payload)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                try:
+                    sock.close()
+                except OSError:
+                    pass
+
+    def serve():
+        while True:
+            try:
+                down, _ = server.accept()
+            except OSError:
+                return
+            up = socket.create_connection(("127.0.0.1", dealer_port))
+            threading.Thread(target=pump, args=(down, up, False), daemon=True).start()
+            threading.Thread(target=pump, args=(up, down, True), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server
+
+
+def flip_signatures(text):
+    """Every event's dealer signature changed in one hex digit (the chain is intact: no hash covers `sig`)."""
+    m = re.search(r',"sig":"([0-9a-f])[0-9a-f]{127}"\}$', text)
+    if not text.startswith('{"type":"event"') or not m:
+        return text
+    return text[:m.start(1)] + ("1" if m.group(1) == "0" else "0") + text[m.end(1):]
+
+
+def listening(port):
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+@step("play-tampered")
+def play_tampered(d, bin_dir, work, procs):
+    """A dealer whose invites (so the play page) point at a man in the middle
+    that changes every dealer signature of a hand: the table page shows the
+    red banner and offers no action."""
+    game, proxy, http = free_port(), free_port(), free_port()
+    procs.append(subprocess.Popen(
+        [os.path.join(bin_dir, "claw-dealer"), "--game", "texas-holdem", "--listen", f"127.0.0.1:{game}",
+         "--public-host", f"127.0.0.1:{proxy}", "--http-listen", f"127.0.0.1:{http}",
+         "--data-dir", os.path.join(work, "data-mitm"), "--chips", "local", "--welcome", "10000",
+         "--between-hands", "500ms", "--timeout", "10s", "--shutdown-grace", "1s"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    wait(d, lambda: listening(game) and listening(http), 30)
+    mitm = tampering_proxy(proxy, game, flip_signatures)
+    try:
+        # The bot dials the dealer directly; only the browser goes through the proxy.
+        key = json.load(urllib.request.urlopen(f"http://127.0.0.1:{http}/api/rooms"))["dealer"]
+        procs.append(subprocess.Popen(
+            [os.path.join(bin_dir, "claw-player"), "join", f"ws://127.0.0.1:{game}/texas-holdem#{key}",
+             "--bot", "simple", "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        d.execute_script("localStorage.clear()")
+        d.get(f"http://127.0.0.1:{http}/play/texas-holdem")
+        wait(d, lambda: d.execute_script("return !document.querySelector('[data-testid=banner]').hidden"), 60)
+        banner = text(d, "[data-testid=banner]") or ""
+        assert "VERIFICATION FAILED" in banner and "dealer-signatures" in banner, banner
+        time.sleep(1)
+        assert not d.find_elements(By.CSS_SELECTOR, "[data-testid=actions] button"), "an action offered after a failed check"
+        assert text(d, "[data-testid=status]") == "stopped"
+        d.save_screenshot(os.path.join(SHOTS, "play-tampered.png"))
+        print(f"     {banner[:140]}", flush=True)
+    finally:
+        mitm.close()
+
+
 @step("audit-honest")
 def audit_honest(d, base, path, dealer):
     st = drop_file(d, base, path, dealer)
@@ -220,6 +393,9 @@ def main():
             honest = os.path.join(saved, sorted(os.listdir(saved))[0])
             audit_honest(d, base, honest, dealer_key)
             audit_tampered(d, base, tamper(honest, work), dealer_key)
+            play(d, base)
+            play_phone(d, base)
+            play_tampered(d, bin_dir, work, procs)
         finally:
             d.quit()
     finally:

@@ -10,19 +10,31 @@ For every Texas Hold'em transcript in the given directories:
     chips each player put in and won must again give the signed result.
 For the other games the text history must name every seat and the result.
 
+A split pot's odd chips go one each to the winners nearest the button's
+left, clockwise: the dealer's rule (SPEC.md, Texas Hold'em) and the
+PokerStars convention, which the export states. pokerkit gives all of a
+pot's odd chips to its first winner instead, so its pushes are redivided by
+that rule before the comparison. The export's own fixtures
+(audit/tests/fixtures: a three-way split with two odd chips) are always
+checked besides the given directories.
+
     check_exports.py CLAW_PLAYER DIR...     (prints `N passed, N failed`)
 """
 
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
 from decimal import Decimal
 
 from open_hh_models.models import OpenHandHistory
-from pokerkit import PokerStarsParser
+from pokerkit import ChipsPushing, PokerStarsParser
+
+# Hands every run checks: audit/tests/fixtures/transcripts/*.jsonl.
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "audit", "tests", "fixtures")
 
 # pokerkit notes a field it does not know; harmless for this check.
 warnings.filterwarnings("ignore", message=".*time_zone_abbreviation.*")
@@ -50,14 +62,37 @@ def export(player, fmt, path):
     return out.stdout
 
 
+def dealer_payoffs(state, seats, button, table_size):
+    """pokerkit's payoffs with each pot redivided by the dealer's odd-chip
+    rule: equal shares, then one odd chip each to the winners nearest the
+    button's left, clockwise. `seats` are pokerkit's players' seat numbers."""
+    payoffs = [int(p) for p in state.payoffs]
+    for op in state.operations:
+        if not isinstance(op, ChipsPushing):
+            continue
+        # Every winner gets at least one chip (a pot holds at least one chip
+        # of each player it is contested by), so the winners are the players
+        # pokerkit pushed chips to.
+        winners = [i for i, a in enumerate(op.amounts) if a > 0]
+        winners.sort(key=lambda i: (seats[i] - button - 1) % table_size)
+        total = sum(int(a) for a in op.amounts)
+        share, odd = divmod(total, len(winners))
+        for k, i in enumerate(winners):
+            payoffs[i] += share + (1 if k < odd else 0) - int(op.amounts[i])
+    return payoffs
+
+
 def check_pokerstars(text, net):
     hands = list(PokerStarsParser()(text, error_status=True))
     assert len(hands) == 1, f"pokerkit parsed {len(hands)} hands"
     hh = hands[0]
     state = list(hh)[-1]
     assert not state.status, "pokerkit's replay of the hand did not reach its end"
+    button = re.search(r"Seat #(\d+) is the button", text)
+    assert button, "no button line"
+    payoffs = dealer_payoffs(state, hh.seats, int(button.group(1)), hh.seat_count)
     seats = [s - 1 for s in hh.seats]
-    got = {seat: int(p) for seat, p in zip(seats, state.payoffs)}
+    got = {seat: p for seat, p in zip(seats, payoffs)}
     want = {seat: net[seat] for seat in seats}
     assert got == want, f"pokerkit payoffs {got} != signed result {want}"
 
@@ -112,7 +147,7 @@ def check_text(text, path, net):
 
 
 def main():
-    player, dirs = sys.argv[1], sys.argv[2:]
+    player, dirs = sys.argv[1], sys.argv[2:] + [FIXTURES]
     passed = failed = 0
     counts = {}
     for d in dirs:

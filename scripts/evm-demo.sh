@@ -16,10 +16,14 @@ echo "evm-demo: files in $work" >&2
 
 eval "$("$root/scripts/install-evm-tools.sh")"
 
-echo "evm-demo: building claw-evm and claw-dealer (feature chains)" >&2
-# EVM chips are a feature of both (claw-chips `evm` via claw-dealer-cli `chains`).
-(cd "$root" && cargo build -q --locked -p claw-chips -p claw-dealer-cli --features claw-dealer-cli/chains --bins)
-bin="${CARGO_TARGET_DIR:-$root/target}/debug"
+echo "evm-demo: building claw-evm and claw-dealer (release, feature evm; minutes the first time)" >&2
+# One cargo run builds both binaries the demo runs, with EVM chips only (no
+# Solana crates), in release: the profile the README's commands build, so a
+# machine that built them reuses the dependencies, and the hands run at
+# release speed.
+(cd "$root" && cargo build --release --locked -p claw-chips -p claw-dealer-cli \
+  --features claw-chips/evm,claw-dealer-cli/evm --bin claw-evm --bin claw-dealer)
+bin="${CARGO_TARGET_DIR:-$root/target}/release"
 
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 url="http://127.0.0.1:$port"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Issue 16's checks, after `cargo build --workspace --bins`:
-#  1. the web bundle rebuilds to the committed bytes; the JS audit's tests;
+#  1. the web bundle rebuilds to the committed bytes; the JS audit's tests and
+#     the browser play client's (against the claw-dealer and claw-player built);
 #  2. hand-history exports read by third-party parsers (pokerkit, ohh-pydantic);
 #  3. the example agents against a real dealer;
-#  4. the web app in headless Chromium (screenshots in $CLAW_SCREENSHOTS).
+#  4. the web app in headless Chromium, playing at a table too (screenshots
+#     in $CLAW_SCREENSHOTS).
 #
 #   scripts/test-web.sh [BIN_DIR]      # default ${CARGO_TARGET_DIR:-target}/debug
 set -euo pipefail
@@ -20,8 +22,10 @@ for g in texas-holdem:6 blackjack:4 dou-di-zhu:3 sam-gong:5; do
         --data-dir "$work/${g%%:*}" >/dev/null
 done
 
-echo "== web bundle and JavaScript audit"
-CLAW_WEB_TRANSCRIPTS="$work/texas-holdem/rooms/texas-holdem/transcripts" scripts/check-web-bundle.sh
+echo "== web bundle, JavaScript audit, and the play client against the real dealer"
+CLAW_WEB_TRANSCRIPTS="$work/texas-holdem/rooms/texas-holdem/transcripts" \
+    CLAW_DEALER_BIN="$(cd "$bin" && pwd)/claw-dealer" CLAW_PLAYER_BIN="$(cd "$bin" && pwd)/claw-player" \
+    scripts/check-web-bundle.sh
 
 py=$(scripts/setup-python.sh)
 echo "== hand-history exports"

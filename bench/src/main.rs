@@ -199,7 +199,8 @@ async fn bot(
                 }
             }
             NodeEvent::HandEnded { hand_id, seat, audit, .. } => {
-                if !audit.ok {
+                // A pending hand (deferred reveal) is not OK yet, nor a failure.
+                if audit.failed.is_some() {
                     s.audit_failures.fetch_add(1, Ordering::Relaxed);
                     s.note_error(format!(
                         "audit: {:?} {}",

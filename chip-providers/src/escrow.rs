@@ -30,6 +30,16 @@ pub enum Outcome {
     NotOpened,
 }
 
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Outcome::Settled => "settled",
+            Outcome::Refunded => "refunded",
+            Outcome::NotOpened => "never opened",
+        })
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "line")]
 enum Line {
@@ -282,7 +292,7 @@ impl EscrowChips {
             }
             None => self.refund(&rec.hand, &rec.stakes).await?,
         };
-        tracing::info!(hand = %rec.hand, ?outcome, "reconciled an interrupted escrowed hand");
+        tracing::info!(hand = %rec.hand, %outcome, "reconciled an interrupted escrowed hand");
         self.end(file, outcome)?;
         Ok(Some((rec.hand, outcome)))
     }

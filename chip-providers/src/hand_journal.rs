@@ -1,10 +1,13 @@
-//! A per-hand journal for providers that settle per hand: one JSON-lines
-//! file per hand under `<dir>/open/` while the hand may still move chips,
-//! appended to `<dir>/hands.jsonl` when it ends. Lines that describe a
+//! The one per-hand journal design, used by the dealer's chip ledger (its
+//! lines: [`crate::ledger::JournalLine`], log `chips.jsonl`) and by the
+//! providers that settle per hand (their own lines, log `hands.jsonl`): one
+//! JSON-lines file per hand under `<dir>/open/` while the hand may still
+//! move chips, appended to the log when it ends. Lines that describe a
 //! transaction are synced to disk before it is sent, so a restart knows
-//! everything it may have submitted. `hands.jsonl` is held open and a
-//! hand's file is read back through its own descriptor, so ending a hand
-//! needs no new file descriptor (a process out of them still settles).
+//! everything it may have submitted. The log and the `open/` directory are
+//! held open and a hand's file is read back through its own descriptor, so
+//! ending a hand needs no new file descriptor (a process out of them still
+//! settles).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -33,20 +36,31 @@ fn io(e: std::io::Error) -> JournalError {
 #[derive(Debug, Clone)]
 pub struct Journal {
     dir: PathBuf,
-    /// `hands.jsonl`, open for appending.
+    /// The log of ended hands, open for appending.
     log: Arc<Mutex<File>>,
+    /// `open/`, synced after a hand's file is removed.
+    open_dir: Arc<File>,
 }
 
 /// An open hand's journal file.
+#[derive(Debug)]
 pub struct HandFile {
     path: PathBuf,
     file: File,
+    /// Its lines are in the log already (only the removal is left).
+    logged: bool,
 }
 
 impl Journal {
-    /// The journal in `dir` (created if missing). Staging files a crash
-    /// left behind are removed: their hands never sent a transaction.
+    /// The journal in `dir` (created if missing) with its log `hands.jsonl`.
+    /// Staging files a crash left behind are removed: their hands never
+    /// sent a transaction.
     pub fn new(dir: &Path) -> Result<Journal, JournalError> {
+        Journal::with_log(dir, "hands.jsonl")
+    }
+
+    /// [`Journal::new`] with the log named `log`.
+    pub fn with_log(dir: &Path, log: &str) -> Result<Journal, JournalError> {
         let open = dir.join("open");
         fs::create_dir_all(&open).map_err(io)?;
         for e in fs::read_dir(&open).map_err(io)?.flatten() {
@@ -54,8 +68,14 @@ impl Journal {
                 fs::remove_file(e.path()).map_err(io)?;
             }
         }
-        let log = OpenOptions::new().create(true).append(true).open(dir.join("hands.jsonl")).map_err(io)?;
-        Ok(Journal { dir: dir.to_owned(), log: Arc::new(Mutex::new(log)) })
+        let log = OpenOptions::new().create(true).append(true).open(dir.join(log)).map_err(io)?;
+        let open_dir = File::open(&open).map_err(io)?;
+        Ok(Journal { dir: dir.to_owned(), log: Arc::new(Mutex::new(log)), open_dir: Arc::new(open_dir) })
+    }
+
+    /// The journal directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Creates the hand's file with its first line, synced, atomically: the
@@ -71,7 +91,7 @@ impl Journal {
             .write(true)
             .open(&staged)
             .map_err(io)?;
-        let mut f = HandFile { path: staged.clone(), file };
+        let mut f = HandFile { path: staged.clone(), file, logged: false };
         f.append(first, true)?;
         // A hard link fails if the name exists: no hand's file is replaced.
         let linked = fs::hard_link(&staged, &path);
@@ -90,7 +110,7 @@ impl Journal {
     /// Re-opens an interrupted hand's file for appending.
     pub fn reopen(&self, path: &Path) -> Result<HandFile, JournalError> {
         let file = OpenOptions::new().read(true).append(true).open(path).map_err(io)?;
-        Ok(HandFile { path: path.to_owned(), file })
+        Ok(HandFile { path: path.to_owned(), file, logged: false })
     }
 
     /// Files of hands that have not ended. A file without one whole line
@@ -114,21 +134,30 @@ impl Journal {
         Ok(v)
     }
 
-    /// Moves an ended hand's lines to `hands.jsonl`, through descriptors
+    /// Moves an ended hand's lines to the log, through descriptors
     /// already open (the hand's file and the log).
-    pub fn archive(&self, f: HandFile) -> Result<(), JournalError> {
-        let HandFile { path, file } = f;
-        let mut content = Vec::new();
-        let mut r = &file;
-        r.seek(SeekFrom::Start(0)).map_err(io)?;
-        r.read_to_end(&mut content).map_err(io)?;
-        {
+    pub fn archive(&self, mut f: HandFile) -> Result<(), JournalError> {
+        self.close(&mut f)
+    }
+
+    /// [`Journal::archive`] that may be called again after an error: the
+    /// lines are logged once, then the file is removed and `open/` synced.
+    pub fn close(&self, f: &mut HandFile) -> Result<(), JournalError> {
+        if !f.logged {
+            let mut content = Vec::new();
+            let mut r = &f.file;
+            r.seek(SeekFrom::Start(0)).map_err(io)?;
+            r.read_to_end(&mut content).map_err(io)?;
             let mut out = self.log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             out.write_all(&content).map_err(io)?;
             out.sync_data().map_err(io)?;
+            f.logged = true;
         }
-        drop(file);
-        fs::remove_file(&path).map_err(io)
+        match fs::remove_file(&f.path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+            _ => {}
+        }
+        self.open_dir.sync_all().map_err(io)
     }
 }
 
@@ -182,7 +211,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let j = Journal::new(dir.path()).unwrap();
         let f = j.create("h1", &1u32).unwrap();
-        let e = j.create("h1", &9u32).err().expect("refused");
+        let e = j.create("h1", &9u32).expect_err("refused");
         assert!(e.0.contains("has not been reconciled"), "{e}");
         assert_eq!(read_lines::<u32>(f.path()).unwrap(), vec![1]);
     }

@@ -454,7 +454,11 @@ fn status_error(status: StatusCode, body: Option<&Value>) -> ChipError {
             balance: field_u64("balance"),
             needed: field_u64("needed"),
         },
-        (_, "key-reused") => ChipError::KeyReused(message),
+        // The key alone: `KeyReused`'s text says the rest (older servers
+        // send no `key`: their whole message then).
+        (_, "key-reused") => {
+            ChipError::KeyReused(Some(field_str("key")).filter(|k| !k.is_empty()).unwrap_or(message))
+        }
         (401 | 403, _) => ChipError::Unauthorized(message),
         (429, _) => ChipError::RateLimited,
         (408, _) => ChipError::Timeout,

@@ -9,6 +9,7 @@ pub mod hand_journal;
 pub mod http;
 #[cfg(any(feature = "evm", feature = "solana"))]
 mod key_file;
+pub mod ledger;
 pub mod local;
 #[cfg(feature = "solana")]
 pub mod solana;

@@ -3,11 +3,12 @@
 //! every hand it played; a summary is printed.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use claw_chips::{AccountId, ChipProvider};
-use claw_player::node::{NodeConfig as PlayerConfig, PlayerNode};
+use claw_player::node::{NodeConfig as PlayerConfig, NodeEvent, PlayerNode};
 use claw_player::play::{play_bot, BotReport};
 use claw_player::Invite;
 use claw_protocol::{Identity, PlayerId};
@@ -34,8 +35,9 @@ pub struct DemoParams {
     /// Bot `i` plays as the key file `bot-<i>.key` here (created if
     /// missing), for chips registered to known ids (EVM); none = fresh keys.
     pub bot_keys: Option<std::path::PathBuf>,
-    /// Print a progress line on stderr while hands run (the binary sets it
-    /// when stderr is a terminal; results go to `out`).
+    /// Redraw a progress line on stderr while hands run (hands done,
+    /// hands/s, audits passed; the binary sets it when stderr is a terminal
+    /// and the log format is text; results go to `out`).
     pub progress: bool,
 }
 
@@ -69,6 +71,13 @@ pub async fn run(
     let url = node.invite_url(&params.room).ok_or_else(|| anyhow::anyhow!("no invite URL"))?;
     let invite = Invite::parse(&url).map_err(|e| anyhow::anyhow!("invite {url}: {e}"))?;
     let mut events = node.subscribe();
+    let dealer = AccountId::new(format!("dealer:{}", node.dealer_id())).ok();
+    let house = AccountId::new(format!("house:{}", params.room)).ok();
+    // A data directory used before holds earlier runs' takings: the summary
+    // shows what these hands added.
+    let dealer_before = balance_or_zero(chips, dealer.as_ref()).await;
+    // Every hand a bot audited OK (live, or when its deferred reveal came).
+    let audits_ok = Arc::new(AtomicU64::new(0));
     room.hold_hands(true).await;
     // Each bot says here when it stops (and why), so that a table that can
     // no longer deal is closed rather than waited on.
@@ -92,10 +101,18 @@ pub async fn run(
         let strategy = claw_player::bots::strategy(&params.game, &params.strategy)
             .map_err(|e| anyhow::anyhow!("bot strategy: {e}"))?;
         let left = left_tx.clone();
+        let audited = Arc::clone(&audits_ok);
         bots.push(tokio::spawn(async move {
             let mut rng = rand_chacha::ChaCha20Rng::from_rng(OsRng)
                 .unwrap_or_else(|_| rand_chacha::ChaCha20Rng::seed_from_u64(i.into()));
-            let r = play_bot(&mut p, strategy.as_ref(), &mut rng, None, |_| {}).await;
+            let count = |ev: &NodeEvent| {
+                if let NodeEvent::HandEnded { audit, .. } | NodeEvent::AuditCompleted { audit, .. } = ev {
+                    if audit.ok {
+                        audited.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            };
+            let r = play_bot(&mut p, strategy.as_ref(), &mut rng, None, count).await;
             p.close().await;
             let why = match &r {
                 Ok(r) => r.closed.clone(),
@@ -107,6 +124,7 @@ pub async fn run(
     }
     // Every bot is seated (connect returns after the join answer): go.
     let started = Instant::now();
+    let mut progress = Progress::new(params.progress, started);
     room.hold_hands(false).await;
     let (mut hands, mut voided) = (0u64, 0u64);
     let mut played: std::collections::HashMap<PlayerId, (u64, i64)> = Default::default();
@@ -145,11 +163,7 @@ pub async fn run(
                     e.0 += 1;
                     e.1 += n;
                 }
-                if params.progress {
-                    let mut err = std::io::stderr();
-                    let _ = write!(err, "\r[claw-dealer] {} hands: {hands}/{}", params.game, params.hands);
-                    let _ = err.flush();
-                }
+                progress.draw(params, hands, audits_ok.load(Ordering::Relaxed), false);
             }
             Ok(RoomEvent::HandVoided { room: r, reason, .. }) if r == params.room => {
                 voided += 1;
@@ -165,9 +179,6 @@ pub async fn run(
         }
     }
     let elapsed = started.elapsed();
-    if params.progress {
-        eprintln!();
-    }
     let mut reports = Vec::new();
     for b in bots {
         match tokio::time::timeout(Duration::from_secs(30), b).await {
@@ -178,6 +189,7 @@ pub async fn run(
             _ => anyhow::bail!("a bot did not stop"),
         }
     }
+    progress.finish(params, hands, audits_ok.load(Ordering::Relaxed));
     let all_audited =
         hands > 0 && reports.iter().all(|(_, r)| r.failures.is_empty() && r.audited_ok == r.hands);
     // Summary.
@@ -206,17 +218,17 @@ pub async fn run(
             let _ = writeln!(out, "    FAILED hand {h}: {check}: {detail}");
         }
     }
-    let dealer = AccountId::new(format!("dealer:{}", node.dealer_id())).ok();
-    let house = AccountId::new(format!("house:{}", params.room)).ok();
-    let d = match &dealer {
-        Some(a) => chips.balance(a).await.map(|c| c.0).unwrap_or(0),
-        None => 0,
+    let d = balance_or_zero(chips, dealer.as_ref()).await;
+    let h = balance_or_zero(chips, house.as_ref()).await;
+    let earlier = match dealer_before {
+        0 => String::new(),
+        b => format!(" (balance {d}, {b} from earlier runs on this data directory)"),
     };
-    let h = match &house {
-        Some(a) => chips.balance(a).await.map(|c| c.0).unwrap_or(0),
-        None => 0,
-    };
-    let _ = writeln!(out, "  chips: bots {total}, dealer (commission + rake) {d}, house {h}");
+    let _ = writeln!(
+        out,
+        "  chips: bots {total}, dealer (commission + rake) {}{earlier}, house {h}",
+        d.saturating_sub(dealer_before)
+    );
     if all_audited && hands > 0 {
         let _ = writeln!(out, "{hands} hands audited OK");
     } else {
@@ -225,4 +237,67 @@ pub async fn run(
     let audit_failures = reports.iter().map(|(_, r)| r.failures.len()).sum();
     let incomplete = reports.iter().map(|(_, r)| r.incomplete).sum();
     Ok(DemoOutcome { hands, all_audited, audit_failures, incomplete, broke_up })
+}
+
+/// An account's balance, 0 when there is no such account or the ledger
+/// does not answer (the summary is informative; the audits decide).
+async fn balance_or_zero(chips: &Arc<dyn ChipProvider>, account: Option<&AccountId>) -> u64 {
+    match account {
+        Some(a) => chips.balance(a).await.map(|c| c.0).unwrap_or(0),
+        None => 0,
+    }
+}
+
+/// The demo's progress line on stderr, redrawn in place (`\r`) at most
+/// four times a second.
+struct Progress {
+    on: bool,
+    started: Instant,
+    drawn: Option<Instant>,
+}
+
+impl Progress {
+    const EVERY: Duration = Duration::from_millis(250);
+
+    fn new(on: bool, started: Instant) -> Progress {
+        Progress { on, started, drawn: None }
+    }
+
+    /// Redraws the line unless it was drawn less than [`Self::EVERY`] ago
+    /// (`force`: always).
+    fn draw(&mut self, params: &DemoParams, hands: u64, audits: u64, force: bool) {
+        if !self.on || (!force && self.drawn.is_some_and(|t| t.elapsed() < Self::EVERY)) {
+            return;
+        }
+        self.drawn = Some(Instant::now());
+        let line = progress_line(&params.game, hands, params.hands, audits, self.started.elapsed());
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r{line}\x1b[K");
+        let _ = err.flush();
+    }
+
+    /// The final figures, then the line is left as it is.
+    fn finish(&mut self, params: &DemoParams, hands: u64, audits: u64) {
+        if self.on {
+            self.draw(params, hands, audits, true);
+            eprintln!();
+        }
+    }
+}
+
+/// `[claw-dealer] GAME: 340/1500 hands, 27.1 hands/s, 2040 bot audits passed`.
+fn progress_line(game: &str, hands: u64, of: u64, audits: u64, elapsed: Duration) -> String {
+    let rate = hands as f64 / elapsed.as_secs_f64().max(0.001);
+    format!("[claw-dealer] {game}: {hands}/{of} hands, {rate:.1} hands/s, {audits} bot audits passed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_line_has_hands_rate_and_audits() {
+        let l = progress_line("texas-holdem", 340, 1500, 2040, Duration::from_secs(10));
+        assert_eq!(l, "[claw-dealer] texas-holdem: 340/1500 hands, 34.0 hands/s, 2040 bot audits passed");
+    }
 }

@@ -6,10 +6,18 @@
 //! claw-dealer --game texas-holdem --bots 6 --hands 100
 //! ```
 //!
+//! Output: a serving dealer writes its invite URLs on stdout, one per line,
+//! and nothing else; the demo writes its summary on stdout. Everything else
+//! (start-up facts, logs, errors) goes to stderr: `claw-dealer: …` lines
+//! and tracing logs as text, or only JSON objects, one per line, with
+//! `--log-format json`; the demo's progress line only on a terminal with
+//! text logs.
+//!
 //! `--chips evm` and `--chips solana` need the cargo features `evm` /
 //! `solana` (`--features chains`), `--solana-litesvm` the feature
 //! `solana-litesvm`; a build without them says so in one line.
 
+use claw_dealer_cli::defaults::{self, Ledger, Reach, WelcomeFlags, WelcomePlan};
 use claw_dealer_cli::demo;
 use claw_dealer_cli::features::Built;
 use claw_dealer_cli::rooms_chips::ChipsTable;
@@ -30,12 +38,14 @@ use claw_chips::{AccountId, ChipProvider, EscrowChips, HttpChips, HttpChipsConfi
 use claw_chips::{EvmChips, EvmChipsConfig};
 #[cfg(feature = "solana")]
 use claw_chips::{SolanaChips, SolanaChipsConfig};
+use claw_cli_log::whole_number;
+use claw_cli_log::{json_requested, LogFormat, Stderr};
 use claw_dealer::chips::Grants;
 use claw_dealer::config::{has_house, parse_duration, EntropyMode, RevealPolicy};
 use claw_dealer::lock::DataDirLock;
 use claw_dealer::tls::ServerTls;
 use claw_dealer::{DealerNode, Limits, NodeConfig, RoomConfig, RoomsFile};
-use claw_player::logging::LogFormat;
+use claw_games::GameMeta;
 use claw_protocol::{Chips, Identity, PlayerId};
 
 /// How a points ledger (built-in or `--chips-url`) settles a hand.
@@ -116,8 +126,12 @@ fn dur(s: &str) -> Result<Duration, String> {
 #[derive(Debug, Parser)]
 #[command(name = "claw-dealer", version, about)]
 struct Cli {
-    /// Game of the single room (texas-holdem, blackjack, dou-di-zhu, sam-gong).
-    #[arg(long, required_unless_present = "rooms")]
+    /// Game of the single room (a registered game; `--help` lists them).
+    #[arg(
+        long,
+        required_unless_present = "rooms",
+        value_parser = clap::builder::PossibleValuesParser::new(claw_games::registry::names())
+    )]
     game: Option<String>,
     /// Id of the single room (the invite URL path); default: the game name.
     #[arg(long)]
@@ -126,17 +140,17 @@ struct Cli {
     #[arg(long, conflicts_with = "game")]
     rooms: Option<PathBuf>,
     /// Minimum chip balance to take a seat.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = whole_number)]
     buy_in: u64,
     /// Smallest bet (passed to games whose settings take it; players who
     /// cannot cover commission + min bet are kicked before a hand).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = whole_number)]
     min_bet: u64,
     /// Largest bet (passed to games whose settings take it).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = whole_number)]
     max_bet: u64,
     /// Fixed fee per player per hand, paid to the dealer's account.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = whole_number)]
     commission: u64,
     /// Time to act before the game's auto action (e.g. 30s, 500ms).
     #[arg(long, value_parser = dur, default_value = "30s")]
@@ -181,11 +195,18 @@ struct Cli {
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
-    /// Log lines on stderr: text or json (filter: RUST_LOG).
+    /// Stderr lines: text, or json (every line one JSON object); RUST_LOG
+    /// filters the tracing logs.
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
-    /// Key file, transcripts, chip journals, points database.
-    #[arg(long, default_value = "claw-data")]
+    /// Key file, transcripts, chip journals, points database. Default: a
+    /// fresh directory under the system's temporary directory for each
+    /// --bots demo (printed at its end); else $XDG_DATA_HOME/claw, or
+    /// ~/.local/share/claw.
+    #[arg(long = "data-dir", value_name = "DATA_DIR")]
+    data_dir_flag: Option<PathBuf>,
+    /// `--data-dir` or its default (set after parsing).
+    #[arg(skip)]
     data_dir: PathBuf,
     /// Where chips live (default: the rooms file's `[chips] type`, else auto).
     #[arg(long = "chips", value_enum)]
@@ -221,14 +242,14 @@ struct Cli {
     #[arg(long, env = "CLAW_EVM_KEY_FILE", value_name = "FILE")]
     evm_key_file: Option<PathBuf>,
     /// EVM: blocks on top of the including block before a transaction counts (default 0).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
     evm_confirmations: Option<u64>,
     /// EVM: how long a hand's stakes stay locked without a settlement
     /// (then players can withdraw them without the dealer).
     #[arg(long, value_parser = dur, default_value = "15m")]
     evm_lock: Duration,
     /// EVM: first block to search for player registrations (the vault's deployment; default 0).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
     evm_from_block: Option<u64>,
     /// EVM: permit an RPC host on a private network (still over TLS).
     #[arg(long)]
@@ -252,29 +273,46 @@ struct Cli {
     /// behind a JSON-RPC responder on 127.0.0.1, with a fresh mint, escrow
     /// and operator key; the --bots get 1000 chips each and approve the dealer.
     /// Needs a build with `--features solana-litesvm` (dev/demo only).
-    #[arg(long, requires = "bots")]
+    #[arg(long, requires = "bots_flag")]
     solana_litesvm: bool,
-    /// Welcome chips granted once to every new identity. Off (0) unless
-    /// given, except in the `--bots` demo (10000 with local or built-in chips).
-    #[arg(long)]
+    /// Welcome chips granted once to every new identity (0: none). Default,
+    /// with local or built-in chips: 10000 play-money chips in the --bots
+    /// demo and on a dealer only this machine reaches (listening on
+    /// loopback, no --public-host/--public-url/--tls-cert); none on a dealer
+    /// reachable from the network.
+    #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
     welcome: Option<u64>,
-    /// With --welcome: the most welcome chips the node grants in total
-    /// (default 100 × --welcome; the demo has no cap).
-    #[arg(long)]
+    /// The most welcome chips the node grants in total (default 100 ×
+    /// --welcome when given; no total cap in the demo or for the local
+    /// play-money default).
+    #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
     welcome_total: Option<u64>,
-    /// With --welcome: the most welcome chips the node grants per day
-    /// (a 24 h window from the first grant in it); default: no daily cap.
-    #[arg(long)]
+    /// The most welcome chips the node grants per day (a 24 h window from
+    /// the first grant in it); default: 100 × the welcome chips for the
+    /// local play-money default, else no daily cap.
+    #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
     welcome_per_day: Option<u64>,
     /// Chips granted once to the house of a game with a house (blackjack),
-    /// at room start; required for such a game outside the demo (1000000 there).
-    #[arg(long)]
+    /// at room start. Required for such a game on a dealer reachable from
+    /// the network; default 1000000 play-money chips in the demo and on a
+    /// dealer only this machine reaches, with local or built-in chips.
+    #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
     house_bankroll: Option<u64>,
-    /// Demo: fill the room with N bots (SDK clients over WebSocket).
-    #[arg(long, default_value_t = 0)]
+    /// Demo: fill the room with N bots (SDK clients over WebSocket), play
+    /// --hands, audit every hand, exit. `--bots` alone seats the game's
+    /// usual table: its maximum, at most 6.
+    #[arg(long = "bots", value_name = "N")]
+    bots_flag: Option<Option<u8>>,
+    /// The demo's bots (set after parsing; 0: no demo).
+    #[arg(skip)]
     bots: u8,
-    /// Demo: hands to play, then exit.
-    #[arg(long, default_value_t = 100)]
+    /// Demo: after the hands keep the dealer and its web app up (HTTP port
+    /// default 127.0.0.1:7778) until Ctrl-C, to watch and check the hands
+    /// in the browser.
+    #[arg(long, requires = "bots_flag")]
+    serve: bool,
+    /// Demo: hands to play, then exit (with --serve: keep serving).
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true, value_parser = whole_number)]
     hands: u64,
     /// Demo: bot i plays with the key file DIR/bot-<i>.key (created if
     /// missing), e.g. ids registered in an EVM vault; default: fresh keys.
@@ -316,7 +354,9 @@ struct Cli {
     shutdown_grace: Duration,
 }
 
-fn room_from_flags(cli: &Cli, game: &str) -> anyhow::Result<RoomConfig> {
+/// The room of `--game` and the room flags; `bankroll` is the house
+/// bankroll a house game gets when `--house-bankroll` is not given.
+fn room_from_flags(cli: &Cli, game: &str, bankroll: Option<Chips>) -> anyhow::Result<RoomConfig> {
     let mut r = RoomConfig::new(cli.room.clone().unwrap_or_else(|| game.to_owned()), game);
     r.buy_in = Chips(cli.buy_in);
     r.min_bet = Chips(cli.min_bet);
@@ -341,12 +381,12 @@ fn room_from_flags(cli: &Cli, game: &str) -> anyhow::Result<RoomConfig> {
     if let Some(s) = &cli.settings {
         r.settings = serde_json::from_str(s).context("--settings is not JSON")?;
     }
-    r.house_bankroll = match (has_house(game), cli.house_bankroll) {
-        (true, Some(n)) => Chips(n),
-        (true, None) if cli.bots > 0 => Chips(1_000_000),
-        (true, None) => bail!("{game} has a house: give its bankroll with --house-bankroll N"),
-        (false, Some(_)) => bail!("{game} has no house: --house-bankroll does not apply"),
-        (false, None) => Chips::ZERO,
+    // Refused, if it does not fit the game, by the rooms' one validation
+    // (`RoomConfig::validate`), with the rooms file's and the admin API's reason.
+    r.house_bankroll = match (cli.house_bankroll, has_house(game)) {
+        (Some(n), _) => Chips(n),
+        (None, true) => bankroll.unwrap_or(Chips::ZERO),
+        (None, false) => Chips::ZERO,
     };
     if cli.bots > 0 {
         r.max_hands = Some(cli.hands);
@@ -357,7 +397,6 @@ fn room_from_flags(cli: &Cli, game: &str) -> anyhow::Result<RoomConfig> {
 struct ChipsSetup {
     provider: Arc<dyn ChipProvider>,
     grants: Option<Arc<dyn Grants>>,
-    welcome: Chips,
     points: Option<claw_points::RunningServer>,
     label: String,
 }
@@ -394,10 +433,18 @@ fn settle_mode(
     }
 }
 
-/// Welcome chips with a ledger the dealer runs: the flag, else 10 000 in
-/// the `--bots` demo and none otherwise (grants are the operator's decision).
-fn welcome_default(cli: &Cli) -> Chips {
-    Chips(cli.welcome.unwrap_or(if cli.bots > 0 { 10_000 } else { 0 }))
+/// Whose ledger `--chips` (after the rooms file) is, for the defaults.
+fn ledger_of(cli: &Cli) -> Ledger {
+    match (cli.chips, &cli.chips_url) {
+        (ChipsKind::Local, _) | (ChipsKind::Auto, None) => Ledger::Own,
+        (ChipsKind::Auto | ChipsKind::Http, _) => Ledger::External,
+        (ChipsKind::Evm | ChipsKind::Solana, _) => Ledger::NoGrants,
+    }
+}
+
+/// The registered game `name`'s facts.
+fn game_meta(name: &str) -> anyhow::Result<GameMeta> {
+    Ok(claw_games::registry::get(name).map_err(|e| anyhow::anyhow!("{e}"))?.meta())
 }
 
 /// The EVM provider's settings from the `--evm-*` flags; its journal lives
@@ -501,7 +548,6 @@ async fn chips_setup(
             Ok(ChipsSetup {
                 provider: c.clone(),
                 grants: Some(c),
-                welcome: welcome_default(cli),
                 points: None,
                 label: "local (in memory)".into(),
             })
@@ -519,18 +565,13 @@ async fn chips_setup(
                 ),
                 e => anyhow::Error::new(e).context(format!("--chips-url {url}")),
             })?);
-            c.health().await.with_context(|| {
-                let hint = if cli.chips_allow_private {
-                    ""
-                } else {
-                    " (a host on a private network needs --chips-allow-private)"
-                };
-                format!("points service at {url}{hint}")
-            })?;
+            if let Err(e) = c.health().await {
+                let why = claw_dealer_cli::points_url::explain(&url, cli.chips_allow_private, &e).await;
+                bail!("points service at {url}: {why}");
+            }
             Ok(ChipsSetup {
                 provider: settle_mode(cli, c.clone(), SettleMode::Call, dealer)?,
                 grants: Some(c),
-                welcome: Chips(cli.welcome.unwrap_or(0)),
                 points: None,
                 label: format!("http {url}"),
             })
@@ -550,7 +591,7 @@ async fn chips_setup(
                 c.chain().address(),
                 cfg.rpc_url
             );
-            Ok(ChipsSetup { provider: Arc::new(c), grants: None, welcome: Chips::ZERO, points: None, label })
+            Ok(ChipsSetup { provider: Arc::new(c), grants: None, points: None, label })
         }
         #[cfg(feature = "solana")]
         ChipsKind::Solana => {
@@ -568,7 +609,7 @@ async fn chips_setup(
                 c.operator(),
                 cfg.rpc_url
             );
-            Ok(ChipsSetup { provider: Arc::new(c), grants: None, welcome: Chips::ZERO, points: None, label })
+            Ok(ChipsSetup { provider: Arc::new(c), grants: None, points: None, label })
         }
         // Refused in main before anything starts (`check_build`); the same
         // error should a path reach here.
@@ -590,7 +631,6 @@ async fn chips_setup(
             Ok(ChipsSetup {
                 provider: settle_mode(cli, c.clone(), SettleMode::Hand, dealer)?,
                 grants: Some(c),
-                welcome: welcome_default(cli),
                 points: Some(server),
                 label: format!("built-in points server {url} (SQLite in {})", cli.data_dir.display()),
             })
@@ -616,6 +656,7 @@ fn check_build(cli: &Cli) -> Option<String> {
 async fn solana_demo_bank(
     cli: &Cli,
     bot_keys: Option<&std::path::Path>,
+    say: Stderr,
 ) -> anyhow::Result<(Option<DemoChain>, Vec<Identity>)> {
     if !cli.solana_litesvm {
         return Ok((None, Vec::new()));
@@ -631,7 +672,7 @@ async fn solana_demo_bank(
         );
     }
     let bank = solana_demo::start(&cli.data_dir, &ids, 1000).await.context("Solana demo bank")?;
-    eprintln!("claw-dealer: solana demo bank (litesvm) JSON-RPC {}, mint {}", bank.rpc_url, bank.mint);
+    say.info(format_args!("solana demo bank (litesvm) JSON-RPC {}, mint {}", bank.rpc_url, bank.mint));
     Ok((Some(bank), ids))
 }
 
@@ -640,6 +681,7 @@ async fn solana_demo_bank(
 async fn solana_demo_bank(
     _: &Cli,
     _: Option<&std::path::Path>,
+    _: Stderr,
 ) -> anyhow::Result<(Option<DemoChain>, Vec<Identity>)> {
     Ok((None, Vec::new()))
 }
@@ -647,11 +689,11 @@ async fn solana_demo_bank(
 /// The demo's exit code: 0 every hand played and audited, 1 an audit
 /// failed or hands are missing, 3 the table broke up first (too few bots
 /// with chips left; audits fine), so that a script tells them apart.
-fn demo_exit_code(outcome: &demo::DemoOutcome, hands: u64) -> i32 {
+fn demo_exit_code(outcome: &demo::DemoOutcome, hands: u64, say: Stderr) -> i32 {
     match &outcome.broke_up {
         _ if outcome.audit_failures > 0 => 1,
         Some(why) => {
-            eprintln!("claw-dealer: {why}");
+            say.warn(why);
             3
         }
         None => i32::from(!(outcome.all_audited && outcome.hands == hands)),
@@ -703,54 +745,133 @@ fn limits_help() -> String {
     out
 }
 
+/// The binary's own stderr lines (`claw-dealer: …`, errors and warnings
+/// labelled as such) in `format`: start-up facts and errors, always said,
+/// whatever `RUST_LOG` filters.
+fn notices(format: LogFormat) -> Stderr {
+    Stderr::new(format, "claw-dealer").labelled()
+}
+
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let matches = Cli::command().after_long_help(limits_help()).get_matches();
-    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    claw_player::logging::init(cli.log_format, "RUST_LOG", if cli.bots > 0 { "warn" } else { "info" });
+async fn main() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let asked = notices(if json_requested(&args) { LogFormat::Json } else { LogFormat::Text });
+    let matches = match Cli::command().after_long_help(limits_help()).try_get_matches_from(&args) {
+        Ok(m) => m,
+        Err(e) => usage_error(e, asked),
+    };
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_error(e, asked));
+    let say = notices(cli.log_format);
+    let code = match run(cli, say).await {
+        Ok(code) => code,
+        Err(e) => {
+            say.error(format_args!("{e:#}"));
+            1
+        }
+    };
+    std::process::exit(code);
+}
+
+/// Exits on a usage error (status 2) as clap words it, as one JSON line
+/// when JSON logs were asked for; `--help` and `--version` as usual.
+fn usage_error(e: clap::Error, say: Stderr) -> ! {
+    use clap::error::ErrorKind;
+    let info = matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if info || say.format() == LogFormat::Text {
+        e.exit()
+    }
+    let text = e.render().to_string();
+    say.error(text.trim_end().trim_start_matches("error: "));
+    std::process::exit(e.exit_code())
+}
+
+async fn run(mut cli: Cli, say: Stderr) -> anyhow::Result<i32> {
+    let demo_asked = cli.bots_flag.is_some_and(|b| b != Some(0));
+    claw_cli_log::init(cli.log_format, "RUST_LOG", if demo_asked { "warn" } else { "info" });
     let mut signals = StopSignals::install()?;
-    let (rooms, file_chips) = match (&cli.rooms, &cli.game) {
-        (Some(path), _) => {
+    let (file_rooms, file_chips) = match &cli.rooms {
+        Some(path) => {
             let f = RoomsFile::load(path)?;
             let chips =
                 f.chips.map(|t| ChipsTable::parse(t, path)).transpose().map_err(anyhow::Error::msg)?;
-            (f.room, chips)
+            (Some(f.room), chips)
         }
-        (None, Some(game)) => (vec![room_from_flags(&cli, game)?], None),
-        (None, None) => bail!("give --game or --rooms"),
+        None => (None, None),
     };
     apply_file_chips(&mut cli, file_chips)?;
     if let Some(e) = check_build(&cli) {
-        // A usage error, as clap's (exit 2): one line, whatever RUST_BACKTRACE says.
-        eprintln!("claw-dealer: {e}");
-        std::process::exit(2);
+        // A usage error, as clap's (exit 2): one line.
+        say.error(e);
+        return Ok(2);
     }
-    let mut rooms = rooms;
-    if cli.bots > 0 {
-        // The demo ends after --hands, in a rooms-file room too.
-        rooms.iter_mut().for_each(|r| r.max_hands = r.max_hands.or(Some(cli.hands)));
-    }
-    if cli.bots > 0 && rooms.len() != 1 {
-        bail!("--bots needs a single room (--game)");
-    }
-    if let (true, Some(game)) = (cli.bots > 0, &cli.game) {
-        let meta = claw_games::registry::get(game).map_err(|e| anyhow::anyhow!("{e}"))?.meta();
-        if cli.bots < meta.min_players || cli.bots > meta.max_players {
-            bail!(
-                "{game} seats {}–{} players; --bots {} does not fit",
-                meta.min_players,
-                meta.max_players,
-                cli.bots
-            );
-        }
-    }
+    let game = cli.game.clone().or_else(|| file_rooms.iter().flatten().next().map(|r| r.game.clone()));
+    cli.bots = match cli.bots_flag {
+        None => 0,
+        Some(Some(n)) => n,
+        Some(None) => defaults::demo_seats(&game_meta(game.as_deref().context("--bots needs a room")?)?),
+    };
     let demo = cli.bots > 0;
+    if cli.serve && !demo {
+        bail!("--serve keeps the --bots demo's dealer up after its hands; --bots 0 is no demo");
+    }
     let listen =
         cli.listen.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], if demo { 0 } else { 7777 })));
+    let reach =
+        Reach::of(listen, cli.public_host.as_deref(), cli.public_url.as_deref(), cli.tls_cert.is_some());
+    let ledger = ledger_of(&cli);
+    let play_money_bankroll = defaults::default_bankroll(demo, ledger, reach);
+    // Rooms whose house bankroll is the play-money default (said at start).
+    let mut defaulted_bankroll = Vec::new();
+    let mut rooms = match (file_rooms, &cli.game) {
+        (Some(mut rooms), _) => {
+            for r in rooms.iter_mut().filter(|r| has_house(&r.game) && r.house_bankroll.0 == 0) {
+                if let Some(b) = play_money_bankroll {
+                    r.house_bankroll = b;
+                    defaulted_bankroll.push(r.id.clone());
+                }
+            }
+            rooms
+        }
+        (None, Some(game)) => {
+            let r = room_from_flags(&cli, game, play_money_bankroll)?;
+            if has_house(game) && cli.house_bankroll.is_none() {
+                defaulted_bankroll.push(r.id.clone());
+            }
+            vec![r]
+        }
+        (None, None) => bail!("give --game or --rooms"),
+    };
+    if demo {
+        // The demo ends after --hands, in a rooms-file room too.
+        rooms.iter_mut().for_each(|r| r.max_hands = r.max_hands.or(Some(cli.hands)));
+        if rooms.len() != 1 {
+            bail!("--bots needs a single room (--game)");
+        }
+        if let Some(game) = &game {
+            let meta = game_meta(game)?;
+            if cli.bots < meta.min_players || cli.bots > meta.max_players {
+                bail!(
+                    "{game} seats {}–{} players; --bots {} does not fit (--bots alone seats {})",
+                    meta.min_players,
+                    meta.max_players,
+                    cli.bots,
+                    defaults::demo_seats(&meta)
+                );
+            }
+        }
+    }
     let http_listen = match cli.http_listen.as_deref() {
+        Some("off") if cli.serve => {
+            bail!("--serve keeps the web app up on the HTTP port: drop --http-listen off")
+        }
         Some("off") => None,
         Some(a) => Some(a.parse::<SocketAddr>().context("--http-listen")?),
-        None if demo => None,
+        None if demo && !cli.serve => None,
         None => Some(SocketAddr::from(([127, 0, 0, 1], 7778))),
     };
     let mut limits = Limits {
@@ -768,10 +889,10 @@ async fn main() -> anyhow::Result<()> {
     if matches!(cli.chips, ChipsKind::Evm | ChipsKind::Solana) {
         if let Some(r) = rooms.iter().find(|r| has_house(&r.game)) {
             bail!(
-                "room {}: {} has a house, and {:?} chips have no house account; use another --chips",
+                "room {}: {} has a house, and {} chips have no house account; use another --chips",
                 r.id,
                 r.game,
-                cli.chips
+                cli.chips.name()
             );
         }
     }
@@ -780,10 +901,19 @@ async fn main() -> anyhow::Result<()> {
     }
     if cli.chips_settle.is_some() && !matches!(cli.chips, ChipsKind::Auto | ChipsKind::Http) {
         bail!(
-            "--chips-settle applies to a points ledger (the built-in one or --chips-url), not --chips {:?}",
-            cli.chips
+            "--chips-settle applies to a points ledger (the built-in one or --chips-url), not --chips {}",
+            cli.chips.name()
         );
     }
+    // The data directory, once nothing else can refuse the command line.
+    let fresh_dir = cli.data_dir_flag.is_none() && demo;
+    cli.data_dir = match &cli.data_dir_flag {
+        Some(d) => d.clone(),
+        None if demo => defaults::fresh_demo_dir().context("creating a fresh data directory for the demo")?,
+        None => defaults::user_data_dir_from_env().context(
+            "no per-user data directory ($XDG_DATA_HOME, $HOME and %LOCALAPPDATA% are unset): give --data-dir DIR",
+        )?,
+    };
     let config_rooms = rooms.clone();
     let config = NodeConfig {
         listen,
@@ -798,6 +928,9 @@ async fn main() -> anyhow::Result<()> {
     std::fs::create_dir_all(&cli.data_dir)
         .with_context(|| format!("data directory {}", cli.data_dir.display()))?;
     let lock = DataDirLock::acquire(&cli.data_dir)?;
+    if !demo {
+        say.info(format_args!("data directory {}", cli.data_dir.display()));
+    }
     let tls = match (&cli.tls_cert, &cli.tls_key) {
         (Some(cert), Some(key)) => Some(ServerTls::from_pem_files(cert, key)?),
         _ => None,
@@ -816,7 +949,7 @@ async fn main() -> anyhow::Result<()> {
         (None, true) => Some(cli.data_dir.join("bots")),
         (k, _) => k.clone(),
     };
-    let (solana_bank, bot_ids) = solana_demo_bank(&cli, bot_keys.as_deref()).await?;
+    let (solana_bank, bot_ids) = solana_demo_bank(&cli, bot_keys.as_deref(), say).await?;
     let chips = chips_setup(&cli, identity.as_ref().map(Identity::id), solana_bank.as_ref()).await?;
     let mut builder = DealerNode::builder(config).chips(chips.provider.clone()).data_dir_lock(lock);
     if let Some(id) = identity {
@@ -839,57 +972,52 @@ async fn main() -> anyhow::Result<()> {
         });
     }
     if let Some(g) = chips.grants.clone() {
-        let total = match (demo, cli.welcome_total) {
-            (_, Some(t)) => Some(t),
-            (true, None) => None,
-            (false, None) => Some(chips.welcome.0.saturating_mul(100)),
-        };
-        let per_day = cli.welcome_per_day.map(|d| (d, Duration::from_secs(86_400)));
-        builder = builder.grants(g, chips.welcome).welcome_total(total).welcome_per_period(per_day);
+        let flags =
+            WelcomeFlags { amount: cli.welcome, total: cli.welcome_total, per_day: cli.welcome_per_day };
+        let welcome = WelcomePlan::resolve(flags, demo, ledger, reach);
+        let per_day = welcome.per_day.map(|d| (d, Duration::from_secs(86_400)));
+        builder = builder.grants(g, welcome.amount).welcome_total(welcome.total).welcome_per_period(per_day);
         if !demo {
-            let daily = cli.welcome_per_day.map_or(String::new(), |d| format!(", at most {d} per day"));
-            match (chips.welcome.0, total) {
-                (0, _) => eprintln!("claw-dealer: welcome chips: off"),
-                (w, Some(t)) => {
-                    eprintln!("claw-dealer: welcome chips: {w} once per new identity, {t} in total{daily}")
-                }
-                (w, None) => {
-                    eprintln!("claw-dealer: welcome chips: {w} once per new identity, no total cap{daily}")
-                }
-            }
+            say.info(welcome.describe());
         }
     }
     if !demo {
-        for r in &config_rooms {
-            if r.house_bankroll.0 > 0 && has_house(&r.game) {
-                eprintln!(
-                    "claw-dealer: room {}: house bankroll {} (granted once, key bankroll/{})",
-                    r.id, r.house_bankroll, r.id
-                );
-            }
+        for r in config_rooms.iter().filter(|r| r.house_bankroll.0 > 0 && has_house(&r.game)) {
+            let play_money = if defaulted_bankroll.contains(&r.id) {
+                " play-money chips, the default of a dealer only this machine can reach; \
+                 --house-bankroll N to choose"
+            } else {
+                ""
+            };
+            say.info(format_args!(
+                "room {}: house bankroll {}{play_money} (granted once, key bankroll/{})",
+                r.id, r.house_bankroll, r.id
+            ));
         }
     }
     let node = builder.launch().await?;
     if !demo {
-        eprintln!("claw-dealer: chips: {}", chips.label);
+        say.info(format_args!("chips: {}", chips.label));
         if let Some(h) = node.http_addr() {
-            eprintln!("claw-dealer: health http://{h}/health, metrics http://{h}/metrics");
+            say.info(format_args!(
+                "web app http://{h}/ (lobby, spectator table, every hand's replay and audit)"
+            ));
+            say.info(format_args!("health http://{h}/health, metrics http://{h}/metrics"));
             if cli.admin_api {
-                eprintln!(
-                    "claw-dealer: admin API http://{h}/admin/rooms, bearer token in {}",
+                say.info(format_args!(
+                    "admin API http://{h}/admin/rooms, bearer token in {}",
                     admin_token.display()
-                );
+                ));
             }
         }
         for (room, url) in node.invite_urls() {
-            eprintln!("claw-dealer: room {room}");
+            say.info(format_args!("room {room}"));
             println!("{url}");
         }
     }
     let code = if demo {
         let room = node.invite_urls().first().map(|r| r.0.clone()).unwrap_or_default();
-        let game =
-            cli.game.clone().or_else(|| config_rooms.first().map(|r| r.game.clone())).unwrap_or_default();
+        let game = game.unwrap_or_default();
         let params = demo::DemoParams {
             room,
             game,
@@ -897,15 +1025,18 @@ async fn main() -> anyhow::Result<()> {
             hands: cli.hands,
             strategy: cli.bot_strategy.clone(),
             bot_keys,
-            progress: std::io::stderr().is_terminal(),
+            progress: std::io::stderr().is_terminal() && cli.log_format == LogFormat::Text,
         };
+        if let Some(h) = node.http_addr() {
+            say.info(format_args!("web app http://{h}/room/{}", params.room));
+        }
         let mut out = std::io::stdout();
         let outcome = tokio::select! {
             r = demo::run(&node, &chips.provider, &params, &mut out) => r?,
             sig = signals.wait() => {
-                eprintln!("\nclaw-dealer: {sig}: stopping");
+                say.info(format_args!("{sig}: stopping"));
                 node.shutdown(cli.shutdown_grace).await;
-                return Ok(());
+                return Ok(0);
             }
         };
         if let Some(bank) = &solana_bank {
@@ -918,10 +1049,28 @@ async fn main() -> anyhow::Result<()> {
             "transcripts: {}",
             cli.data_dir.join("rooms").join(&params.room).join("transcripts").display()
         );
-        demo_exit_code(&outcome, cli.hands)
+        if fresh_dir {
+            println!(
+                "data directory: {} (a fresh one for this demo; --data-dir DIR to choose one)",
+                cli.data_dir.display()
+            );
+        }
+        let code = demo_exit_code(&outcome, cli.hands, say);
+        match node.http_addr() {
+            Some(h) if cli.serve => {
+                say.info(format_args!(
+                    "serving the web app at http://{h}/ (these hands: http://{h}/room/{}) until Ctrl-C",
+                    params.room
+                ));
+                let sig = signals.wait().await;
+                say.info(format_args!("{sig}: stopping"));
+            }
+            _ => println!("watch and check these hands in the browser: run the same command with --serve"),
+        }
+        code
     } else {
         tokio::select! {
-            sig = signals.wait() => eprintln!("claw-dealer: {sig}: no new hands; finishing running ones"),
+            sig = signals.wait() => say.info(format_args!("{sig}: no new hands; finishing running ones")),
             _ = node.wait_rooms_closed() => {}
         }
         0
@@ -929,11 +1078,11 @@ async fn main() -> anyhow::Result<()> {
     node.shutdown(cli.shutdown_grace).await;
     if let Some(p) = chips.points {
         let g = p.store().group_stats();
-        eprintln!(
-            "claw-dealer: built-in points server: {} mutations in {} commits (largest group {})",
+        say.info(format_args!(
+            "built-in points server: {} mutations in {} commits (largest group {})",
             g.mutations, g.commits, g.largest_group
-        );
+        ));
         let _ = p.shutdown().await;
     }
-    std::process::exit(code);
+    Ok(code)
 }

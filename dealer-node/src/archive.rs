@@ -425,6 +425,17 @@ impl Archive {
 
 /// Writes `text` to `path` through a synced temp file and a rename, so a
 /// crash leaves the old file or the new one, never half of one.
+/// The ids of the rooms with an archive under `data_dir` (a
+/// `rooms/<id>/transcripts` folder, `<id>` a valid room id).
+pub fn archived_rooms(data_dir: &Path) -> Vec<String> {
+    let Ok(dir) = fs::read_dir(data_dir.join("rooms")) else { return Vec::new() };
+    dir.flatten()
+        .filter(|e| e.path().join("transcripts").is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|id| claw_engine::room::config::valid_room_id(id))
+        .collect()
+}
+
 pub(crate) fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let tmp = tmp_path(path);
     write_synced(&tmp, text)?;

@@ -1,37 +1,49 @@
-//! Chip handling for hands: turns the hand's debits and credits into
-//! [`ChipProvider`] calls with idempotency keys `<room>/<hand_id>/<n>`,
-//! bounds every call with a timeout (retrying with the same key), journals
-//! each operation in the data directory before and after the call, checks
-//! conservation, and refunds a voided hand.
+//! Chip handling for hands: the I/O side of the sans-IO chip ledger
+//! ([`claw_chips::ledger`], where every decision lives: keys, journal
+//! lines, retries, settlement, conservation, void, refunds, recovery).
+//! [`LedgerIo`] runs its effects: journal files through the one journal
+//! design ([`claw_chips::hand_journal`], off the async workers) and
+//! provider calls (one attempt each: the ledger times and retries them).
 //!
 //! A journal is one JSON-lines file per running hand under
-//! `rooms/<room>/journal/open/`. When the hand settles or is voided its lines
-//! are appended to `rooms/<room>/journal/chips.jsonl` and the open file is
-//! removed; whatever is still open when the node starts belongs to a hand
-//! that a crash interrupted, and [`recover`] finishes it exactly once:
-//! settled when its `complete` line (with the dealer's fee) was written,
-//! else refunded. The files a settlement writes to are opened once per room
-//! ([`RoomJournal`]) and a hand's own file is read back through its open
+//! `rooms/<room>/journal/open/`. When the hand settles or is voided its
+//! lines are appended to `rooms/<room>/journal/chips.jsonl` and the open
+//! file is removed; whatever is still open when the node starts belongs to
+//! a hand that a crash interrupted, and [`recover`] finishes it exactly
+//! once: settled when its `complete` line (with the dealer's fee) was
+//! written, else refunded. The log and the `open/` directory are opened
+//! once per room and a hand's own file is read back through its open
 //! descriptor, so closing a hand's journal needs no new file descriptor: a
 //! process out of descriptors still settles its hands.
+//!
+//! Welcome grants are recorded in `welcome.jsonl` in the data directory
+//! before they are asked for ([`WelcomeDesk`]), so their budgets hold
+//! across restarts.
 
-use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::collections::{BTreeMap, HashMap};
+use std::fs::OpenOptions;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use claw_chips::hand_journal::{read_lines, HandFile, Journal};
+use claw_chips::ledger::welcome::{Decision, GrantLine, WelcomeBook, WelcomeCaps};
+use claw_chips::ledger::{
+    HandStep, JournalLine, Ledger, LedgerEffect, LedgerInput, Outcome, Policy, Report, Settlement,
+};
 use claw_chips::{
     AccountId, ChipError, ChipOpKind, ChipProvider, HandRef, IdempotencyKey, LocalChips, Reconciled,
 };
 use claw_protocol::Chips;
-use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+pub use claw_chips::ledger::{LedgerError, Recovered, RecoveredAs, Totals};
 
 use crate::archive::Archive;
-use crate::metrics::Metrics;
+use crate::metrics::{dec, inc, Metrics};
 
 /// Operator grants outside of hands (welcome chips, a house bankroll); only
 /// some providers offer them (the local ledger, the points server).
@@ -73,10 +85,11 @@ impl Grants for claw_chips::HttpChips {
     }
 }
 
-/// The node's access to chips: the provider plus call policy.
+/// The node's access to chips: the provider, its capability, call policy.
 #[derive(Clone)]
 pub struct ChipDesk {
     provider: Arc<dyn ChipProvider>,
+    settlement: Settlement,
     /// Time allowed for one call.
     pub timeout: Duration,
     /// Attempts for retryable failures (same idempotency key each time).
@@ -93,7 +106,8 @@ impl ChipDesk {
         timeout: Duration,
         attempts: u32,
     ) -> ChipDesk {
-        ChipDesk { provider, timeout, attempts: attempts.max(1), dealer_account }
+        let settlement = Settlement::of(provider.as_ref());
+        ChipDesk { provider, settlement, timeout, attempts: attempts.max(1), dealer_account }
     }
 
     /// The provider's name, for logs.
@@ -101,9 +115,19 @@ impl ChipDesk {
         self.provider.name()
     }
 
+    /// How the provider moves chips (per call, or per hand).
+    pub fn settlement(&self) -> Settlement {
+        self.settlement
+    }
+
+    /// The ledger's call policy.
+    pub fn policy(&self) -> Policy {
+        Policy { attempts: self.attempts, call_timeout: self.timeout }
+    }
+
     /// Runs `f` with the call timeout (`bounded`) and retries while the
-    /// error is retryable. A final retryable error means the outcome is
-    /// unknown (the provider may have applied it).
+    /// error is retryable (reads and reconciliation; the ledger times and
+    /// retries its own calls).
     async fn retrying<T, F, Fut>(&self, bounded: bool, mut f: F) -> Result<T, ChipError>
     where
         F: FnMut() -> Fut,
@@ -122,7 +146,7 @@ impl ChipDesk {
                 Err(e) => last = e,
             }
             if attempt + 1 < self.attempts {
-                backoff(attempt).await;
+                tokio::time::sleep(claw_chips::ledger::backoff(attempt)).await;
             }
         }
         Err(last)
@@ -133,9 +157,8 @@ impl ChipDesk {
         self.retrying(true, || self.provider.balance(account)).await
     }
 
-    /// One debit or credit with the timeout, retried with the same key while
-    /// the error is retryable.
-    pub async fn call(
+    /// One attempt of a debit or credit, bounded by the call timeout.
+    pub async fn call_once(
         &self,
         kind: ChipOpKind,
         key: &IdempotencyKey,
@@ -143,36 +166,23 @@ impl ChipDesk {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        self.retrying(true, || async {
+        let call = async {
             match kind {
                 ChipOpKind::Debit => self.provider.debit(key, account, amount, memo).await,
                 ChipOpKind::Credit => self.provider.credit(key, account, amount, memo).await,
             }
-        })
-        .await
+        };
+        tokio::time::timeout(self.timeout, call).await.unwrap_or(Err(ChipError::Timeout))
     }
 
-    /// Whether the provider moves chips once per hand (see
-    /// [`ChipProvider::settles_hands`]): the ledger then opens and closes
-    /// hands on it, and recovery is the provider's reconciliation.
-    pub fn settles_hands(&self) -> bool {
-        self.provider.settles_hands()
-    }
-
-    /// Locks the stakes of a hand, retried with the same stakes. Not bound
-    /// by the call timeout: the provider bounds its own transactions.
-    pub async fn open_hand(&self, hand: &HandRef, stakes: &[(AccountId, Chips)]) -> Result<(), ChipError> {
-        self.retrying(false, || self.provider.open_hand(hand, stakes)).await
-    }
-
-    /// Settles a hand on the provider, retried (safe: the hand's key is used once).
-    pub async fn close_hand(&self, hand: &HandRef) -> Result<(), ChipError> {
-        self.retrying(false, || self.provider.close_hand(hand)).await
-    }
-
-    /// Releases what a failed `open_hand` may have locked.
-    pub async fn abandon_hand(&self, hand: &HandRef) -> Result<(), ChipError> {
-        self.retrying(false, || self.provider.abandon_hand(hand)).await
+    /// One attempt of a per-hand provider's step (not bound by the call
+    /// timeout: the provider bounds its own transactions).
+    pub async fn hand_step(&self, hand: &HandRef, step: &HandStep) -> Result<(), ChipError> {
+        match step {
+            HandStep::Open(stakes) => self.provider.open_hand(hand, stakes).await,
+            HandStep::Close => self.provider.close_hand(hand).await,
+            HandStep::Abandon => self.provider.abandon_hand(hand).await,
+        }
     }
 
     /// Finishes the provider's interrupted hands (after a crash).
@@ -181,576 +191,283 @@ impl ChipDesk {
     }
 }
 
-async fn backoff(attempt: u32) {
-    tokio::time::sleep(Duration::from_millis(20u64 << attempt.min(5))).await;
+/// The name of the log of ended hands in a room's journal directory.
+const LOG: &str = "chips.jsonl";
+
+/// A room's journal directory.
+pub fn journal_dir(data_dir: &Path, room: &str) -> PathBuf {
+    data_dir.join("rooms").join(room).join("journal")
 }
 
-/// The outcome of one chip operation of a hand.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OpStatus {
-    /// Applied by the provider.
-    Done,
-    /// Refused for good (e.g. insufficient balance): nothing moved.
-    Refused,
-    /// The provider did not answer in time: it may or may not have applied it.
-    Uncertain,
+/// A finished journal effect (the hand's file comes back with it).
+pub struct FileDone {
+    hand: HandRef,
+    file: Option<HandFile>,
+    journal: Option<Journal>,
+    result: Result<(), String>,
 }
 
-/// One chip operation of a hand, as journaled.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HandOp {
-    /// Index in the hand (the last part of the idempotency key).
-    pub n: u32,
-    /// `<room>/<hand_id>/<n>` (refunds: `…/refund-<n>`, undos: `…/undo-<n>`).
-    pub key: IdempotencyKey,
-    /// Debit or credit.
-    pub kind: ChipOpKind,
-    /// Whose chips.
-    pub account: AccountId,
-    /// How many.
-    pub amount: Chips,
-    /// Why (the game's reason, `commission`, `refund: …`).
-    pub memo: String,
-    /// The outcome; none while the call is in flight.
-    pub status: Option<OpStatus>,
+/// A completed effect of a [`LedgerIo`].
+pub enum Completion {
+    /// A provider call answered.
+    Input(LedgerInput),
+    /// A journal effect finished.
+    File(FileDone),
 }
 
-/// A journal line.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
-enum JournalLine {
-    Begin {
-        room: String,
-        hand_id: String,
-        at_ms: u64,
-        /// The number the hand gets if it is dealt: a crash leaves it
-        /// reserved, so that hand numbers never repeat (older journals: none).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        hand_number: Option<u64>,
-    },
-    Intent {
-        op: HandOp,
-    },
-    Status {
-        n: u32,
-        status: OpStatus,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        error: Option<String>,
-    },
-    /// The game is over and every game movement is done; `fee` is what the
-    /// dealer is owed (commission and rake), so that a restart pays it.
-    Complete {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        fee: Option<Chips>,
-    },
-    /// The hand is being voided: a restart refunds it even if it was complete.
-    Void,
-    End {
-        outcome: String,
-    },
+/// Runs a [`Ledger`]'s effects: journal files (in `spawn_blocking`, each
+/// hand's file owned by the one effect in flight) and provider calls (each
+/// in its own task); completions come back on the channel given at
+/// creation, to feed with [`LedgerIo::complete`].
+pub struct LedgerIo {
+    desk: ChipDesk,
+    data_dir: PathBuf,
+    journals: HashMap<String, Journal>,
+    files: HashMap<HandRef, HandFile>,
+    done: mpsc::UnboundedSender<Completion>,
+    metrics: Option<Arc<Metrics>>,
+    held: Option<Arc<HeldChips>>,
 }
 
-/// Why chips for a hand could not be handled.
-#[derive(Debug, thiserror::Error)]
-pub enum LedgerError {
-    /// The provider refused or failed the call.
-    #[error("chip provider: {0}")]
-    Chip(#[from] ChipError),
-    /// Writing the journal failed.
-    #[error("chip journal: {0}")]
-    Journal(#[from] std::io::Error),
-    /// An account or key could not be formed.
-    #[error("chip ids: {0}")]
-    Key(String),
-    /// Applied debits and credits differ.
-    #[error("conservation broken: debited {debits}, credited {credits}")]
-    Conservation {
-        /// Total debited.
-        debits: u128,
-        /// Total credited.
-        credits: u128,
-    },
-    /// Some operation's outcome is still unknown.
-    #[error("unsettled operations remain (provider unreachable); the journal stays open for recovery")]
-    Unsettled,
-}
-
-/// A room's journal directory (`rooms/<room>/journal/`) with the files that
-/// closing a hand's journal writes to held open: the log of finished hands
-/// (`chips.jsonl`) and the `open/` directory (synced after a hand's file is
-/// removed). Opened once per room, so that settling needs no new file
-/// descriptor.
-#[derive(Debug)]
-pub struct RoomJournal {
-    dir: PathBuf,
-    log: std::sync::Mutex<File>,
-    open_dir: File,
-}
-
-impl RoomJournal {
-    /// Opens (creating them if missing) the journal directory `dir`, its
-    /// `open/` directory and its log.
-    pub fn open(dir: &Path) -> Result<Arc<RoomJournal>, LedgerError> {
-        let open = dir.join("open");
-        fs::create_dir_all(&open)?;
-        let log = OpenOptions::new().create(true).append(true).open(dir.join("chips.jsonl"))?;
-        let open_dir = File::open(&open)?;
-        Ok(Arc::new(RoomJournal { dir: dir.to_owned(), log: std::sync::Mutex::new(log), open_dir }))
-    }
-
-    /// The journal directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// Appends a finished hand's lines to the log, synced.
-    fn append(&self, content: &[u8]) -> std::io::Result<()> {
-        let mut f = self.log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        f.write_all(content)?;
-        f.sync_data()
-    }
-}
-
-/// The chip operations of one hand: keys, journal, totals, refunds.
-pub struct HandLedger {
-    room: String,
-    hand_id: String,
-    ops: Vec<HandOp>,
-    /// The hand's file, open for reading and appending.
-    journal: Option<(PathBuf, File)>,
-    sink: Option<Arc<RoomJournal>>,
-    /// The hand's lines are in the log already (only the file's removal
-    /// is left to retry).
-    logged: bool,
-    /// Journal lines written and synced to disk.
-    synced: u64,
-    /// Whether operation lines are synced (not when the provider settles
-    /// per hand: its own journal decides recovery, see [`recover`]).
-    sync_ops: bool,
-}
-
-/// Debited and credited totals of a hand's applied operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct Totals {
-    /// Sum of applied debits.
-    pub debits: u128,
-    /// Sum of applied credits.
-    pub credits: u128,
-}
-
-impl HandLedger {
-    /// Opens the hand's journal under `journal_dir` (none = no journal, for
-    /// tests and benchmarks).
-    pub fn open(
-        room: &str,
-        hand_id: &str,
-        journal_dir: Option<&Path>,
-        now_ms: u64,
-    ) -> Result<HandLedger, LedgerError> {
-        match journal_dir {
-            Some(dir) => HandLedger::open_in(&RoomJournal::open(dir)?, room, hand_id, None, now_ms),
-            None => Ok(HandLedger::unjournaled(room, hand_id)),
-        }
-    }
-
-    fn unjournaled(room: &str, hand_id: &str) -> HandLedger {
-        HandLedger {
-            room: room.to_owned(),
-            hand_id: hand_id.to_owned(),
-            ops: Vec::new(),
-            journal: None,
-            sink: None,
-            logged: false,
-            synced: 0,
-            sync_ops: true,
-        }
-    }
-
-    /// Opens the hand's journal in the room's `journal` (one new file
-    /// descriptor, the hand's file, kept until the journal is closed);
-    /// `hand_number` is the number the hand will be dealt under, reserved
-    /// by a crash.
-    pub fn open_in(
-        journal: &Arc<RoomJournal>,
-        room: &str,
-        hand_id: &str,
-        hand_number: Option<u64>,
-        now_ms: u64,
-    ) -> Result<HandLedger, LedgerError> {
-        let mut l = HandLedger::unjournaled(room, hand_id);
-        let path = journal.dir.join("open").join(format!("{hand_id}.jsonl"));
-        let f = OpenOptions::new().create(true).read(true).append(true).open(&path)?;
-        l.journal = Some((path, f));
-        l.sink = Some(Arc::clone(journal));
-        l.write(&JournalLine::Begin {
-            room: room.to_owned(),
-            hand_id: hand_id.to_owned(),
-            at_ms: now_ms,
-            hand_number,
-        })?;
-        Ok(l)
-    }
-
-    /// Appends a line and syncs it to disk before the call it records goes
-    /// out: the journal is as durable as the ledger it mirrors (which
-    /// commits with fsync), so a power loss cannot lose an applied operation.
-    fn write(&mut self, line: &JournalLine) -> Result<(), LedgerError> {
-        if let Some((_, f)) = &mut self.journal {
-            let mut s = serde_json::to_string(line).map_err(|e| LedgerError::Key(e.to_string()))?;
-            s.push('\n');
-            f.write_all(s.as_bytes())?;
-            let op_line = matches!(
-                line,
-                JournalLine::Intent { .. } | JournalLine::Status { .. } | JournalLine::Complete { .. }
-            );
-            if self.sync_ops || !op_line {
-                f.sync_data()?;
-                self.synced += 1;
-            }
-        }
-        Ok(())
-    }
-
-    /// Stops syncing operation lines: for a provider that settles per hand,
-    /// which journals and recovers the hand itself (a crash mid-hand
-    /// refunds it there), so these lines are a log, not a recovery record.
-    pub fn without_op_sync(mut self) -> HandLedger {
-        self.sync_ops = false;
-        self
-    }
-
-    /// Journal lines written, each synced to disk.
-    pub fn synced_lines(&self) -> u64 {
-        self.synced
-    }
-
-    /// The hand's open journal file (none without a journal).
-    pub fn journal_path(&self) -> Option<&Path> {
-        self.journal.as_ref().map(|(p, _)| p.as_path())
-    }
-
-    /// Chips the hand took from accounts and has not given back (what a
-    /// voided hand holds until its refund).
-    pub fn held(&self) -> u64 {
-        let t = self.totals();
-        u64::try_from(t.debits.saturating_sub(t.credits)).unwrap_or(u64::MAX)
-    }
-
-    /// [`HandLedger::held`] per account (accounts the hand owes chips).
-    pub fn held_by(&self) -> Vec<(AccountId, u64)> {
-        let mut net: BTreeMap<&AccountId, i128> = BTreeMap::new();
-        for o in self.ops.iter().filter(|o| o.status == Some(OpStatus::Done)) {
-            let e = net.entry(&o.account).or_default();
-            match o.kind {
-                ChipOpKind::Debit => *e += i128::from(o.amount.0),
-                ChipOpKind::Credit => *e -= i128::from(o.amount.0),
-            }
-        }
-        net.into_iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(a, n)| (a.clone(), u64::try_from(n).unwrap_or(u64::MAX)))
-            .collect()
-    }
-
-    /// The operations so far.
-    pub fn ops(&self) -> &[HandOp] {
-        &self.ops
-    }
-
-    fn next_key(&self, tag: &str) -> Result<(u32, IdempotencyKey), LedgerError> {
-        let n = self.ops.len() as u32;
-        let key = IdempotencyKey::new(format!("{}/{}/{tag}{n}", self.room, self.hand_id))
-            .map_err(|e| LedgerError::Key(e.to_string()))?;
-        Ok((n, key))
-    }
-
-    /// Runs one operation: journal the intent, call, journal the outcome.
-    /// `Err(ChipError)` tells the caller the operation did not certainly
-    /// happen; [`HandLedger::has_uncertain`] says whether it may have.
-    pub async fn run(
-        &mut self,
-        desk: &ChipDesk,
-        kind: ChipOpKind,
-        account: &AccountId,
-        amount: Chips,
-        memo: &str,
-    ) -> Result<Chips, LedgerError> {
-        self.run_tagged(desk, kind, account, amount, memo, "").await
-    }
-
-    async fn run_tagged(
-        &mut self,
-        desk: &ChipDesk,
-        kind: ChipOpKind,
-        account: &AccountId,
-        amount: Chips,
-        memo: &str,
-        tag: &str,
-    ) -> Result<Chips, LedgerError> {
-        let (n, key) = self.next_key(tag)?;
-        let op = HandOp {
-            n,
-            key: key.clone(),
-            kind,
-            account: account.clone(),
-            amount,
-            memo: memo.to_owned(),
-            status: None,
+impl LedgerIo {
+    /// Effects against `desk`, journals under `data_dir`.
+    pub fn new(
+        desk: ChipDesk,
+        data_dir: &Path,
+        metrics: Option<Arc<Metrics>>,
+        held: Option<Arc<HeldChips>>,
+    ) -> (LedgerIo, mpsc::UnboundedReceiver<Completion>) {
+        let (done, rx) = mpsc::unbounded_channel();
+        let io = LedgerIo {
+            desk,
+            data_dir: data_dir.to_owned(),
+            journals: HashMap::new(),
+            files: HashMap::new(),
+            done,
+            metrics,
+            held,
         };
-        self.write(&JournalLine::Intent { op: op.clone() })?;
-        self.ops.push(op);
-        if amount.0 == 0 {
-            return self.finish(n, OpStatus::Done, None).map(|_| Chips::ZERO);
+        (io, rx)
+    }
+
+    /// Starts every effect `ledger` has queued.
+    pub fn run<T: Clone>(&mut self, ledger: &mut Ledger<T>) {
+        while let Some(e) = ledger.poll_effect() {
+            self.start(e);
         }
-        match desk.call(kind, &key, account, amount, memo).await {
-            Ok(b) => {
-                self.finish(n, OpStatus::Done, None)?;
-                Ok(b)
+    }
+
+    /// Takes a completion back: its file, and the ledger's input.
+    pub fn complete(&mut self, c: Completion) -> LedgerInput {
+        match c {
+            Completion::Input(i) => i,
+            Completion::File(FileDone { hand, file, journal, result }) => {
+                if let Some(j) = journal {
+                    self.journals.insert(hand.room.clone(), j);
+                }
+                if let Some(f) = file {
+                    self.files.insert(hand.clone(), f);
+                }
+                LedgerInput::Journaled { hand, result }
             }
-            Err(e) => {
-                let status = if e.is_retryable() { OpStatus::Uncertain } else { OpStatus::Refused };
-                self.finish(n, status, Some(e.to_string()))?;
-                Err(LedgerError::Chip(e))
+        }
+    }
+
+    fn file_job(
+        &mut self,
+        hand: HandRef,
+        f: impl FnOnce(Option<&Journal>, &mut HandFile) -> Result<bool, String> + Send + 'static,
+    ) {
+        let done = self.done.clone();
+        let journal = self.journals.get(&hand.room).cloned();
+        let Some(mut file) = self.files.remove(&hand) else {
+            let _ = done.send(Completion::File(FileDone {
+                hand,
+                file: None,
+                journal: None,
+                result: Err("no journal file".into()),
+            }));
+            return;
+        };
+        tokio::spawn(async move {
+            let h = hand.clone();
+            let r = tokio::task::spawn_blocking(move || {
+                let r = f(journal.as_ref(), &mut file);
+                (file, r)
+            })
+            .await;
+            let d = match r {
+                // `true`: the file is closed for good.
+                Ok((file, Ok(closed))) => {
+                    FileDone { hand: h, file: (!closed).then_some(file), journal: None, result: Ok(()) }
+                }
+                Ok((file, Err(e))) => FileDone { hand: h, file: Some(file), journal: None, result: Err(e) },
+                Err(e) => FileDone { hand: h, file: None, journal: None, result: Err(e.to_string()) },
+            };
+            let _ = done.send(Completion::File(d));
+        });
+    }
+
+    fn start(&mut self, e: LedgerEffect) {
+        let done = self.done.clone();
+        match e {
+            LedgerEffect::Create { hand, first } => {
+                let journal = self.journals.get(&hand.room).cloned();
+                let dir = journal_dir(&self.data_dir, &hand.room);
+                tokio::spawn(async move {
+                    let h = hand.clone();
+                    let r = tokio::task::spawn_blocking(move || {
+                        // Opened once per room (reopened at the next hand if it could not be).
+                        let j = match journal {
+                            Some(j) => j,
+                            None => Journal::with_log(&dir, LOG).map_err(|e| e.to_string())?,
+                        };
+                        let f = j.create(&h.hand_id, &first).map_err(|e| e.to_string())?;
+                        Ok::<_, String>((j, f))
+                    })
+                    .await;
+                    let d = match r {
+                        Ok(Ok((j, f))) => FileDone { hand, file: Some(f), journal: Some(j), result: Ok(()) },
+                        Ok(Err(e)) => FileDone { hand, file: None, journal: None, result: Err(e) },
+                        Err(e) => FileDone { hand, file: None, journal: None, result: Err(e.to_string()) },
+                    };
+                    let _ = done.send(Completion::File(d));
+                });
+            }
+            LedgerEffect::Append { hand, line, sync } => {
+                self.file_job(hand, move |_, f| f.append(&line, sync).map(|()| false).map_err(|e| e.0))
+            }
+            LedgerEffect::Archive { hand } => self.file_job(hand, |j, f| match j {
+                Some(j) => j.close(f).map(|()| true).map_err(|e| e.0),
+                None => Err("the room's journal is not open".into()),
+            }),
+            LedgerEffect::Drop { hand } => {
+                self.files.remove(&hand);
+            }
+            LedgerEffect::Call { hand, id, op } => {
+                let desk = self.desk.clone();
+                tokio::spawn(async move {
+                    let result = desk.call_once(op.kind, &op.key, &op.account, op.amount, &op.memo).await;
+                    let _ = done.send(Completion::Input(LedgerInput::Answered { hand, id, result }));
+                });
+            }
+            LedgerEffect::Balances { hand, id, accounts } => {
+                let desk = self.desk.clone();
+                tokio::spawn(async move {
+                    let results =
+                        futures_util::future::join_all(accounts.iter().map(|a| desk.balance(a))).await;
+                    let _ = done.send(Completion::Input(LedgerInput::Balances { hand, id, results }));
+                });
+            }
+            LedgerEffect::Provider { hand, id, step } => {
+                let desk = self.desk.clone();
+                tokio::spawn(async move {
+                    let result = desk.hand_step(&hand, &step).await.map(|()| Chips::ZERO);
+                    let _ = done.send(Completion::Input(LedgerInput::Answered { hand, id, result }));
+                });
+            }
+            LedgerEffect::Report(r) => self.report(r),
+        }
+    }
+
+    fn report(&self, r: Report) {
+        let m = self.metrics.as_deref();
+        match r {
+            Report::Holding { hand, held } => {
+                tracing::warn!(%hand, "the chip service did not answer a refund; retried in the background");
+                let total = held.iter().fold(0u64, |t, (_, n)| t.saturating_add(*n));
+                if let Some(m) = m {
+                    inc(&m.refunds_pending);
+                    m.chips_held.fetch_add(total, Relaxed);
+                }
+                if let Some(h) = &self.held {
+                    h.change(&held, true);
+                }
+            }
+            Report::Released { hand, held } => {
+                tracing::info!(%hand, "voided hand refunded after a chip service outage");
+                let total = held.iter().fold(0u64, |t, (_, n)| t.saturating_add(*n));
+                if let Some(m) = m {
+                    dec(&m.refunds_pending);
+                    let _ = m.chips_held.fetch_update(Relaxed, Relaxed, |v| Some(v.saturating_sub(total)));
+                }
+                if let Some(h) = &self.held {
+                    h.change(&held, false);
+                }
+            }
+            Report::ProviderPending { hand, error } => {
+                tracing::warn!(%hand, %error, "not confirmed by the chip provider; retrying in the background");
+                if let Some(m) = m {
+                    inc(&m.refunds_pending);
+                }
+            }
+            Report::ProviderFinished { hand, error } => {
+                if let Some(error) = error {
+                    tracing::error!(%hand, %error, "refused by the chip provider; a restart reconciles it");
+                }
+                if let Some(m) = m {
+                    dec(&m.refunds_pending);
+                }
+            }
+            Report::ArchiveRetry { hand, error } => {
+                tracing::warn!(%hand, %error, "closing a chip journal failed; retrying")
+            }
+            Report::LeftOut { hand, account, error } => {
+                tracing::warn!(%hand, %account, %error, "no stake: left out of the hand")
             }
         }
     }
-
-    fn finish(&mut self, n: u32, status: OpStatus, error: Option<String>) -> Result<(), LedgerError> {
-        if let Some(op) = self.ops.get_mut(n as usize) {
-            op.status = Some(status);
-        }
-        self.write(&JournalLine::Status { n, status, error })
-    }
-
-    /// Whether some operation's outcome is unknown (the hand must be voided).
-    pub fn has_uncertain(&self) -> bool {
-        self.ops.iter().any(|o| o.status == Some(OpStatus::Uncertain))
-    }
-
-    /// Totals of the applied operations.
-    pub fn totals(&self) -> Totals {
-        totals(&self.ops)
-    }
-
-    /// Conservation: every chip debited in the hand was credited somewhere.
-    pub fn check_conservation(&self) -> Result<Totals, LedgerError> {
-        let t = self.totals();
-        if t.debits == t.credits {
-            Ok(t)
-        } else {
-            Err(LedgerError::Conservation { debits: t.debits, credits: t.credits })
-        }
-    }
-
-    /// The number of operations so far: a mark for [`HandLedger::undo_since`].
-    pub fn mark(&self) -> usize {
-        self.ops.len()
-    }
-
-    /// Gives back the net effect of the operations since `mark` (a player
-    /// action whose later debit was refused). `Unsettled` if the provider
-    /// does not answer: the hand must then be voided.
-    pub async fn undo_since(&mut self, desk: &ChipDesk, mark: usize) -> Result<(), LedgerError> {
-        if self
-            .ops
-            .iter()
-            .skip(mark)
-            .any(|o| o.status != Some(OpStatus::Done) && o.status != Some(OpStatus::Refused))
-        {
-            return Err(LedgerError::Unsettled);
-        }
-        reverse_from(self, desk, mark, "undo-", "undo: action refused").await
-    }
-
-    /// Records that the game is over and every game movement is done, and
-    /// that the dealer is owed `fee`: a restart completes the remaining
-    /// payouts (the fee) instead of refunding the hand.
-    pub fn mark_complete(&mut self, fee: Chips) -> Result<(), LedgerError> {
-        self.write(&JournalLine::Complete { fee: Some(fee) })
-    }
-
-    /// Closes a settled hand's journal.
-    pub fn close_settled(mut self) -> Result<Totals, LedgerError> {
-        let t = self.end_settled()?;
-        self.close_journal()?;
-        Ok(t)
-    }
-
-    /// Checks conservation and records (synced) that the hand is settled;
-    /// the journal stays open until [`HandLedger::close_journal`].
-    pub fn end_settled(&mut self) -> Result<Totals, LedgerError> {
-        let t = self.check_conservation()?;
-        self.write(&JournalLine::End { outcome: "settled".into() })?;
-        Ok(t)
-    }
-
-    /// Voids the hand: settles uncertain operations by asking again with the
-    /// same key, then gives every account back its net change. Closes the
-    /// journal when everything is settled; otherwise leaves it open for
-    /// [`recover`] and returns `Unsettled`.
-    pub async fn void(mut self, desk: &ChipDesk) -> Result<Totals, LedgerError> {
-        let t = self.void_kept(desk).await?;
-        self.close_journal()?;
-        Ok(t)
-    }
-
-    /// [`HandLedger::void`] without closing the journal (the caller closes
-    /// it with [`HandLedger::close_journal`], retrying if it must).
-    pub async fn void_kept(&mut self, desk: &ChipDesk) -> Result<Totals, LedgerError> {
-        self.write(&JournalLine::Void)?;
-        refund_ops(self, desk).await?;
-        let t = self.check_conservation()?;
-        self.write(&JournalLine::End { outcome: "voided".into() })?;
-        Ok(t)
-    }
-
-    /// Moves an ended hand's lines to the room's log and removes its file,
-    /// through descriptors already open (the hand's file and the room's
-    /// [`RoomJournal`]). May be called again after an error: the lines are
-    /// logged once.
-    pub fn close_journal(&mut self) -> Result<(), LedgerError> {
-        let (Some((path, f)), Some(sink)) = (&self.journal, &self.sink) else { return Ok(()) };
-        if !self.logged {
-            let mut content = Vec::new();
-            let mut r: &File = f;
-            r.seek(SeekFrom::Start(0))?;
-            r.read_to_end(&mut content)?;
-            sink.append(&content)?;
-            self.logged = true;
-        }
-        match fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
-            _ => {}
-        }
-        sink.open_dir.sync_all()?;
-        self.journal = None;
-        self.sink = None;
-        Ok(())
-    }
-
-    /// Whether the journal is closed (or there is none).
-    pub fn is_closed(&self) -> bool {
-        self.journal.is_none()
-    }
 }
 
-fn totals(ops: &[HandOp]) -> Totals {
-    let mut t = Totals::default();
-    for o in ops.iter().filter(|o| o.status == Some(OpStatus::Done)) {
-        match o.kind {
-            ChipOpKind::Debit => t.debits += u128::from(o.amount.0),
-            ChipOpKind::Credit => t.credits += u128::from(o.amount.0),
-        }
-    }
-    t
+/// An interrupted hand's journal found at start.
+struct Found {
+    path: PathBuf,
+    journal: Journal,
+    lines: Vec<JournalLine>,
+    file: HandFile,
 }
 
-/// Re-asks uncertain operations, then refunds net changes. Shared by `void`
-/// and crash recovery.
-async fn refund_ops(l: &mut HandLedger, desk: &ChipDesk) -> Result<(), LedgerError> {
-    settle_uncertain(l, desk).await?;
-    reverse_from(l, desk, 0, "refund-", "refund: hand voided").await
-}
-
-/// Asks the provider again, with the same keys, about every operation whose
-/// outcome is unknown (uncertain, or an intent without an answer).
-async fn settle_uncertain(l: &mut HandLedger, desk: &ChipDesk) -> Result<(), LedgerError> {
-    let uncertain: Vec<usize> = l
-        .ops
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| o.status == Some(OpStatus::Uncertain) || o.status.is_none())
-        .map(|(i, _)| i)
-        .collect();
-    for i in uncertain {
-        let o = l.ops[i].clone();
-        if o.amount.0 == 0 {
-            l.finish(o.n, OpStatus::Done, None)?;
+/// Every journal left open under `data_dir/rooms/*/journal/open/`.
+fn find_open(data_dir: &Path) -> Vec<Result<Found, (PathBuf, LedgerError)>> {
+    let mut out = Vec::new();
+    let Ok(rooms) = std::fs::read_dir(data_dir.join("rooms")) else { return out };
+    for room in rooms.flatten() {
+        let dir = room.path().join("journal");
+        if !dir.join("open").is_dir() {
             continue;
         }
-        match desk.call(o.kind, &o.key, &o.account, o.amount, &o.memo).await {
-            Ok(_) => l.finish(o.n, OpStatus::Done, None)?,
-            Err(e) if !e.is_retryable() => l.finish(o.n, OpStatus::Refused, Some(e.to_string()))?,
-            Err(_) => return Err(LedgerError::Unsettled),
+        let journal = match Journal::with_log(&dir, LOG) {
+            Ok(j) => j,
+            Err(e) => {
+                out.push(Err((dir, LedgerError::Journal(e.0))));
+                continue;
+            }
+        };
+        let paths = match journal.open_files() {
+            Ok(p) => p,
+            Err(e) => {
+                out.push(Err((dir, LedgerError::Journal(e.0))));
+                continue;
+            }
+        };
+        for path in paths {
+            let found = read_lines::<JournalLine>(&path).and_then(|lines| {
+                let file = journal.reopen(&path)?;
+                Ok(Found { path: path.clone(), journal: journal.clone(), lines, file })
+            });
+            out.push(found.map_err(|e| (path, LedgerError::Journal(e.0))));
         }
     }
-    Ok(())
-}
-
-/// Gives every account back its net change over the applied operations
-/// from index `from` on.
-async fn reverse_from(
-    l: &mut HandLedger,
-    desk: &ChipDesk,
-    from: usize,
-    tag: &str,
-    memo: &str,
-) -> Result<(), LedgerError> {
-    let mut net: BTreeMap<AccountId, i128> = BTreeMap::new();
-    for o in l.ops.iter().skip(from).filter(|o| o.status == Some(OpStatus::Done)) {
-        let d = i128::from(o.amount.0);
-        *net.entry(o.account.clone()).or_default() += if o.kind == ChipOpKind::Credit { d } else { -d };
-    }
-    // Crediting first would create chips if a later debit failed: debit the
-    // accounts that gained first (they hold the chips), then credit.
-    let mut plan: Vec<(ChipOpKind, AccountId, Chips)> = Vec::new();
-    for (acct, n) in &net {
-        if *n > 0 {
-            plan.push((ChipOpKind::Debit, acct.clone(), Chips(u64::try_from(*n).unwrap_or(u64::MAX))));
-        }
-    }
-    for (acct, n) in &net {
-        if *n < 0 {
-            plan.push((ChipOpKind::Credit, acct.clone(), Chips(u64::try_from(-*n).unwrap_or(u64::MAX))));
-        }
-    }
-    for (kind, acct, amount) in plan {
-        match l.run_tagged(desk, kind, &acct, amount, memo, tag).await {
-            Ok(_) => {}
-            Err(LedgerError::Chip(e)) if e.is_retryable() => return Err(LedgerError::Unsettled),
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-/// What recovery did with one interrupted hand.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recovered {
-    /// The room of the hand.
-    pub room: String,
-    /// The hand (hex).
-    pub hand_id: String,
-    /// Its totals after recovery (equal when settled).
-    pub totals: Totals,
-    /// How it ended.
-    pub outcome: RecoveredAs,
-    /// The number it was (or would have been) dealt under, when its journal
-    /// recorded it: reserved, so that no later hand repeats it.
-    pub hand_number: Option<u64>,
-}
-
-/// How recovery finished an interrupted hand.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecoveredAs {
-    /// Its game was complete: its payouts (the dealer's fee) were finished.
-    Settled,
-    /// Every chip it moved went back.
-    Refunded,
-    /// The provider settles per hand and finished it (see its report).
-    ByProvider,
-    /// It had ended before the crash; only its journal was closed.
-    Ended,
+    out
 }
 
 /// Finishes every hand whose journal is still open under
-/// `data_dir/rooms/*/journal/open/` (a crash interrupted it): settled when
-/// its game was complete, refunded otherwise; with a provider that settles
-/// per hand, first lets it reconcile its hands (its journal decides) and
-/// then only closes these journals. Idempotent: operations are re-issued
-/// with their original keys and refunds carry keys derived from the hand,
-/// so running it twice moves nothing more.
+/// `data_dir/rooms/*/journal/open/` (a crash interrupted it): the ledger
+/// decides ([`Ledger::recover`]: settled when its game was complete,
+/// refunded otherwise; with a provider that settles per hand, that
+/// provider reconciles first and the journals are only closed).
+/// Idempotent: operations are re-issued with their original keys and
+/// refunds carry keys derived from the hand.
 ///
 /// The transcript archive is brought in line: a hand is filed before its
 /// end is sent and settled before it is sent too, so a refunded hand whose
@@ -760,7 +477,7 @@ pub enum RecoveredAs {
 pub async fn recover(data_dir: &Path, desk: &ChipDesk) -> Vec<Result<Recovered, (PathBuf, LedgerError)>> {
     let mut out = Vec::new();
     let mut refunded_by_provider: Vec<HandRef> = Vec::new();
-    if desk.settles_hands() {
+    if desk.settlement() == Settlement::PerHand {
         match desk.reconcile().await {
             Ok(r) => {
                 tracing::info!(
@@ -780,34 +497,69 @@ pub async fn recover(data_dir: &Path, desk: &ChipDesk) -> Vec<Result<Recovered, 
             }
         }
     }
-    let rooms = data_dir.join("rooms");
-    if let Ok(entries) = fs::read_dir(&rooms) {
-        for room in entries.flatten() {
-            let open = room.path().join("journal").join("open");
-            let Ok(files) = fs::read_dir(&open) else { continue };
-            for f in files.flatten() {
-                let path = f.path();
-                if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-                    continue;
-                }
-                let r = recover_one(&path, desk).await;
-                if let Ok(rec) = &r {
-                    if let Err(e) = file_recovered(data_dir, rec) {
-                        tracing::error!(room = %rec.room, hand = %rec.hand_id, error = %e,
-                            "could not bring the transcript archive in line with a recovered hand");
-                    }
-                }
-                out.push(r.map_err(|e| (path.clone(), e)));
+    let dir = data_dir.to_owned();
+    let found = tokio::task::spawn_blocking(move || find_open(&dir)).await.unwrap_or_default();
+    let (mut io, mut rx) = LedgerIo::new(desk.clone(), data_dir, None, None);
+    let mut ledger: Ledger<usize> = Ledger::new(desk.policy(), desk.settlement());
+    let mut paths = Vec::new();
+    for f in found {
+        let Found { path, journal, lines, file } = match f {
+            Ok(f) => f,
+            Err(e) => {
+                out.push(Err(e));
+                continue;
+            }
+        };
+        let begin = lines.iter().find_map(|l| match l {
+            JournalLine::Begin { room, hand_id, .. } => Some(HandRef::new(room, hand_id)),
+            _ => None,
+        });
+        let Some(hand) = begin else {
+            out.push(Err((path, LedgerError::NoBegin)));
+            continue;
+        };
+        io.journals.insert(hand.room.clone(), journal);
+        io.files.insert(hand, file);
+        ledger.recover(Instant::now(), paths.len(), lines, desk.dealer_account.clone());
+        paths.push(path);
+    }
+    for (i, o) in run_to_idle(&mut io, &mut rx, &mut ledger).await {
+        let path = paths[i].clone();
+        let r = match o {
+            Outcome::Recovered(r) => r,
+            other => Err(LedgerError::Journal(format!("unexpected outcome {other:?}"))),
+        };
+        if let Ok(rec) = &r {
+            let (d, rec) = (data_dir.to_owned(), rec.clone());
+            let filed = tokio::task::spawn_blocking(move || file_recovered(&d, &rec)).await;
+            if let Ok(Err(e)) | Err(e) =
+                filed.map_err(|e| crate::archive::ArchiveError::Io(std::io::Error::other(e)))
+            {
+                tracing::error!(journal = %path.display(), error = %e,
+                    "could not bring the transcript archive in line with a recovered hand");
             }
         }
+        out.push(r.map_err(|e| (path, e)));
     }
-    for h in refunded_by_provider {
-        if let Err(e) = void_filed(data_dir, &h.room, &h.hand_id) {
-            tracing::error!(room = %h.room, hand = %h.hand_id, error = %e,
-                "could not set aside the file of a hand the chip provider refunded");
+    let d = data_dir.to_owned();
+    let _ = tokio::task::spawn_blocking(move || {
+        for h in refunded_by_provider {
+            if let Err(e) = void_filed(&d, &h.room, &h.hand_id) {
+                tracing::error!(room = %h.room, hand = %h.hand_id, error = %e,
+                    "could not set aside the file of a hand the chip provider refunded");
+            }
         }
-    }
+    })
+    .await;
     out
+}
+
+/// Sleeps until `at`; forever without one.
+pub async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(t) => tokio::time::sleep_until(tokio::time::Instant::from_std(t)).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The archive side of a recovered hand: its number reserved; its file set
@@ -836,44 +588,6 @@ fn void_filed(data_dir: &Path, room: &str, hand_id: &str) -> Result<(), crate::a
     Ok(())
 }
 
-/// The first pause of a background retry.
-pub(crate) const FIRST_PAUSE: Duration = Duration::from_millis(250);
-
-/// The next pause of a background retry: doubled, at most 30 s.
-pub(crate) fn longer(pause: Duration) -> Duration {
-    (pause * 2).min(Duration::from_secs(30))
-}
-
-/// A budget of chips per period: at most `limit` in each window of
-/// `period`; a window starts with the first take after the last one ended.
-#[derive(Debug)]
-pub struct PeriodBudget {
-    limit: u64,
-    period: Duration,
-    window: Option<(std::time::Instant, u64)>,
-}
-
-impl PeriodBudget {
-    /// `limit` chips per `period`.
-    pub fn new(limit: u64, period: Duration) -> PeriodBudget {
-        PeriodBudget { limit, period, window: None }
-    }
-
-    /// Takes `n` chips at `now` if this window has them left.
-    pub fn try_take(&mut self, now: std::time::Instant, n: u64) -> bool {
-        let (start, used) = match self.window {
-            Some((start, used)) if now.saturating_duration_since(start) < self.period => (start, used),
-            _ => (now, 0),
-        };
-        let Some(after) = used.checked_add(n).filter(|a| *a <= self.limit) else {
-            self.window = Some((start, used));
-            return false;
-        };
-        self.window = Some((start, after));
-        true
-    }
-}
-
 /// Chips the node holds per account: taken by voided hands whose refund
 /// the chip service has not answered yet (shown in `my-status` and, in
 /// total, as `claw_chips_held`).
@@ -898,349 +612,259 @@ impl HeldChips {
     }
 }
 
-/// Finishes a voided hand whose refund the chip service did not answer:
-/// retries from its journal (same keys, so nothing moves twice) with a
-/// growing pause until the service answers, counting it in `refunds_pending`,
-/// `chips_held` and per account in `registry` meanwhile. A restart does the
-/// same from the journal.
-pub async fn refund_in_background(
-    path: PathBuf,
-    desk: ChipDesk,
-    metrics: Arc<Metrics>,
-    registry: Arc<HeldChips>,
-    held: Vec<(AccountId, u64)>,
-) {
-    let total = held.iter().fold(0u64, |t, (_, n)| t.saturating_add(*n));
-    crate::metrics::inc(&metrics.refunds_pending);
-    metrics.chips_held.fetch_add(total, Relaxed);
-    registry.change(&held, true);
-    let mut pause = FIRST_PAUSE;
-    loop {
-        tokio::time::sleep(pause).await;
-        match recover_one(&path, &desk).await {
-            Ok(r) => {
-                tracing::info!(room = %r.room, hand = %r.hand_id, "voided hand refunded after a chip service outage");
-                break;
-            }
-            Err(LedgerError::Unsettled | LedgerError::Chip(_)) => pause = longer(pause),
-            // Out of file descriptors: they come back.
-            Err(LedgerError::Journal(e)) if crate::archive::out_of_descriptors(&e) => {
-                tracing::warn!(journal = %path.display(), error = %e, "refund waits for file descriptors");
-                pause = longer(pause)
-            }
-            Err(e) => {
-                tracing::error!(journal = %path.display(), error = %e, "refund failed; a restart retries it");
-                break;
-            }
-        }
-    }
-    crate::metrics::dec(&metrics.refunds_pending);
-    let _ = metrics.chips_held.fetch_update(Relaxed, Relaxed, |v| Some(v.saturating_sub(total)));
-    registry.change(&held, false);
+/// The welcome record's file in the data directory.
+const WELCOME_FILE: &str = "welcome.jsonl";
+
+/// Welcome grants with their budgets kept on disk: a grant's line is
+/// synced to `welcome.jsonl` before the grant is asked for, and read back
+/// at start, so the node's total, the period's budget and "once per
+/// account" hold across restarts (issue #28).
+pub struct WelcomeDesk {
+    book: std::sync::Mutex<WelcomeBook>,
+    file: PathBuf,
+    /// Serialises appends (lines in decision order).
+    write: tokio::sync::Mutex<()>,
 }
 
-async fn recover_one(path: &Path, desk: &ChipDesk) -> Result<Recovered, LedgerError> {
-    let text = fs::read_to_string(path)?;
-    let (mut room, mut hand_id, mut hand_number) = (String::new(), String::new(), None);
-    let mut ops: Vec<HandOp> = Vec::new();
-    let mut ended: Option<String> = None;
-    // The dealer's fee recorded with `complete`, and the operations since.
-    let mut complete: Option<(Option<Chips>, usize)> = None;
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        // A torn last line (crash mid-write) is skipped; its op is re-issued
-        // below only if its intent line survived.
-        let Ok(l) = serde_json::from_str::<JournalLine>(line) else { continue };
-        match l {
-            JournalLine::Begin { room: r, hand_id: h, hand_number: n, .. } => {
-                room = r;
-                hand_id = h;
-                hand_number = n;
+impl WelcomeDesk {
+    /// Reads the record in `data_dir` (blocking: call off the async workers).
+    pub fn load(data_dir: &Path, caps: WelcomeCaps) -> std::io::Result<WelcomeDesk> {
+        let file = data_dir.join(WELCOME_FILE);
+        let lines = match std::fs::read_to_string(&file) {
+            Ok(text) => text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                // A torn last line (a crash mid-write): its grant was never asked for.
+                .filter_map(|l| serde_json::from_str::<GrantLine>(l).ok())
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        let book = WelcomeBook::replay(caps, lines);
+        Ok(WelcomeDesk { book: std::sync::Mutex::new(book), file, write: tokio::sync::Mutex::new(()) })
+    }
+
+    fn book(&self) -> std::sync::MutexGuard<'_, WelcomeBook> {
+        self.book.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Claims `account` for this run's one look at it (false: seen or welcomed before).
+    pub fn claim(&self, account: &AccountId) -> bool {
+        self.book().claim(account)
+    }
+
+    /// Decides a claimed account's grant at its `balance`.
+    pub fn decide(&self, account: &AccountId, balance: Chips, now_ms: u64) -> Decision {
+        self.book().decide(account, balance, now_ms)
+    }
+
+    /// Appends `line`, synced, off the async workers; a line that cannot be
+    /// written is taken back from the book (no grant without its record).
+    pub async fn record(&self, line: GrantLine) -> Result<(), String> {
+        let _order = self.write.lock().await;
+        let (path, l) = (self.file.clone(), line.clone());
+        let r = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+            let mut s = serde_json::to_string(&l).map_err(std::io::Error::other)?;
+            s.push('\n');
+            let mut f = OpenOptions::new().create(true).append(true).open(&path)?;
+            f.write_all(s.as_bytes())?;
+            f.sync_data()
+        })
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()));
+        if r.is_err() {
+            if let GrantLine::Grant { account, amount, at_ms } = line {
+                self.book().apply(&GrantLine::Refused { account, amount, at_ms });
             }
-            JournalLine::Intent { op } => ops.push(op),
-            JournalLine::Status { n, status, .. } => {
-                if let Some(o) = ops.iter_mut().find(|o| o.n == n) {
-                    o.status = Some(status);
-                }
-            }
-            JournalLine::Complete { fee } => complete = Some((fee, ops.len())),
-            JournalLine::Void => complete = None,
-            JournalLine::End { outcome } => ended = Some(outcome),
+        }
+        r
+    }
+
+    /// A grant refused for good: recorded, and taken back from the budgets.
+    pub async fn refused(&self, line: GrantLine) {
+        let GrantLine::Grant { account, amount, at_ms } = line else { return };
+        let back = GrantLine::Refused { account, amount, at_ms };
+        self.book().apply(&back);
+        if let Err(e) = self.record(back).await {
+            tracing::warn!(error = %e, "could not record a refused welcome grant");
         }
     }
-    let journal = RoomJournal::open(path.parent().and_then(Path::parent).unwrap_or(Path::new(".")))?;
-    let f = OpenOptions::new().read(true).append(true).open(path)?;
-    let mut l = HandLedger::unjournaled(&room, &hand_id);
-    l.ops = ops;
-    l.journal = Some((path.to_path_buf(), f));
-    l.sink = Some(journal);
-    let outcome = if let Some(how) = ended {
-        // Ended before the crash; only its journal was still to be closed.
-        if how.starts_with("voided") {
-            RecoveredAs::Refunded
-        } else {
-            RecoveredAs::Ended
+}
+
+/// Runs `ledger`'s effects with `io` until it has no work left; the
+/// outcomes of its jobs, by job.
+async fn run_to_idle(
+    io: &mut LedgerIo,
+    rx: &mut mpsc::UnboundedReceiver<Completion>,
+    ledger: &mut Ledger<usize>,
+) -> BTreeMap<usize, Outcome> {
+    let mut out = BTreeMap::new();
+    loop {
+        io.run(ledger);
+        while let Some((i, o)) = ledger.poll_outcome() {
+            out.insert(i, o);
         }
-    } else if desk.settles_hands() {
-        // The provider's own journal and reconciliation settled or refunded
-        // the hand where the chips are held; nothing moves from here.
-        l.write(&JournalLine::End { outcome: "reconciled-by-provider".into() })?;
-        RecoveredAs::ByProvider
-    } else if let Some((fee, ops_before)) = complete {
-        // The hand was played out: finish its payouts, the dealer's fee
-        // included when the crash came before it was asked for.
-        settle_uncertain(&mut l, desk).await?;
-        if let Some(fee) = fee.filter(|f| f.0 > 0 && l.ops.len() == ops_before) {
-            let dealer = desk.dealer_account.clone();
-            match l.run(desk, ChipOpKind::Credit, &dealer, fee, "commission and rake").await {
-                Ok(_) => {}
-                Err(LedgerError::Chip(e)) if e.is_retryable() => return Err(LedgerError::Unsettled),
-                Err(e) => return Err(e),
+        if ledger.is_idle() {
+            return out;
+        }
+        let wake = ledger.poll_timeout();
+        tokio::select! {
+            Some(c) = rx.recv() => {
+                let input = io.complete(c);
+                ledger.handle(Instant::now(), input);
             }
+            _ = sleep_until(wake) => ledger.handle_timeout(Instant::now()),
         }
-        l.check_conservation()?;
-        l.write(&JournalLine::End { outcome: "settled-after-restart".into() })?;
-        RecoveredAs::Settled
-    } else {
-        refund_ops(&mut l, desk).await?;
-        l.check_conservation()?;
-        l.write(&JournalLine::End { outcome: "voided-after-restart".into() })?;
-        RecoveredAs::Refunded
-    };
-    let totals = l.totals();
-    l.close_journal()?;
-    Ok(Recovered { room, hand_id, totals, outcome, hand_number })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicBool, Ordering};
 
     fn acct(s: &str) -> AccountId {
         AccountId::new(s).unwrap()
-    }
-
-    /// Local chips that can be told to time out.
-    struct Flaky {
-        inner: LocalChips,
-        down: AtomicBool,
-    }
-
-    #[async_trait]
-    impl ChipProvider for Flaky {
-        fn name(&self) -> &'static str {
-            "flaky"
-        }
-        async fn balance(&self, a: &AccountId) -> Result<Chips, ChipError> {
-            self.inner.balance(a).await
-        }
-        async fn debit(
-            &self,
-            k: &IdempotencyKey,
-            a: &AccountId,
-            x: Chips,
-            m: &str,
-        ) -> Result<Chips, ChipError> {
-            let r = self.inner.debit(k, a, x, m).await;
-            if self.down.load(Ordering::SeqCst) {
-                return Err(ChipError::Unreachable("down".into()));
-            }
-            r
-        }
-        async fn credit(
-            &self,
-            k: &IdempotencyKey,
-            a: &AccountId,
-            x: Chips,
-            m: &str,
-        ) -> Result<Chips, ChipError> {
-            let r = self.inner.credit(k, a, x, m).await;
-            if self.down.load(Ordering::SeqCst) {
-                return Err(ChipError::Unreachable("down".into()));
-            }
-            r
-        }
-        async fn settle(&self, k: &IdempotencyKey, ops: &[claw_chips::ChipOp]) -> Result<(), ChipError> {
-            self.inner.settle(k, ops).await
-        }
     }
 
     fn desk(p: Arc<dyn ChipProvider>) -> ChipDesk {
         ChipDesk::new(p, acct("dealer:x"), Duration::from_secs(5), 2)
     }
 
+    const HAND: &str = "00112233445566778899aabbccddeeff";
+
+    /// Runs `jobs` of one room's ledger over the real journal files.
+    async fn run_jobs(data: &Path, d: &ChipDesk, jobs: Vec<claw_chips::ledger::Job>) -> Vec<Outcome> {
+        let (mut io, mut rx) = LedgerIo::new(d.clone(), data, None, None);
+        let mut ledger: Ledger<usize> = Ledger::new(d.policy(), d.settlement());
+        let n = jobs.len();
+        for (i, j) in jobs.into_iter().enumerate() {
+            ledger.submit(Instant::now(), i, j);
+        }
+        let out = run_to_idle(&mut io, &mut rx, &mut ledger).await;
+        assert_eq!(out.len(), n, "every job has its outcome");
+        out.into_values().collect()
+    }
+
+    fn journal_lines(path: &Path) -> Vec<JournalLine> {
+        read_lines(path).unwrap()
+    }
+
+    /// Writes the journal a crash left: `begin` then each line.
+    fn crashed_journal(data: &Path, hand: &str, number: Option<u64>, lines: &[JournalLine]) -> PathBuf {
+        let j = Journal::with_log(&journal_dir(data, "r"), LOG).unwrap();
+        let begin =
+            JournalLine::Begin { room: "r".into(), hand_id: hand.into(), at_ms: 0, hand_number: number };
+        let mut f = j.create(hand, &begin).unwrap();
+        for l in lines {
+            f.append(l, true).unwrap();
+        }
+        f.path().to_owned()
+    }
+
+    fn op(
+        n: u32,
+        tag: &str,
+        kind: ChipOpKind,
+        a: &str,
+        amount: u64,
+        hand: &str,
+    ) -> claw_chips::ledger::HandOp {
+        claw_chips::ledger::HandOp {
+            n,
+            key: IdempotencyKey::new(format!("r/{hand}/{tag}{n}")).unwrap(),
+            kind,
+            account: acct(a),
+            amount: Chips(amount),
+            memo: "bet".into(),
+            status: None,
+        }
+    }
+
     #[tokio::test]
-    async fn settle_and_void_conserve_chips() {
+    async fn a_hand_settles_over_the_real_journal_and_every_line_is_on_disk() {
+        use claw_chips::ledger::{Job, Move};
         let chips = Arc::new(LocalChips::new());
         chips.grant(&acct("a"), Chips(100)).await.unwrap();
         chips.grant(&acct("b"), Chips(100)).await.unwrap();
         let d = desk(chips.clone());
-        let dir = tempfile::tempdir().unwrap();
-
-        let mut l = HandLedger::open("r", "h1", Some(dir.path()), 0).unwrap();
-        l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(10), "bet").await.unwrap();
-        l.run(&d, ChipOpKind::Debit, &acct("b"), Chips(10), "bet").await.unwrap();
-        // A refused debit moves nothing and is recorded as refused.
-        assert!(l.run(&d, ChipOpKind::Debit, &acct("b"), Chips(1000), "bet").await.is_err());
-        assert!(!l.has_uncertain());
-        assert!(l.check_conservation().is_err());
-        l.run(&d, ChipOpKind::Credit, &acct("a"), Chips(20), "pot").await.unwrap();
-        assert_eq!(l.ops()[0].key.as_str(), "r/h1/0");
-        l.close_settled().unwrap();
-        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(110));
-        assert!(dir.path().join("chips.jsonl").exists());
-        assert_eq!(fs::read_dir(dir.path().join("open")).unwrap().count(), 0);
-
-        let mut l = HandLedger::open("r", "h2", Some(dir.path()), 0).unwrap();
-        l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(30), "bet").await.unwrap();
-        l.run(&d, ChipOpKind::Credit, &acct("b"), Chips(5), "returned").await.unwrap();
-        let t = l.void(&d).await.unwrap();
-        assert_eq!(t.debits, t.credits);
-        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(110));
-        assert_eq!(chips.balance(&acct("b")).await.unwrap(), Chips(90));
-        assert_eq!(chips.total().await, 200);
-    }
-
-    #[tokio::test]
-    async fn undo_gives_back_one_step() {
-        let chips = Arc::new(LocalChips::new());
-        chips.grant(&acct("a"), Chips(10)).await.unwrap();
-        let d = desk(chips.clone());
-        let mut l = HandLedger::open("r", "h", None, 0).unwrap();
-        l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(4), "blind").await.unwrap();
-        let m = l.mark();
-        l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(3), "bet").await.unwrap();
-        assert!(l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(30), "bet").await.is_err());
-        l.undo_since(&d, m).await.unwrap();
-        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(6));
-        l.run(&d, ChipOpKind::Credit, &acct("a"), Chips(4), "blind back").await.unwrap();
-        l.close_settled().unwrap();
-        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(10));
-    }
-
-    #[tokio::test]
-    async fn uncertain_ops_are_settled_by_asking_again() {
-        let chips = Arc::new(Flaky { inner: LocalChips::new(), down: AtomicBool::new(false) });
-        chips.inner.grant(&acct("a"), Chips(100)).await.unwrap();
-        let d = desk(chips.clone());
-        let mut l = HandLedger::open("r", "h", None, 0).unwrap();
-        chips.down.store(true, Ordering::SeqCst);
-        // Applied by the ledger but the answer is lost.
-        assert!(l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(40), "bet").await.is_err());
-        assert!(l.has_uncertain());
-        assert!(matches!(l.void(&d).await, Err(LedgerError::Unsettled)));
-        chips.down.store(false, Ordering::SeqCst);
-        let mut l = HandLedger::open("r", "h", None, 0).unwrap();
-        assert!(l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(40), "bet").await.is_ok());
-        l.void(&d).await.unwrap();
-        assert_eq!(chips.inner.balance(&acct("a")).await.unwrap(), Chips(100));
-    }
-
-    #[tokio::test]
-    async fn every_journal_line_is_synced_before_the_call_it_records() {
-        let chips = Arc::new(LocalChips::new());
-        chips.grant(&acct("a"), Chips(100)).await.unwrap();
-        let d = desk(chips.clone());
-        let dir = tempfile::tempdir().unwrap();
-        let mut l = HandLedger::open("r", "h", Some(dir.path()), 0).unwrap();
-        l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(10), "bet").await.unwrap();
-        l.run(&d, ChipOpKind::Credit, &acct("a"), Chips(10), "pot").await.unwrap();
-        let on_disk = fs::read_to_string(l.journal_path().unwrap()).unwrap().lines().count() as u64;
-        // begin + (intent, status) × 2, each followed by fsync.
-        assert_eq!(on_disk, 5);
-        assert_eq!(l.synced_lines(), on_disk);
-    }
-
-    #[test]
-    fn a_period_budget_refuses_beyond_its_limit_until_the_next_window() {
-        let t0 = std::time::Instant::now();
-        let day = Duration::from_secs(86_400);
-        let mut b = PeriodBudget::new(20_000, day);
-        assert!(b.try_take(t0, 10_000));
-        assert!(b.try_take(t0 + Duration::from_secs(60), 10_000));
-        assert!(!b.try_take(t0 + Duration::from_secs(120), 10_000), "the day's 20 000 are used");
-        assert!(!b.try_take(t0 + day - Duration::from_secs(1), 1));
-        assert!(b.try_take(t0 + day, 10_000), "a new window");
-        assert!(!PeriodBudget::new(5, day).try_take(t0, 6));
-    }
-
-    #[tokio::test]
-    async fn a_refund_the_service_did_not_answer_is_retried_in_the_background() {
-        let chips = Arc::new(Flaky { inner: LocalChips::new(), down: AtomicBool::new(false) });
-        chips.inner.grant(&acct("a"), Chips(100)).await.unwrap();
-        let d = desk(chips.clone());
         let data = tempfile::tempdir().unwrap();
-        let jdir = data.path().join("rooms").join("r").join("journal");
-        let mut l = HandLedger::open("r", "h", Some(&jdir), 0).unwrap();
-        l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(40), "bet").await.unwrap();
-        let (path, held) = (l.journal_path().unwrap().to_path_buf(), l.held());
-        assert_eq!(held, 40);
-        let by = l.held_by();
-        assert_eq!(by, vec![(acct("a"), 40)]);
-        chips.down.store(true, Ordering::SeqCst);
-        assert!(matches!(l.void(&d).await, Err(LedgerError::Unsettled)));
-        let metrics = Arc::new(Metrics::default());
-        let registry = Arc::new(HeldChips::default());
-        let task = tokio::spawn(refund_in_background(
-            path.clone(),
-            d.clone(),
-            Arc::clone(&metrics),
-            Arc::clone(&registry),
-            by,
-        ));
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert_eq!(metrics.refunds_pending.load(Relaxed), 1);
-        assert_eq!(metrics.chips_held.load(Relaxed), 40);
-        assert_eq!(registry.of(&acct("a")), Chips(40), "what my-status shows");
-        assert!(metrics.render().contains("claw_chips_held 40"));
-        // The service comes back: the refund goes through without a restart.
-        chips.down.store(false, Ordering::SeqCst);
-        tokio::time::timeout(Duration::from_secs(60), task).await.expect("guard: refund").unwrap();
-        assert_eq!(chips.inner.balance(&acct("a")).await.unwrap(), Chips(100));
-        assert_eq!(metrics.refunds_pending.load(Relaxed), 0);
-        assert_eq!(metrics.chips_held.load(Relaxed), 0);
-        assert_eq!(registry.of(&acct("a")), Chips(0));
-        assert!(!path.exists(), "journal archived");
+        let hand = HandRef::new("r", HAND);
+        let mv = |kind, a: &str, n| Move { kind, account: acct(a), amount: Chips(n), memo: "bet".into() };
+        let out = run_jobs(
+            data.path(),
+            &d,
+            vec![
+                Job::Open {
+                    hand: hand.clone(),
+                    hand_number: Some(3),
+                    at_ms: 0,
+                    stakers: vec![],
+                    cap: Chips(0),
+                },
+                Job::Moves {
+                    hand: hand.clone(),
+                    moves: vec![mv(ChipOpKind::Debit, "a", 10), mv(ChipOpKind::Debit, "b", 10)],
+                    undo_on_refusal: false,
+                },
+                Job::Moves {
+                    hand: hand.clone(),
+                    moves: vec![mv(ChipOpKind::Credit, "a", 19)],
+                    undo_on_refusal: false,
+                },
+                Job::Settle { hand: hand.clone(), fee: Chips(1), dealer: acct("dealer:x") },
+            ],
+        )
+        .await;
+        assert_eq!(out[3], Outcome::Done(Ok(())), "{out:?}");
+        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(109));
+        assert_eq!(chips.balance(&acct("dealer:x")).await.unwrap(), Chips(1));
+        assert_eq!(chips.total().await, 200);
+        let jdir = journal_dir(data.path(), "r");
+        assert_eq!(std::fs::read_dir(jdir.join("open")).unwrap().count(), 0);
+        let log = journal_lines(&jdir.join(LOG));
+        // begin, 4 × (intent, status), complete, end.
+        assert_eq!(log.len(), 11, "{log:?}");
+        assert!(matches!(log.last(), Some(JournalLine::End { outcome }) if outcome == "settled"));
     }
-
-    const HAND: &str = "00112233445566778899aabbccddeeff";
 
     /// Issue #28: a crash after the `complete` line and before the dealer's
-    /// fee was asked for: the restart settles the hand, fee included (it
-    /// used to fail conservation and leave the journal open), and keeps the
-    /// number the hand was dealt under.
+    /// fee was asked for: the restart settles the hand, fee included, and
+    /// keeps the number the hand was dealt under.
     #[tokio::test]
     async fn a_complete_hand_is_settled_after_a_crash_with_the_dealers_fee() {
         let chips = Arc::new(LocalChips::new());
-        chips.grant(&acct("a"), Chips(100)).await.unwrap();
-        chips.grant(&acct("b"), Chips(100)).await.unwrap();
+        // Where the hand's moves left the accounts (100 each before it).
+        chips.grant(&acct("a"), Chips(107)).await.unwrap();
+        chips.grant(&acct("b"), Chips(90)).await.unwrap();
         let d = desk(chips.clone());
         let data = tempfile::tempdir().unwrap();
-        let jdir = data.path().join("rooms").join("r").join("journal");
-        {
-            let j = RoomJournal::open(&jdir).unwrap();
-            let mut l = HandLedger::open_in(&j, "r", HAND, Some(41), 0).unwrap();
-            l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(10), "bet").await.unwrap();
-            l.run(&d, ChipOpKind::Debit, &acct("b"), Chips(10), "bet").await.unwrap();
-            l.run(&d, ChipOpKind::Credit, &acct("a"), Chips(17), "pot").await.unwrap();
-            l.mark_complete(Chips(3)).unwrap();
-            // Crash: dropped before the fee.
+        let mut lines = Vec::new();
+        let moves =
+            [(ChipOpKind::Debit, "a", 10), (ChipOpKind::Debit, "b", 10), (ChipOpKind::Credit, "a", 17)];
+        for (i, (kind, a, n)) in moves.into_iter().enumerate() {
+            lines.push(JournalLine::Intent { op: op(i as u32, "", kind, a, n, HAND) });
+            lines.push(JournalLine::Status {
+                n: i as u32,
+                status: claw_chips::ledger::OpStatus::Done,
+                error: None,
+            });
         }
+        lines.push(JournalLine::Complete { fee: Some(Chips(3)) });
+        crashed_journal(data.path(), HAND, Some(41), &lines);
         let r = recover(data.path(), &d).await;
         let rec = r[0].as_ref().unwrap();
         assert_eq!((rec.outcome, rec.hand_number), (RecoveredAs::Settled, Some(41)));
         assert_eq!(rec.totals.debits, rec.totals.credits);
         assert_eq!(chips.balance(&acct("dealer:x")).await.unwrap(), Chips(3), "the fee is paid");
-        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(107));
         assert_eq!(chips.total().await, 200);
         assert!(recover(data.path(), &d).await.is_empty(), "once");
         assert_eq!(Archive::open(data.path(), "r").unwrap().next_hand_number(), 42, "number 41 stays used");
     }
 
     /// Issue #28: a hand filed at its end whose settlement a crash cut off
-    /// is refunded at restart; nobody saw it end (its end is sent after
-    /// both), so its file is set aside as voided, not left as a finished
-    /// hand whose chips went back.
+    /// is refunded at restart and its file set aside as voided; an intent
+    /// whose call never went out and a torn last line are handled.
     #[tokio::test]
     async fn a_refunded_hand_found_on_file_is_set_aside_as_voided() {
         use claw_protocol::messages::{EntropyMode, EventBody, HandPrepare};
@@ -1248,7 +872,6 @@ mod tests {
         chips.grant(&acct("a"), Chips(100)).await.unwrap();
         let d = desk(chips.clone());
         let data = tempfile::tempdir().unwrap();
-        let jdir = data.path().join("rooms").join("r").join("journal");
         let id: claw_protocol::HandId = HAND.parse().unwrap();
         let dealer = claw_protocol::Identity::from_seed([9; 32]);
         let mut b = claw_protocol::transcript::TranscriptBuilder::with_header(id, dealer.id(), "r");
@@ -1262,94 +885,68 @@ mod tests {
         b.append(&dealer, &body).unwrap();
         let archive = Archive::open(data.path(), "r").unwrap();
         archive.stage(7, &b.into_transcript(), None).unwrap();
-        {
-            let j = RoomJournal::open(&jdir).unwrap();
-            let mut l = HandLedger::open_in(&j, "r", HAND, Some(7), 0).unwrap();
-            l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(30), "bet").await.unwrap();
-        }
+        let o = op(0, "", ChipOpKind::Debit, "a", 30, HAND);
+        d.call_once(o.kind, &o.key, &o.account, o.amount, "bet").await.unwrap();
+        let path = crashed_journal(
+            data.path(),
+            HAND,
+            Some(7),
+            &[
+                JournalLine::Intent { op: o },
+                JournalLine::Status { n: 0, status: claw_chips::ledger::OpStatus::Done, error: None },
+                // Its call never went out.
+                JournalLine::Intent { op: op(1, "", ChipOpKind::Debit, "a", 7, HAND) },
+            ],
+        );
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        writeln!(f, "{{\"kind\":\"sta").unwrap();
+        drop(f);
         let r = recover(data.path(), &d).await;
         assert_eq!(r[0].as_ref().unwrap().outcome, RecoveredAs::Refunded);
         assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(100));
         assert!(archive.files().is_empty(), "not a finished hand any more");
         assert!(archive.dir().join("voided").join(format!("00000007-{HAND}.jsonl")).exists());
         assert_eq!(archive.next_hand_number(), 8);
-    }
-
-    /// Journals written before issue #28 (no hand number, no fee with
-    /// `complete`) still read.
-    #[test]
-    fn older_journal_lines_still_read() {
-        let begin: JournalLine =
-            serde_json::from_str(r#"{"kind":"begin","room":"r","hand_id":"h","at_ms":1}"#).unwrap();
-        assert!(matches!(begin, JournalLine::Begin { hand_number: None, .. }));
-        let complete: JournalLine = serde_json::from_str(r#"{"kind":"complete"}"#).unwrap();
-        assert!(matches!(complete, JournalLine::Complete { fee: None }));
-        let line = serde_json::to_string(&JournalLine::Complete { fee: Some(Chips(3)) }).unwrap();
-        assert_eq!(line, r#"{"kind":"complete","fee":3}"#);
+        let log = std::fs::read_to_string(journal_dir(data.path(), "r").join(LOG)).unwrap();
+        assert!(log.contains("voided-after-restart"));
+        assert!(recover(data.path(), &d).await.is_empty());
+        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(100));
     }
 
     /// Closing a hand's journal reads it back through its own descriptor
     /// and appends to the room's open log: no file is opened (issue #28: a
     /// process out of descriptors still closes its journals).
-    #[tokio::test]
-    async fn closing_a_journal_opens_no_file() {
-        let chips = Arc::new(LocalChips::new());
-        chips.grant(&acct("a"), Chips(100)).await.unwrap();
-        let d = desk(chips.clone());
+    #[test]
+    fn closing_a_journal_opens_no_file() {
         let data = tempfile::tempdir().unwrap();
-        let j = RoomJournal::open(data.path()).unwrap();
-        let mut l = HandLedger::open_in(&j, "r", "h", None, 0).unwrap();
-        l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(5), "bet").await.unwrap();
-        l.run(&d, ChipOpKind::Credit, &acct("a"), Chips(5), "pot").await.unwrap();
-        l.end_settled().unwrap();
-        let path = l.journal_path().unwrap().to_path_buf();
-        let lines = fs::read_to_string(&path).unwrap();
+        let j = Journal::with_log(data.path(), LOG).unwrap();
+        let begin = JournalLine::Begin { room: "r".into(), hand_id: "h".into(), at_ms: 0, hand_number: None };
+        let mut f = j.create("h", &begin).unwrap();
+        f.append(&JournalLine::End { outcome: "settled".into() }, true).unwrap();
+        let path = f.path().to_owned();
+        let lines = std::fs::read_to_string(&path).unwrap();
         // Hide the directory's files from any new open: only descriptors
         // already open can finish the job.
         let moved = data.path().join("elsewhere");
-        fs::rename(data.path().join("chips.jsonl"), &moved).unwrap();
-        l.close_journal().unwrap();
-        assert!(l.is_closed() && !path.exists());
-        assert_eq!(fs::read_to_string(&moved).unwrap(), lines, "appended through the open log");
+        std::fs::rename(data.path().join(LOG), &moved).unwrap();
+        j.close(&mut f).unwrap();
+        assert!(!path.exists());
+        assert_eq!(std::fs::read_to_string(&moved).unwrap(), lines, "appended through the open log");
     }
 
-    #[tokio::test]
-    async fn recovery_refunds_open_hands_once() {
-        let chips = Arc::new(LocalChips::new());
-        chips.grant(&acct("a"), Chips(100)).await.unwrap();
-        let d = desk(chips.clone());
+    #[test]
+    fn the_welcome_record_is_read_back_with_its_budgets() {
         let data = tempfile::tempdir().unwrap();
-        let jdir = data.path().join("rooms").join("r").join("journal");
-        {
-            let mut l = HandLedger::open("r", "h9", Some(&jdir), 0).unwrap();
-            l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(25), "commission").await.unwrap();
-            l.run(&d, ChipOpKind::Debit, &acct("a"), Chips(25), "bet").await.unwrap();
-            // Crash: the ledger is dropped without settling.
-        }
-        // An intent whose call never happened (crash before the call).
-        let mut f = OpenOptions::new().append(true).open(jdir.join("open").join("h9.jsonl")).unwrap();
-        let op = HandOp {
-            n: 2,
-            key: IdempotencyKey::new("r/h9/2").unwrap(),
-            kind: ChipOpKind::Debit,
-            account: acct("a"),
-            amount: Chips(7),
-            memo: "bet".into(),
-            status: None,
-        };
-        writeln!(f, "{}", serde_json::to_string(&JournalLine::Intent { op }).unwrap()).unwrap();
-        writeln!(f, "{{\"kind\":\"sta").unwrap(); // torn line
-        drop(f);
-        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(50));
-        let r = recover(data.path(), &d).await;
-        assert_eq!(r.len(), 1);
-        let rec = r[0].as_ref().unwrap();
-        assert_eq!(rec.hand_id, "h9");
-        assert_eq!(rec.totals.debits, rec.totals.credits);
-        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(100));
-        // Second run: nothing open, nothing moves.
-        assert!(recover(data.path(), &d).await.is_empty());
-        assert_eq!(chips.balance(&acct("a")).await.unwrap(), Chips(100));
-        assert!(fs::read_to_string(jdir.join("chips.jsonl")).unwrap().contains("voided-after-restart"));
+        let caps = WelcomeCaps { amount: Chips(10), total: Some(15), per_period: None };
+        let line = GrantLine::Grant { account: acct("a"), amount: Chips(10), at_ms: 1 };
+        std::fs::write(
+            data.path().join(WELCOME_FILE),
+            format!("{}\n{{\"kind\":\"gra", serde_json::to_string(&line).unwrap()),
+        )
+        .unwrap();
+        let w = WelcomeDesk::load(data.path(), caps).unwrap();
+        assert!(!w.claim(&acct("a")), "welcomed before");
+        assert!(w.claim(&acct("b")));
+        assert_eq!(w.decide(&acct("b"), Chips::ZERO, 2), Decision::TotalUsedUp);
     }
 }

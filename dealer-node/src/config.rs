@@ -142,10 +142,12 @@ impl NodeConfig {
             || l.http_idle_timeout.is_zero()
             || l.http_max_connections == 0
             || l.http_max_conns_per_addr == 0
+            || l.http_archive_reads_per_sec == 0
+            || l.http_archive_burst == 0
         {
             return Err(ConfigError::Node(
-                "limits: http_header_timeout, http_body_timeout, http_idle_timeout, http_max_connections and \
-                 http_max_conns_per_addr must be positive"
+                "limits: http_header_timeout, http_body_timeout, http_idle_timeout, http_max_connections, \
+                 http_max_conns_per_addr, http_archive_reads_per_sec and http_archive_burst must be positive"
                     .into(),
             ));
         }

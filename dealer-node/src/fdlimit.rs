@@ -20,7 +20,7 @@ pub struct FileLimit {
 #[derive(Debug, thiserror::Error)]
 pub enum FileLimitError {
     /// `setrlimit` refused every value tried.
-    #[error("raising the open-file limit from {from:?} to {to:?}: {source}")]
+    #[error("raising the open-file limit from {} to {}: {source}", show(*from), show(*to))]
     Raise {
         /// The soft limit.
         from: Option<u64>,
@@ -72,11 +72,15 @@ pub fn raise_open_file_limit() -> Result<FileLimit, FileLimitError> {
     Err(FileLimitError::Unsupported)
 }
 
+/// A limit in words: its number, or `unlimited`.
+fn show(v: Option<u64>) -> String {
+    v.map_or_else(|| "unlimited".to_owned(), |n| n.to_string())
+}
+
 /// Raises the limit and logs the outcome (the node does this at start).
 pub fn raise_and_log() {
     match raise_open_file_limit() {
         Ok(l) => {
-            let show = |v: Option<u64>| v.map_or_else(|| "unlimited".to_owned(), |n| n.to_string());
             tracing::info!(
                 soft = %show(l.soft),
                 hard = %show(l.hard),

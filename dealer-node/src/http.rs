@@ -15,9 +15,9 @@
 //! [`guard`].
 
 pub mod guard;
+pub mod reads;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -50,10 +50,9 @@ pub struct HttpState {
     pub rooms: Arc<crate::registry::Registry>,
     /// The admin API (`/admin/…`), if enabled.
     pub admin: Option<Arc<crate::admin::Admin>>,
-    /// The data directory (the rooms' archives).
-    pub data_dir: PathBuf,
-    /// A hand is served this long after it was archived.
-    pub spectator_delay: Duration,
+    /// Reads of the rooms' archives (index, pool, per-address rate); a
+    /// hand is served the spectator delay after it was archived.
+    pub reads: Arc<reads::ArchiveReads>,
     /// The browser app and its API (`crate::web`), if served.
     #[cfg(feature = "web")]
     pub web: Option<crate::web::WebState>,
@@ -85,9 +84,8 @@ async fn hand(State(s): State<HttpState>, Path((room, hand)): Path<(String, Stri
         Ok(k) => k,
         Err(e) => return json_error(StatusCode::BAD_REQUEST, e),
     };
-    let (data_dir, delay) = (s.data_dir.clone(), s.spectator_delay);
-    let found =
-        tokio::task::spawn_blocking(move || Archive::reader(&data_dir, &room).record_archived(key)).await;
+    let (data_dir, delay) = (s.reads.data_dir().to_owned(), s.reads.delay());
+    let found = s.reads.run(move || Archive::reader(&data_dir, &room).record_archived(key)).await;
     match found {
         // An mtime a tick after our clock reads as age 0 (served at once only with no delay).
         Ok(Ok(Some((record, at)))) if SystemTime::now().duration_since(at).unwrap_or_default() >= delay => {
@@ -130,10 +128,13 @@ pub fn router(state: HttpState) -> Router {
     #[cfg(not(feature = "web"))]
     let web = Router::new();
     let admin = state.admin.clone().map(crate::admin::router).unwrap_or_default();
+    let archive = Router::new()
+        .route("/rooms/{room}/hands/{hand}", get(hand))
+        .route_layer(middleware::from_fn_with_state(Arc::clone(&state.reads), reads::limit));
     Router::new()
         .route("/health", get(health))
         .route("/metrics", get(metrics))
-        .route("/rooms/{room}/hands/{hand}", get(hand))
+        .merge(archive)
         .with_state(state)
         .merge(web)
         .merge(admin)

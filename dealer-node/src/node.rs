@@ -23,7 +23,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{broadcast, oneshot, watch};
 
 use crate::admin::{Admin, AdminConfig};
-use crate::chips::{recover, ChipDesk, Grants};
+use crate::chips::{recover, ChipDesk, Grants, WelcomeDesk};
 use crate::config::{ConfigError, NodeConfig};
 use crate::http::{self, HttpState};
 use crate::lock::{DataDirLock, LockError};
@@ -32,6 +32,7 @@ use crate::registry::Registry;
 use crate::room::{spawn_room, NodeContext, RoomCmd, RoomEvent, RoomHandle};
 use crate::server::{serve, ServerState};
 use crate::tls::ServerTls;
+use claw_chips::ledger::welcome::WelcomeCaps;
 
 /// Why a node could not start.
 #[derive(Debug, thiserror::Error)]
@@ -239,25 +240,35 @@ impl DealerNode {
         for r in recover(&config.data_dir, &desk).await {
             match r {
                 Ok(rec) => {
-                    tracing::warn!(room = %rec.room, hand = %rec.hand_id, hand_number = ?rec.hand_number,
-                    outcome = ?rec.outcome, debits = rec.totals.debits, credits = rec.totals.credits,
+                    tracing::warn!(room = %rec.room, hand = %rec.hand_id,
+                    hand_number = rec.hand_number.map_or_else(|| "unknown".to_owned(), |n| n.to_string()),
+                    outcome = %rec.outcome, debits = rec.totals.debits, credits = rec.totals.credits,
                     "finished a hand interrupted by a crash")
                 }
                 Err((path, e)) => tracing::error!(journal = %path.display(), error = %e,
                     "could not finish an interrupted hand; will retry at next start"),
             }
         }
+        let welcome = match (&grants, welcome_grant.0) {
+            (Some(_), n) if n > 0 => {
+                let caps =
+                    WelcomeCaps { amount: welcome_grant, total: welcome_total, per_period: welcome_window };
+                let dir = config.data_dir.clone();
+                let loaded = tokio::task::spawn_blocking(move || WelcomeDesk::load(&dir, caps))
+                    .await
+                    .map_err(std::io::Error::other)
+                    .and_then(|r| r);
+                Some(loaded.map_err(dir_err)?)
+            }
+            _ => None,
+        };
         let metrics = Arc::new(Metrics::default());
         let (events, _) = broadcast::channel(1024);
         let ctx = Arc::new(NodeContext {
             dealer: Arc::clone(&dealer),
             desk,
             grants,
-            welcome_grant,
-            welcomed: tokio::sync::Mutex::new(Default::default()),
-            welcome_left: tokio::sync::Mutex::new(welcome_total),
-            welcome_window: welcome_window
-                .map(|(chips, period)| std::sync::Mutex::new(crate::chips::PeriodBudget::new(chips, period))),
+            welcome,
             metrics: Arc::clone(&metrics),
             held: Arc::default(),
             data_dir: config.data_dir.clone(),
@@ -272,6 +283,9 @@ impl DealerNode {
             handles.push(h);
         }
         let rooms = Arc::new(Registry::new(handles.iter().cloned()));
+        // Rooms served before (closed through the admin API, or gone from
+        // the configuration) keep their archives readable.
+        rooms.remember_closed(crate::archive::archived_rooms(&config.data_dir));
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(|e| NodeError::Listen { addr: config.listen, source: e })?;
@@ -309,20 +323,23 @@ impl DealerNode {
                 if let Some(a) = &admin {
                     crate::admin::reopen(a).await;
                 }
+                let reads = Arc::new(http::reads::ArchiveReads::new(
+                    &config.data_dir,
+                    config.spectator_delay.unwrap_or(http::DEFAULT_SPECTATOR_DELAY),
+                    &config.limits,
+                    Arc::clone(&metrics),
+                ));
                 let st = HttpState {
                     metrics: Arc::clone(&metrics),
                     dealer_id: dealer.id().to_string(),
                     rooms: Arc::clone(&rooms),
                     admin,
-                    data_dir: config.data_dir.clone(),
-                    spectator_delay: config.spectator_delay.unwrap_or(http::DEFAULT_SPECTATOR_DELAY),
+                    reads: Arc::clone(&reads),
                     #[cfg(feature = "web")]
-                    web: Some(crate::web::WebState::new(
-                        dealer.id(),
-                        Arc::clone(&rooms),
-                        &config.data_dir,
-                        config.spectator_delay,
-                    )),
+                    web: Some(
+                        crate::web::WebState::new(dealer.id(), Arc::clone(&rooms), reads)
+                            .with_game_url(&invite_base),
+                    ),
                 };
                 let (bound, _task) =
                     http::serve(a, st, http::guard::HttpLimits::of(&config.limits), stop_rx.clone())

@@ -88,6 +88,17 @@ impl Registry {
         Some(h)
     }
 
+    /// Remembers rooms served before this start (their archives are on
+    /// disk) as closed, so that their archives stay readable.
+    pub fn remember_closed(&self, ids: impl IntoIterator<Item = String>) {
+        let mut i = self.write();
+        for id in ids {
+            if !i.rooms.contains_key(&id) {
+                i.closed.insert(id);
+            }
+        }
+    }
+
     /// The listed rooms' ids, in the order they were added.
     pub fn listed(&self) -> Vec<String> {
         let i = self.read();

@@ -23,25 +23,27 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use claw_chips::ledger::welcome::Decision;
+use claw_chips::ledger::{Job, Ledger, MoveFailure, Outcome};
 use claw_chips::{AccountId, ChipError, HandRef, IdempotencyKey};
 use claw_engine::room::{
-    Account, ArchiveWrite, Archived, ChipCall, ChipFailure, ChipMove, ChipOutcome, Effect, EffectId, Input,
-    Now, RoomCore, MAX_HAND_STAKE,
+    Account, ArchiveWrite, Archived, ChipCall, ChipFailure, ChipOutcome, Effect, EffectId, Input, Now,
+    RoomCore, MAX_HAND_STAKE,
 };
 use claw_engine::GameSpec;
 use claw_protocol::handshake::VerifiedPlayer;
 use claw_protocol::messages::{ClientMessage, RawJson, ServerMessage};
 use claw_protocol::{HandId, Identity};
 use rand::rngs::OsRng;
-use tokio::sync::{broadcast, mpsc, oneshot, watch, Mutex};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::archive::{Archive, HandKey};
-use crate::chips::{ChipDesk, Grants, HandLedger, LedgerError, RoomJournal};
+use crate::chips::{ChipDesk, Grants, LedgerIo, WelcomeDesk};
 use crate::config::{Limits, RoomConfig};
 use crate::conn::{ConnId, ConnTx, Queued, TOO_SLOW};
-use crate::metrics::{dec, inc, Metrics};
+use crate::metrics::{inc, Metrics};
 
 pub use claw_engine::room::{Admit, Refusal, RoomEvent, RoomSnapshot};
 
@@ -56,14 +58,9 @@ pub struct NodeContext {
     pub desk: ChipDesk,
     /// Operator grants (welcome chips, house bankroll) when the provider has them.
     pub grants: Option<Arc<dyn Grants>>,
-    /// Chips granted once to a new account whose balance is below it.
-    pub welcome_grant: claw_protocol::Chips,
-    /// Accounts already welcomed by this node.
-    pub welcomed: Mutex<HashSet<AccountId>>,
-    /// Welcome chips this node may still grant in total (none = no cap).
-    pub welcome_left: Mutex<Option<u64>>,
-    /// Welcome chips per period (none = no such cap).
-    pub welcome_window: Option<std::sync::Mutex<crate::chips::PeriodBudget>>,
+    /// Welcome grants and their budgets, recorded in the data directory
+    /// (none: the node grants no welcome chips).
+    pub welcome: Option<WelcomeDesk>,
     /// Counters for `/metrics`.
     pub metrics: Arc<Metrics>,
     /// Chips held per account by voided hands awaiting their refund.
@@ -519,45 +516,48 @@ fn failure(e: ChipError) -> ChipFailure {
 }
 
 /// The welcome grant, once per account (key `welcome/<account>`), when its
-/// balance is low and the node's total allows it; counted in `/metrics`.
+/// balance is low and the node's budgets allow it; the grant is recorded
+/// before it is asked for, so the budgets hold across restarts. Counted in
+/// `/metrics`.
 async fn welcome(ctx: &NodeContext, account: &AccountId) {
-    let (Some(g), amount) = (&ctx.grants, ctx.welcome_grant) else { return };
-    if amount.0 == 0 || !ctx.welcomed.lock().await.insert(account.clone()) {
+    let (Some(g), Some(w)) = (&ctx.grants, &ctx.welcome) else { return };
+    if !w.claim(account) {
         return;
     }
     let Ok(key) = IdempotencyKey::new(format!("welcome/{account}")) else { return };
-    match ctx.desk.balance(account).await {
-        Ok(b) if b < amount => {
-            {
-                let mut left = ctx.welcome_left.lock().await;
-                if left.is_some_and(|l| l < amount.0) {
-                    inc(&ctx.metrics.welcome_refused);
-                    tracing::warn!(account = %account, "welcome chips: the node's total is used up");
-                    return;
-                }
-                let in_period = match &ctx.welcome_window {
-                    Some(w) => w.lock().is_ok_and(|mut w| w.try_take(std::time::Instant::now(), amount.0)),
-                    None => true,
-                };
-                if !in_period {
-                    inc(&ctx.metrics.welcome_refused);
-                    tracing::warn!(account = %account, "welcome chips: this period's limit is used up");
-                    return;
-                }
-                if let Some(l) = left.as_mut() {
-                    *l -= amount.0;
-                }
-            }
-            match g.grant(&key, account, amount, "welcome chips").await {
-                Ok(_) => {
-                    inc(&ctx.metrics.welcome_grants);
-                    ctx.metrics.welcome_chips.fetch_add(amount.0, std::sync::atomic::Ordering::Relaxed);
-                    tracing::info!(account = %account, %amount, "welcome chips granted");
-                }
-                Err(e) => tracing::warn!(error = %e, "welcome grant failed"),
-            }
+    let Ok(balance) = ctx.desk.balance(account).await else { return };
+    let line = match w.decide(account, balance, unix_ms()) {
+        Decision::Grant(line) => line,
+        Decision::TotalUsedUp => {
+            inc(&ctx.metrics.welcome_refused);
+            tracing::warn!(account = %account, "welcome chips: the node's total is used up");
+            return;
         }
-        _ => {}
+        Decision::PeriodUsedUp => {
+            inc(&ctx.metrics.welcome_refused);
+            tracing::warn!(account = %account, "welcome chips: this period's limit is used up");
+            return;
+        }
+        Decision::Already | Decision::NotLow => return,
+    };
+    let claw_chips::ledger::welcome::GrantLine::Grant { amount, .. } = line else { return };
+    if let Err(e) = w.record(line.clone()).await {
+        tracing::error!(account = %account, error = %e, "welcome chips: the grant could not be recorded; not granted");
+        return;
+    }
+    match g.grant(&key, account, amount, "welcome chips").await {
+        Ok(_) => {
+            inc(&ctx.metrics.welcome_grants);
+            ctx.metrics.welcome_chips.fetch_add(amount.0, std::sync::atomic::Ordering::Relaxed);
+            tracing::info!(account = %account, %amount, "welcome chips granted");
+        }
+        // Refused for good: not counted. An unknown outcome stays counted
+        // (the key makes a later grant of it a no-op).
+        Err(e) if !e.is_retryable() => {
+            tracing::warn!(error = %e, "welcome grant refused");
+            w.refused(line).await;
+        }
+        Err(e) => tracing::warn!(error = %e, "welcome grant failed"),
     }
 }
 
@@ -569,7 +569,10 @@ struct LedgerJob {
     hand_number: Option<u64>,
 }
 
-/// The room's hands' chip journals: their calls run in order.
+/// The room's chip ledger ([`claw_chips::ledger::Ledger`], sans-IO): its
+/// jobs run in order, its effects through [`LedgerIo`]; work left after a
+/// job's answer (a refund the provider did not answer, a journal the file
+/// system refused to close) goes on here in the background.
 async fn ledger_worker(
     room: String,
     ctx: Arc<NodeContext>,
@@ -577,337 +580,98 @@ async fn ledger_worker(
     mut rx: mpsc::UnboundedReceiver<LedgerJob>,
     done: mpsc::UnboundedSender<Input>,
 ) {
-    let dir = ctx.data_dir.join("rooms").join(&room).join("journal");
-    // Opened once, so that settling needs no new file descriptor; reopened
-    // at the next hand if it could not be opened.
-    let mut journal: Option<Arc<RoomJournal>> = None;
-    let mut ledgers: HashMap<HandId, HandLedger> = HashMap::new();
-    let desk = &ctx.desk;
-    while let Some(LedgerJob { id, call, hand_number }) = rx.recv().await {
-        let outcome = match call {
-            ChipCall::OpenHand { hand, players } => {
-                let bank = accounts.house_bank.then_some(&accounts.house);
-                let opened = match journal.as_ref() {
-                    Some(j) => Ok(Arc::clone(j)),
-                    None => {
-                        let d = dir.clone();
-                        blocking(move || RoomJournal::open(&d)).await
-                    }
-                };
-                ChipOutcome::Done(match opened {
-                    Ok(j) => {
-                        journal = Some(Arc::clone(&j));
-                        let opening = Opening { room: &room, journal: j, hand, hand_number };
-                        open_hand(opening, &ctx, &mut ledgers, &players, bank).await
-                    }
-                    Err(e) => Err(format!("chip journal: {e}")),
-                })
-            }
-            ChipCall::Moves { hand, moves, undo_on_refusal } => match ledgers.get_mut(&hand) {
-                Some(l) => ChipOutcome::Moves(run_moves(l, desk, &accounts, moves, undo_on_refusal).await),
-                None => ChipOutcome::Moves(Err((ChipFailure::Unavailable("no chip journal".into()), false))),
-            },
-            ChipCall::Settle { hand, fee } => match ledgers.remove(&hand) {
-                Some(l) => settle(&room, l, &ctx, &accounts, hand, fee).await,
-                None => ChipOutcome::Done(Err("no chip journal".into())),
-            },
-            ChipCall::Void(hand) => match ledgers.remove(&hand) {
-                Some(l) => ChipOutcome::Done(void(&room, l, &ctx, hand).await),
-                None => ChipOutcome::Done(Err("no chip journal".into())),
-            },
-            other => lookup(&ctx, &accounts, &room, other).await,
-        };
-        if done.send(Input::Chips { id, outcome }).is_err() {
+    let desk = ctx.desk.clone();
+    let (mut io, mut completions) = LedgerIo::new(
+        desk.clone(),
+        &ctx.data_dir,
+        Some(Arc::clone(&ctx.metrics)),
+        Some(Arc::clone(&ctx.held)),
+    );
+    let mut ledger: Ledger<EffectId> = Ledger::new(desk.policy(), desk.settlement());
+    let mut open = true;
+    loop {
+        io.run(&mut ledger);
+        while let Some((id, outcome)) = ledger.poll_outcome() {
+            let _ = done.send(Input::Chips { id, outcome: chip_outcome(outcome) });
+        }
+        if !open && ledger.is_idle() {
             break;
         }
-    }
-}
-
-/// Runs blocking file I/O off the async workers.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, LedgerError> + Send + 'static,
-) -> Result<T, LedgerError> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r,
-        Err(e) => Err(LedgerError::Journal(std::io::Error::other(e.to_string()))),
-    }
-}
-
-/// A hand whose journal is being opened.
-struct Opening<'a> {
-    room: &'a str,
-    journal: Arc<RoomJournal>,
-    hand: HandId,
-    hand_number: Option<u64>,
-}
-
-/// Opens a hand's journal (first, so that a process out of file
-/// descriptors locks nothing it could not journal); with a provider that
-/// settles per hand, then locks each ready player's stake there: the
-/// balance (capped at the most a hand takes), players without chips or
-/// without an account left out.
-async fn open_hand(
-    opening: Opening<'_>,
-    ctx: &NodeContext,
-    ledgers: &mut HashMap<HandId, HandLedger>,
-    players: &[claw_protocol::PlayerId],
-    house_bank: Option<&AccountId>,
-) -> Result<(), String> {
-    let Opening { room, journal, hand, hand_number } = opening;
-    let desk = &ctx.desk;
-    let (r, h) = (room.to_owned(), hand.to_string());
-    let mut l = blocking(move || HandLedger::open_in(&journal, &r, &h, hand_number, unix_ms()))
-        .await
-        .map_err(|e| e.to_string())?;
-    if desk.settles_hands() {
-        l = l.without_op_sync();
-        if let Err(e) = lock_stakes(room, ctx, hand, players, house_bank).await {
-            // Nothing was locked (or the attempt was released): close the
-            // hand's journal, which moved nothing.
-            if let Ok(t) = l.void_kept(desk).await {
-                tracing::debug!(room, debits = t.debits, "hand not opened; its empty journal is closed");
-            }
-            close_journal(room, l).await;
-            return Err(e);
-        }
-    }
-    ledgers.insert(hand, l);
-    Ok(())
-}
-
-/// With a provider that settles per hand: locks the stakes of the hand's
-/// players; a failed attempt is released.
-async fn lock_stakes(
-    room: &str,
-    ctx: &NodeContext,
-    hand: HandId,
-    players: &[claw_protocol::PlayerId],
-    house_bank: Option<&AccountId>,
-) -> Result<(), String> {
-    let desk = &ctx.desk;
-    let accounts: Vec<AccountId> =
-        players.iter().map(|p| AccountId::from(*p)).chain(house_bank.cloned()).collect();
-    let balances = futures_util::future::join_all(accounts.iter().map(|a| desk.balance(a))).await;
-    let mut stakes = Vec::with_capacity(accounts.len());
-    for (account, balance) in accounts.into_iter().zip(balances) {
-        match balance {
-            Ok(b) if b.0 > 0 => stakes.push((account, claw_protocol::Chips(b.0.min(MAX_HAND_STAKE)))),
-            Ok(_) => {}
-            Err(e) if e.is_retryable() => return Err(format!("balance of {account}: {e}")),
-            Err(e) => {
-                tracing::warn!(room, %account, error = %e, "no stake: left out of the hand")
-            }
-        }
-    }
-    if stakes.is_empty() {
-        return Err("no player has chips to stake".into());
-    }
-    let href = HandRef::new(room, hand.to_string());
-    if let Err(e) = desk.open_hand(&href, &stakes).await {
-        // The hand will not start: release what the attempt may have locked.
-        let _ = finish_on_provider(room, ctx, hand, Finish::Abandon).await;
-        return Err(format!("locking the stakes: {e}"));
-    }
-    Ok(())
-}
-
-/// Closes an ended hand's journal (off the async workers); if the file
-/// system refuses, retries in the background with a growing pause until it
-/// goes through: an ended journal is never abandoned.
-async fn close_journal(room: &str, l: HandLedger) {
-    let mut l = match try_close(l).await {
-        None => return,
-        Some(l) => l,
-    };
-    let room = room.to_owned();
-    tokio::spawn(async move {
-        let mut pause = crate::chips::FIRST_PAUSE;
-        loop {
-            tokio::time::sleep(pause).await;
-            l = match try_close(l).await {
-                None => {
-                    tracing::info!(room, "chip journal closed after a retry");
-                    return;
-                }
-                Some(l) => l,
-            };
-            pause = crate::chips::longer(pause);
-        }
-    });
-}
-
-/// One attempt: `None` when closed, else the ledger to try again.
-async fn try_close(mut l: HandLedger) -> Option<HandLedger> {
-    let r = tokio::task::spawn_blocking(move || {
-        let r = l.close_journal();
-        (l, r)
-    })
-    .await;
-    match r {
-        Ok((_, Ok(()))) => None,
-        Ok((l, Err(e))) => {
-            tracing::warn!(error = %e, "closing a chip journal failed; retrying");
-            Some(l)
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "closing a chip journal failed; a restart closes it");
-            None
-        }
-    }
-}
-
-/// What a provider that settles per hand finishes: a played hand, or one
-/// whose opening failed.
-#[derive(Clone, Copy, Debug)]
-enum Finish {
-    Close,
-    Abandon,
-}
-
-impl Finish {
-    async fn run(self, desk: &ChipDesk, hand: &HandRef) -> Result<(), claw_chips::ChipError> {
-        match self {
-            Finish::Close => desk.close_hand(hand).await,
-            Finish::Abandon => desk.abandon_hand(hand).await,
-        }
-    }
-}
-
-/// With a provider that settles per hand: settles the hand there (after
-/// the local journal closed); retried in the background while the provider
-/// does not answer. Otherwise nothing to do.
-async fn close_on_provider(room: &str, ctx: &NodeContext, hand: HandId) -> Result<(), String> {
-    finish_on_provider(room, ctx, hand, Finish::Close).await
-}
-
-async fn finish_on_provider(room: &str, ctx: &NodeContext, hand: HandId, step: Finish) -> Result<(), String> {
-    let desk = &ctx.desk;
-    if !desk.settles_hands() {
-        return Ok(());
-    }
-    let href = HandRef::new(room, hand.to_string());
-    match step.run(desk, &href).await {
-        Ok(()) => Ok(()),
-        Err(e) if e.is_retryable() => {
-            tracing::warn!(room, hand = %href, ?step, error = %e, "not confirmed by the chip provider; retrying in the background");
-            let (desk, metrics) = (desk.clone(), Arc::clone(&ctx.metrics));
-            tokio::spawn(async move {
-                inc(&metrics.refunds_pending);
-                let mut pause = crate::chips::FIRST_PAUSE;
-                loop {
-                    tokio::time::sleep(pause).await;
-                    match step.run(&desk, &href).await {
-                        Ok(()) => break,
-                        Err(e) if e.is_retryable() => pause = crate::chips::longer(pause),
-                        Err(e) => {
-                            tracing::error!(hand = %href, ?step, error = %e, "refused by the chip provider; a restart reconciles it");
-                            break;
-                        }
+        let wake = ledger.poll_timeout();
+        tokio::select! {
+            job = rx.recv(), if open => match job {
+                Some(LedgerJob { id, call, hand_number }) => match ledger_job(&room, &accounts, call, hand_number) {
+                    Ok(job) => ledger.submit(std::time::Instant::now(), id, job),
+                    Err(call) => {
+                        let (ctx, accounts, room, done) =
+                            (Arc::clone(&ctx), accounts.clone(), room.clone(), done.clone());
+                        tokio::spawn(async move {
+                            let outcome = lookup(&ctx, &accounts, &room, call).await;
+                            let _ = done.send(Input::Chips { id, outcome });
+                        });
                     }
-                }
-                dec(&metrics.refunds_pending);
-            });
-            Err(format!("finishing the hand with the chip provider: {e} (retrying)"))
-        }
-        Err(e) => Err(format!("finishing the hand with the chip provider: {e}")),
-    }
-}
-
-/// A step's moves through the journal; on a refused debit, optionally gives
-/// back what the earlier moves of the step did.
-async fn run_moves(
-    l: &mut HandLedger,
-    desk: &ChipDesk,
-    accounts: &Accounts,
-    moves: Vec<ChipMove>,
-    undo_on_refusal: bool,
-) -> Result<Vec<claw_protocol::Chips>, (ChipFailure, bool)> {
-    let mark = l.mark();
-    let mut balances = Vec::with_capacity(moves.len());
-    for m in moves {
-        match l.run(desk, m.op, &accounts.of(m.party), m.amount, &m.reason).await {
-            Ok(b) => balances.push(b),
-            Err(LedgerError::Chip(e)) if !e.is_retryable() => {
-                let undone = undo_on_refusal && l.undo_since(desk, mark).await.is_ok();
-                return Err((ChipFailure::Refused(e.to_string()), undone));
+                },
+                None => open = false,
+            },
+            Some(c) = completions.recv() => {
+                let input = io.complete(c);
+                ledger.handle(std::time::Instant::now(), input);
             }
-            Err(e) => return Err((ChipFailure::Unavailable(e.to_string()), false)),
+            _ = crate::chips::sleep_until(wake) => ledger.handle_timeout(std::time::Instant::now()),
         }
     }
-    Ok(balances)
 }
 
-/// Commission and rake to the dealer (recorded with the `complete` line
-/// first, so that a restart pays it), the conservation check, the journal's
-/// end, the hand closed on a provider that settles per hand, then the
-/// journal closed (retried until it is: never abandoned). An outcome still
-/// unknown leaves the journal open for a restart. Moves that do not add up
-/// void and refund the hand instead (`Unbalanced`).
-async fn settle(
+/// The ledger's job for a hand's chip call (other calls are lookups).
+fn ledger_job(
     room: &str,
-    mut l: HandLedger,
-    ctx: &NodeContext,
     accounts: &Accounts,
-    hand: HandId,
-    fee: claw_protocol::Chips,
-) -> ChipOutcome {
-    let desk = &ctx.desk;
-    if let Err(e) = l.mark_complete(fee) {
-        return ChipOutcome::Done(Err(e.to_string()));
-    }
-    if fee.0 > 0 {
-        let dealer = accounts.of(Account::Dealer);
-        if let Err(e) = l.run(desk, claw_chips::ChipOpKind::Credit, &dealer, fee, "commission and rake").await
-        {
-            return ChipOutcome::Done(Err(format!("dealer credit failed: {e}")));
-        }
-    }
-    if l.has_uncertain() {
-        return ChipOutcome::Done(Err("unsettled operations remain".into()));
-    }
-    if let Err(e @ LedgerError::Conservation { .. }) = l.check_conservation() {
-        let detail = e.to_string();
-        if let Err(e) = void(room, l, ctx, hand).await {
-            tracing::error!(room, error = %e, "refund of an unbalanced hand incomplete");
-        }
-        return ChipOutcome::Unbalanced(detail);
-    }
-    let ended = l.end_settled();
-    if let Ok(t) = &ended {
-        tracing::debug!(room, debits = t.debits, credits = t.credits, "hand settled, chips conserved");
-    }
-    // The provider settles whatever became of the local journal's last
-    // line (for such a provider the journal is a log; its own decides).
-    let provider = close_on_provider(room, ctx, hand).await;
-    match ended {
-        Ok(_) => {
-            close_journal(room, l).await;
-            ChipOutcome::Done(provider)
-        }
-        Err(e) => ChipOutcome::Done(Err(e.to_string())),
-    }
+    call: ChipCall,
+    hand_number: Option<u64>,
+) -> Result<Job, ChipCall> {
+    let r = |h: HandId| HandRef::new(room, h.to_string());
+    Ok(match call {
+        ChipCall::OpenHand { hand, players } => Job::Open {
+            hand: r(hand),
+            hand_number,
+            at_ms: unix_ms(),
+            stakers: players
+                .iter()
+                .map(|p| AccountId::from(*p))
+                .chain(accounts.house_bank.then(|| accounts.house.clone()))
+                .collect(),
+            cap: claw_protocol::Chips(MAX_HAND_STAKE),
+        },
+        ChipCall::Moves { hand, moves, undo_on_refusal } => Job::Moves {
+            hand: r(hand),
+            moves: moves
+                .into_iter()
+                .map(|m| claw_chips::ledger::Move {
+                    kind: m.op,
+                    account: accounts.of(m.party),
+                    amount: m.amount,
+                    memo: m.reason,
+                })
+                .collect(),
+            undo_on_refusal,
+        },
+        ChipCall::Settle { hand, fee } => Job::Settle { hand: r(hand), fee, dealer: accounts.dealer.clone() },
+        ChipCall::Void(hand) => Job::Void { hand: r(hand) },
+        other => return Err(other),
+    })
 }
 
-/// Refunds a voided hand. If the chip service does not answer, the refund
-/// goes on in the background (from the journal) until it does.
-async fn void(room: &str, mut l: HandLedger, ctx: &NodeContext, hand: HandId) -> Result<(), String> {
-    let (path, held) = (l.journal_path().map(std::path::Path::to_path_buf), l.held_by());
-    match l.void_kept(&ctx.desk).await {
-        Ok(_) => {
-            let provider = close_on_provider(room, ctx, hand).await;
-            close_journal(room, l).await;
-            provider
-        }
-        Err(LedgerError::Unsettled) => {
-            drop(l);
-            if let Some(path) = path {
-                let (desk, metrics, registry) =
-                    (ctx.desk.clone(), Arc::clone(&ctx.metrics), Arc::clone(&ctx.held));
-                tokio::spawn(crate::chips::refund_in_background(path, desk, metrics, registry, held));
-            }
-            Err("the chip service did not answer; the refund is retried in the background".into())
-        }
-        Err(e) => Err(e.to_string()),
+/// The core's completion for a ledger outcome.
+fn chip_outcome(o: Outcome) -> ChipOutcome {
+    let failure = |f: MoveFailure| match f {
+        MoveFailure::Refused(s) => ChipFailure::Refused(s),
+        MoveFailure::Unavailable(s) => ChipFailure::Unavailable(s),
+    };
+    match o {
+        Outcome::Done(r) => ChipOutcome::Done(r),
+        Outcome::Moves(r) => ChipOutcome::Moves(r.map_err(|(f, undone)| (failure(f), undone))),
+        Outcome::Unbalanced(d) => ChipOutcome::Unbalanced(d),
+        Outcome::Recovered(r) => ChipOutcome::Done(r.map(|_| ()).map_err(|e| e.to_string())),
     }
 }
 

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use claw_engine::{GameSpec, Hand, HandSeat};
+use claw_engine::{Carried, GameSpec, Hand, HandSeat};
 use claw_protocol::messages::{
     EntropyMode, EventBody, PlayerSeed, RawJson, RevealPolicy, SignedAction, YourTurn,
 };
@@ -151,9 +151,16 @@ fn play_hand(
 ) -> (Script, Duration, u32, claw_protocol::transcript::Transcript) {
     let mut rng = ChaCha20Rng::from_seed(RNG_SEED);
     let hand_id = script.map_or(HandId([9; 16]), |s| s.hand_id);
-    let (mut hand, _) =
-        Hand::prepare(t.spec.clone(), t.dealer.clone(), t.seats.clone(), Value::Null, 0, hand_id, &mut rng)
-            .unwrap();
+    let (mut hand, _) = Hand::prepare(
+        t.spec.clone(),
+        t.dealer.clone(),
+        t.seats.clone(),
+        Carried::default(),
+        0,
+        hand_id,
+        &mut rng,
+    )
+    .unwrap();
     let seeds: Vec<PlayerSeed> = match script {
         Some(s) => s.seeds.clone(),
         None => t

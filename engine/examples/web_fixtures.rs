@@ -22,7 +22,7 @@ use std::sync::Arc;
 use claw_engine::testing::{PlayedHand, Table, TurnInfo};
 use claw_protocol::audit::{audit, AuditOptions};
 use claw_protocol::hand::CardFace;
-use claw_protocol::messages::{CardTransfer, EventBody, GameStart, Reveal};
+use claw_protocol::messages::{config_hash, CardTransfer, EventBody, GameStart, RawJson, Reveal};
 use claw_protocol::{Chips, Identity, Salt, Seat};
 use rand_chacha::rand_core::RngCore;
 use rand_chacha::ChaCha20Rng;
@@ -100,7 +100,8 @@ impl Out {
         viewer: Option<&Identity>,
         commission: Option<u64>,
     ) {
-        let tr = h.sign(&t.dealer, "fixtures").expect("sign");
+        // The header names the room whose configuration `game-start` carries.
+        let tr = h.sign(&t.dealer, &t.room_config().room_id).expect("sign");
         let file = format!("{name}.jsonl.gz");
         if !self.dir.join(&file).exists() {
             let plain = self.dir.join(format!("{name}.jsonl"));
@@ -148,8 +149,14 @@ fn guandan(settings: &Value, seed: u64, n: usize, face: CardFace) -> (Table, Pla
 
 fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/test/fixtures");
-    let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).expect("fixtures dir");
+    // Only this program's files go: the directory holds other fixtures too.
+    for e in fs::read_dir(&dir).expect("fixtures dir").flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".jsonl.gz") || name.ends_with(".key.json") || name == "cases.json" {
+            fs::remove_file(e.path()).expect("remove an old fixture");
+        }
+    }
     let mut out = Out { dir, cases: Vec::new() };
 
     // Two hands of each game; Hold'em with a commission, Dou Di Zhu with
@@ -211,12 +218,30 @@ fn main() {
     let mut h = single.clone();
     game_start(&mut h).players[2].commission = Chips(9);
     out.write("tampered-commission-one-seat", &t1, &h, None, None);
-    // Every seat charged 9 where the room's commission is 5.
+    // Every seat charged 9 where the room's commission is 5: the room
+    // configuration the hand carries says so, no commission given.
     let mut h = single.clone();
     for p in &mut game_start(&mut h).players {
         p.commission = Chips(9);
     }
-    out.write("tampered-commission-all-seats", &t1, &h, None, Some(5));
+    out.write("tampered-commission-all-seats", &t1, &h, None, None);
+    // The room configuration binds the seed timeout and the settings.
+    let mut h = single.clone();
+    if let EventBody::HandPrepare(p) = &mut h.bodies[0] {
+        p.seed_timeout_ms += 1;
+    }
+    out.write("tampered-room-seed-timeout", &t1, &h, None, None);
+    let mut h = single.clone();
+    let g = game_start(&mut h);
+    let mut settings = g.settings.to_value().expect("settings");
+    settings["note"] = json!("play-neutral");
+    g.settings = RawJson::from_value(&settings).expect("settings");
+    g.config_hash = config_hash(&g.game, &g.game_version, &g.settings);
+    out.write("tampered-room-settings", &t1, &h, None, None);
+    // A hand that names no previous hand starts from no table memory.
+    let mut h = single.clone();
+    game_start(&mut h).previous = None;
+    out.write("tampered-previous-dropped", &t1, &h, None, None);
     // The honest file again, audited with another room commission.
     out.write("guandan-single", &t1, &single, None, Some(6));
     // A face-up transfer whose opening does not match its leaf.

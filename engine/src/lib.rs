@@ -21,5 +21,6 @@ pub mod testgame;
 pub mod testing;
 
 pub use hand::{
-    ActionReject, Committed, EngineError, GameSpec, Hand, HandEnd, HandPhase, HandSeat, SeedError, Step,
+    ActionReject, Carried, Committed, EngineError, GameSpec, Hand, HandEnd, HandPhase, HandSeat, SeedError,
+    Step,
 };

@@ -76,6 +76,12 @@ pub struct Metrics {
     pub refunds_pending: AtomicU64,
     /// Chips those hands still hold (gauge).
     pub chips_held: AtomicU64,
+    /// Archive folders read to index a room's hands (HTTP port).
+    pub archive_scans: AtomicU64,
+    /// Archived hands audited to answer a hand-history request.
+    pub archive_audits: AtomicU64,
+    /// Archive reads refused by the per-address rate (`429`).
+    pub archive_rate_limited: AtomicU64,
     latency_buckets: [AtomicU64; BUCKETS.len()],
     latency_count: AtomicU64,
     latency_sum_ns: AtomicU64,
@@ -222,6 +228,24 @@ impl Metrics {
             g(&self.refunds_pending),
         );
         one("claw_chips_held", "gauge", "Chips held by voided hands not yet refunded.", g(&self.chips_held));
+        one(
+            "claw_archive_scans_total",
+            "counter",
+            "Archive folders read to index a room's hands.",
+            g(&self.archive_scans),
+        );
+        one(
+            "claw_archive_audits_total",
+            "counter",
+            "Archived hands audited for a hand-history request.",
+            g(&self.archive_audits),
+        );
+        one(
+            "claw_archive_rate_limited_total",
+            "counter",
+            "Archive reads refused by the per-address rate.",
+            g(&self.archive_rate_limited),
+        );
         let _ = writeln!(
             s,
             "# HELP claw_action_latency_seconds Time from an action's arrival to its broadcast.\n\

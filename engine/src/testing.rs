@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use claw_games::{CardFace, DealTo, HandEvent, HandResult};
 use claw_protocol::messages::{
-    ActionOption, EntropyMode, EventBody, PlayerSeed, RawJson, RevealPolicy, SignedAction,
+    ActionOption, EntropyMode, EventBody, PlayerSeed, RawJson, RevealPolicy, RoomConfig, SignedAction,
 };
 use claw_protocol::transcript::{Transcript, TranscriptBuilder, TranscriptError};
 use claw_protocol::{CardId, CardOpening, Chips, HandId, Identity, SealedCard, Seat, Seed};
@@ -17,7 +17,7 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::Value;
 
-use crate::hand::{EngineError, GameSpec, Hand, HandSeat};
+use crate::hand::{Carried, EngineError, GameSpec, Hand, HandSeat};
 
 /// What a chooser sees on a turn.
 pub struct TurnInfo<'a> {
@@ -82,7 +82,8 @@ pub struct Table {
     accounts: Vec<Chips>,
     game: Arc<dyn claw_games::DynGame>,
     settings: Value,
-    memory: Value,
+    /// The table memory and previous hand the next hand starts from.
+    carried: Carried,
     rng: ChaCha20Rng,
     hand_number: u64,
 }
@@ -150,7 +151,7 @@ impl Table {
             accounts: Vec::new(),
             game: g,
             settings,
-            memory: Value::Null,
+            carried: Carried::default(),
             rng,
             hand_number: 0,
         })
@@ -170,20 +171,49 @@ impl Table {
         Ok(key.seal(&mut self.rng, hand, opening))
     }
 
+    /// The room configuration of the table's room (`room`), as the
+    /// handshake signs it and every `game-start` carries it: the table's
+    /// game, settings, seats, commission, reveal policy, joint entropy and
+    /// a seed timeout of 1 s.
+    pub fn room_config(&self) -> RoomConfig {
+        let seats = u8::try_from(self.players.len()).unwrap_or(u8::MAX);
+        RoomConfig {
+            room_id: "room".into(),
+            game: self.game_name.clone(),
+            settings: self.settings.clone(),
+            buy_in: Chips::ZERO,
+            min_bet: Chips::ZERO,
+            max_bet: Chips::ZERO,
+            commission: self.commission,
+            min_players: seats,
+            max_players: seats,
+            entropy: EntropyMode::Joint,
+            reveal: self.reveal,
+            action_timeout_ms: 30_000,
+            between_hands_ms: 0,
+            seed_timeout_ms: 1_000,
+            reveal_delay_ms: None,
+        }
+    }
+
     /// Plays one hand through the engine, every seat choosing with
-    /// `choose`; the table memory moves on to the next hand.
+    /// `choose`; the table memory moves on to the next hand, which names
+    /// this one as its previous hand.
     pub fn play_hand(
         &mut self,
         choose: &mut dyn FnMut(&TurnInfo<'_>, &mut ChaCha20Rng) -> Result<Value, String>,
     ) -> Result<PlayedHand, TableError> {
-        let spec = Arc::new(GameSpec::new(
-            "room",
-            Arc::clone(&self.game),
-            self.settings.clone(),
-            EntropyMode::Joint,
-            self.reveal,
-            1_000,
-        )?);
+        let spec = Arc::new(
+            GameSpec::new(
+                "room",
+                Arc::clone(&self.game),
+                self.settings.clone(),
+                EntropyMode::Joint,
+                self.reveal,
+                1_000,
+            )?
+            .for_room(&self.room_config())?,
+        );
         if !self.carry_balances || self.accounts.len() != self.players.len() {
             self.accounts = vec![self.balance; self.players.len()];
         }
@@ -205,7 +235,7 @@ impl Table {
             spec,
             Arc::clone(&self.dealer),
             seats,
-            self.memory.clone(),
+            self.carried.clone(),
             self.hand_number,
             hand_id,
             &mut self.rng,
@@ -257,7 +287,7 @@ impl Table {
                 table: &table,
                 balance: turn.balance,
                 settings: &self.settings,
-                memory: &self.memory,
+                memory: &self.carried.memory,
             };
             let action = choose(&info, &mut self.rng).map_err(TableError::Other)?;
             played[seat.index()].extend(self.game.cards_played(&action));
@@ -267,7 +297,7 @@ impl Table {
             hand.act(&player.id(), signed).map_err(|r| TableError::Other(r.reason))?;
             c = hand.commit(&mut self.rng, 0)?;
         };
-        self.memory = end.memory_after.clone();
+        self.carried = end.carried();
         self.hand_number += 1;
         for ((account, start), net) in self.accounts.iter_mut().zip(&starts).zip(&end.result.net) {
             *account = Chips(start.0.saturating_add_signed(*net));

@@ -547,6 +547,21 @@ fn shutdown_waits_for_the_refund_then_closes() {
     let _ = EventBody::type_name;
 }
 
+#[test]
+fn the_phase_follows_the_table_through_a_voided_shutdown() {
+    let mut h = Harness::new(2, |_| {});
+    assert_eq!(h.core.snapshot().phase, RoomPhase::Idle);
+    h.seat_everyone();
+    assert_eq!(h.core.snapshot().phase, RoomPhase::Playing);
+    h.input(Input::Shutdown { grace: Duration::ZERO });
+    h.tick();
+    // Voided while closing: no hand runs and none follows, the refund is out.
+    assert_eq!(h.core.snapshot().phase, RoomPhase::Settling);
+    h.settle_chips();
+    assert!(h.core.is_closed());
+    assert_eq!(h.core.snapshot().phase, RoomPhase::Closed);
+}
+
 /// Plays one hand of high card (every seat bets).
 fn play_hand(h: &mut Harness) {
     for i in 0..h.players.len() {
@@ -901,11 +916,16 @@ fn a_voided_hands_message_carries_a_code_not_the_chip_services_address() {
 
 #[test]
 fn a_game_without_a_house_is_granted_no_bankroll() {
-    let h = Harness::new(2, |c| c.house_bankroll = Chips(1_000_000));
+    let h = Harness::new(2, |_| {});
     assert!(
         !h.chips.iter().any(|(_, c)| matches!(c, ChipCall::FundHouse(_))),
         "high-card has no house: no bankroll grant"
     );
+    // A bankroll for a game without a house is refused before any room opens.
+    let mut cfg = RoomConfig::new("r", "high-card");
+    cfg.house_bankroll = Chips(1_000_000);
+    let e = cfg.validate_with(&[claw_engine::testgame::high_card()]).err().expect("refused").to_string();
+    assert!(e.contains("high-card has no house"), "{e}");
     assert!(!claw_engine::room::config::has_house("high-card"));
     assert!(claw_engine::room::config::has_house("blackjack"));
 }
@@ -1077,4 +1097,65 @@ fn an_occasional_timeout_does_not_sit_a_player_out() {
     assert_ne!(status(&h, 0), Some(PlayerStatus::SitOut));
     assert!(matches!(status(&h, 0), Some(PlayerStatus::Seated | PlayerStatus::Playing)));
     assert!(h.reports.iter().filter(|r| matches!(r, RoomEvent::HandFinished { .. })).count() >= 6);
+}
+
+/// Consecutive hands of a room are linked (SPEC.md §9.5): each `game-start`
+/// carries the room's public configuration, byte for byte the text the
+/// handshake signs, and names the room's last finished hand, whose table
+/// memory it starts from; the room's first hand names none. A hand voided
+/// after its end (its settlement failed) is refunded and left out of the
+/// chain: the next hand continues the last settled one.
+#[test]
+fn each_hand_carries_the_room_configuration_and_continues_the_last_settled_hand() {
+    use claw_protocol::audit::{audit, check_previous, AuditOptions};
+    use claw_protocol::messages::{GameStart, PreviousHand};
+    let mut h = Harness::new(2, |_| {});
+    h.seat_everyone();
+    play_hand(&mut h);
+    h.advance(Duration::from_secs(2));
+    h.settle_chips();
+    play_unbalanced_hand(&mut h);
+    h.advance(Duration::from_secs(2));
+    h.settle_chips();
+    play_hand(&mut h);
+    let mut files: Vec<&Transcript> = h.files.values().collect();
+    files.sort_by_key(|t| match t.events[0].decode_body() {
+        Ok(EventBody::HandPrepare(p)) => p.hand_number,
+        other => panic!("{other:?}"),
+    });
+    assert_eq!((files.len(), h.voided.len()), (2, 1), "{:#?}", h.log);
+    let start = |t: &Transcript| -> GameStart {
+        match t.events[1].decode_body() {
+            Ok(EventBody::GameStart(g)) => g,
+            other => panic!("{other:?}"),
+        }
+    };
+    let (first, second) = (start(files[0]), start(files[1]));
+    let signed = claw_engine::room::public_config(h.core.config()).unwrap();
+    assert_eq!(first.room_config.as_ref(), Some(&signed));
+    assert_eq!(second.room_config.as_ref(), Some(&signed));
+    assert_eq!((first.previous, &first.memory), (None, &serde_json::Value::Null));
+    assert_eq!(second.previous, Some(PreviousHand { hand_id: files[0].hand_id, hand_number: 0 }));
+    let replayer = claw_games::audit::GamesReplayer::default().with_game(claw_engine::testgame::high_card());
+    let opts = AuditOptions { dealer: Some(h.dealer.id()), replayer: Some(&replayer), ..Default::default() };
+    let (a, b) = (audit(files[0], &opts).unwrap().hand, audit(files[1], &opts).unwrap().hand);
+    assert_eq!(b.hand_number, 2, "the voided hand took number 1");
+    check_previous(&a, &b).unwrap();
+}
+
+/// The room configuration every hand carries states when a deferred
+/// reveal is due (SPEC.md §9.5): the player's proof of a withheld reveal.
+#[test]
+fn a_deferred_hand_carries_the_delay_its_reveal_is_due_after() {
+    use claw_protocol::messages::RoomConfig as PublicRoom;
+    let mut h = Harness::new(2, |c| {
+        c.reveal = RevealPolicy::Deferred;
+        c.reveal_delay = Some(Duration::from_secs(60));
+    });
+    h.seat_everyone();
+    play_hand(&mut h);
+    let t = h.files.values().next().expect("the hand's file");
+    let Ok(EventBody::GameStart(g)) = t.events[1].decode_body() else { panic!("game-start") };
+    let room: PublicRoom = g.room_config.expect("the room configuration").parse().unwrap();
+    assert_eq!((room.reveal, room.reveal_delay_ms), (RevealPolicy::Deferred, Some(60_000)));
 }

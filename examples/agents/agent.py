@@ -95,10 +95,12 @@ def main():
                 seat = ev["seat"]
                 net = ev["result"]["net"][seat] if seat is not None else 0
                 hands.append({"hand_id": ev["hand_id"], "seat": seat, "net": net,
-                              "live_audit": ev["audit"]["ok"], "summary": ev["result"]["summary"]})
+                              "live_audit": ev["audit"]["verdict"], "summary": ev["result"]["summary"]})
+                # verdict: ok, pending (deferred reveal not out yet: not a failure) or failed
+                verdict = ev["audit"]["verdict"]
                 print(f"hand {ev['hand_id']}: seat {seat}, net {net:+d}, "
-                      f"live audit {'ok' if ev['audit']['ok'] else 'FAILED'}")
-                if not ev["audit"]["ok"]:
+                      f"live audit {'FAILED' if verdict == 'failed' else verdict}")
+                if verdict == "failed":
                     failures.append({"hand_id": ev["hand_id"], "check": ev["audit"].get("failed")})
             elif kind == "verification-failed":
                 failures.append({"hand_id": ev.get("hand_id"), "check": ev["check"], "detail": ev["detail"]})
@@ -115,7 +117,7 @@ def main():
                                  capture_output=True, text=True)
             offline = [json.loads(l) for l in out.stdout.splitlines() if l.strip()]
             failures += [{"hand_id": v.get("hand_id"), "check": v["check"], "detail": v["detail"]}
-                         for v in offline if not v["ok"]]
+                         for v in offline if v["verdict"] == "failed"]
 
     summary = {
         "hands": len(hands),

@@ -49,11 +49,12 @@ while IFS= read -r line <&4; do
         jq -c --argjson balance "$balance" "$choose" <<<"$line" >&3
         ;;
     hand-ended)
-        read -r hand ok mine < <(jq -r '[.hand_id, .audit.ok, (if .seat == null then 0 else .result.net[.seat] end)] | @tsv' <<<"$line")
+        # verdict: ok, pending (deferred reveal not out yet: not a failure) or failed
+        read -r hand verdict mine < <(jq -r '[.hand_id, .audit.verdict, (if .seat == null then 0 else .result.net[.seat] end)] | @tsv' <<<"$line")
         played=$((played + 1))
         net=$((net + mine))
-        [ "$ok" = true ] || failed=$((failed + 1))
-        echo "hand $hand: net $mine, live audit $([ "$ok" = true ] && echo ok || echo FAILED)"
+        [ "$verdict" != failed ] || failed=$((failed + 1))
+        echo "hand $hand: net $mine, live audit $([ "$verdict" = failed ] && echo FAILED || echo "$verdict")"
         ;;
     verification-failed)
         failed=$((failed + 1))

@@ -383,7 +383,7 @@ pub fn game_actions(data: &[u8]) {
 /// the frame is decoded and by the engine, and the hand always waits for
 /// somebody until it ends.
 pub fn hand_actions(data: &[u8]) {
-    use claw_engine::hand::{GameSpec, Hand, HandSeat};
+    use claw_engine::hand::{Carried, GameSpec, Hand, HandSeat};
     use claw_protocol::messages::{EntropyMode, RevealPolicy, SignedAction, MAX_ACTION_BYTES};
     use claw_protocol::HandId;
 
@@ -416,7 +416,8 @@ pub fn hand_actions(data: &[u8]) {
     };
     let mut rng = ChaCha20Rng::from_seed([seed; 32]);
     let hand_id = HandId::random(&mut rng);
-    let Ok((mut hand, _)) = Hand::prepare(Arc::new(spec), dealer, seats, Value::Null, 0, hand_id, &mut rng)
+    let Ok((mut hand, _)) =
+        Hand::prepare(Arc::new(spec), dealer, seats, Carried::default(), 0, hand_id, &mut rng)
     else {
         return;
     };

@@ -93,8 +93,31 @@ impl Replayer for GamesReplayer {
         g.create_deck(settings).map_err(|e| e.to_string())
     }
 
+    fn scripted_deck(
+        &self,
+        game: &str,
+        game_version: &str,
+        settings: &Value,
+        hand_number: u64,
+    ) -> Result<Option<Vec<CardId>>, String> {
+        let g = self.game_for(game, game_version)?;
+        g.scripted_deck(settings, hand_number).map_err(|e| e.to_string())
+    }
+
+    /// Replays the hand, first checking that its settings and table memory
+    /// are in the game's own form (what its rules write: no member they
+    /// ignore, none left out), so that no variant the rules would read
+    /// alike passes for the signed text.
     fn replay(&self, hand: &VerifiedHand) -> Result<(), String> {
         let g = self.game_for(&hand.game, &hand.game_version)?;
+        let settings = g.normalize_settings(&hand.settings).map_err(|e| format!("settings: {e}"))?;
+        if settings != hand.settings {
+            return Err(format!("settings {} are not the game's form of them, {settings}", hand.settings));
+        }
+        let memory = g.normalize_memory(&hand.memory).map_err(|e| e.to_string())?;
+        if memory != hand.memory {
+            return Err(format!("table memory {} is not the game's form of it, {memory}", hand.memory));
+        }
         let deck = hand.deck_order.clone().ok_or("deck order not revealed")?;
         let players: Vec<PlayerInfo> =
             hand.players.iter().map(|p| PlayerInfo { id: p.id, balance: p.balance }).collect();

@@ -19,6 +19,9 @@ pub trait DynGame: Send + Sync {
     /// Parses and validates settings; returns them normalised (defaults filled
     /// in), which is the form that is hashed and signed at game start.
     fn normalize_settings(&self, settings: &Value) -> Result<Value, GameError>;
+    /// Parses table memory and returns it in the form the rules write it
+    /// (`memory_after`); `null` (a fresh table) stays `null`.
+    fn normalize_memory(&self, memory: &Value) -> Result<Value, GameError>;
     fn create_deck(&self, settings: &Value) -> Result<Vec<CardId>, GameError>;
     fn scripted_deck(&self, settings: &Value, hand_number: u64) -> Result<Option<Vec<CardId>>, GameError>;
     fn entry_chips(&self, settings: &Value) -> Result<Chips, GameError>;
@@ -97,6 +100,13 @@ impl<G: GamePlugin> DynGame for Erased<G> {
 
     fn normalize_settings(&self, settings: &Value) -> Result<Value, GameError> {
         Ok(to_json(&self.settings(settings)?))
+    }
+
+    fn normalize_memory(&self, memory: &Value) -> Result<Value, GameError> {
+        if memory.is_null() {
+            return Ok(Value::Null);
+        }
+        Ok(to_json(&from_json::<G::Memory>(memory, "table memory")?))
     }
 
     fn create_deck(&self, settings: &Value) -> Result<Vec<CardId>, GameError> {

@@ -47,6 +47,19 @@ pub struct GameMeta {
     /// default (seconds; 0 = never).
     #[serde(default)]
     pub dissolve_after_secs: u64,
+    /// The poker variant the game is, for the hand-history formats poker
+    /// tracking tools import; `None`: only the readable text history.
+    #[serde(default)]
+    pub poker_variant: Option<PokerVariant>,
+}
+
+/// A poker variant as the hand-history formats of tracking tools
+/// (PokerStars text, Open Hand History JSON) name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PokerVariant {
+    /// No-limit Texas Hold'em.
+    NoLimitHoldem,
 }
 
 fn full_reveal() -> RevealPolicy {
@@ -55,7 +68,7 @@ fn full_reveal() -> RevealPolicy {
 
 impl GameMeta {
     /// A game without a house, revealing everything at hand end, never
-    /// dissolving an under-filled table.
+    /// dissolving an under-filled table, not a poker variant.
     pub const fn new(
         name: &'static str,
         display_name: &'static str,
@@ -72,6 +85,7 @@ impl GameMeta {
             house: false,
             default_reveal: RevealPolicy::Full,
             dissolve_after_secs: 0,
+            poker_variant: None,
         }
     }
 }

@@ -10,8 +10,8 @@ mod support;
 
 use std::sync::Arc;
 
+use claw_audit::Auditor;
 use claw_engine::testing::{PlayedHand, Table};
-use claw_player::audit::Auditor;
 use claw_player::bots::{strategy, BotError, Strategy, TurnView};
 use claw_player::verify::SessionVerifier;
 use claw_protocol::audit::{audit, AuditOptions};

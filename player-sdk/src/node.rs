@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use claw_audit::Verdict;
 use claw_protocol::audit::{AuditCheck, AuditError, AuditReport};
 use claw_protocol::handshake::{ClientHandshake, ClientSession, HandshakeError};
 use claw_protocol::messages::{
@@ -36,7 +37,6 @@ use tokio::time::{sleep_until, timeout_at, Instant};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::audit::Verdict;
 use crate::invite::Invite;
 use crate::transport::{self, ClientTls, Ws};
 use crate::verify::{HandView, SeenCard, SessionVerifier, Update, VerifyError};
@@ -123,10 +123,11 @@ pub enum NodeError {
     #[error("connection: {0}")]
     Connect(String),
     /// The handshake failed (includes a dealer key that is not the invite's).
+    /// Its text is part of this one (not a `source`: printed once in a chain).
     #[error("handshake: {0}")]
-    Handshake(#[from] HandshakeError),
+    Handshake(HandshakeError),
     /// The dealer refused the seat.
-    #[error("join refused ({reason:?}): {message}")]
+    #[error("the dealer refused the seat: {}", refusal_text(*reason, message))]
     JoinRefused {
         /// Why.
         reason: Option<JoinRejectReason>,
@@ -137,7 +138,7 @@ pub enum NodeError {
     #[error("{0} timed out")]
     Timeout(&'static str),
     /// The dealer answered a query with an error.
-    #[error("query failed ({code:?}): {message}")]
+    #[error("the dealer did not answer the query: {}", query_error_text(*code, message))]
     Query {
         /// Why, as a code.
         code: QueryErrorCode,
@@ -168,10 +169,63 @@ pub enum NodeError {
     Io(String),
 }
 
+impl From<HandshakeError> for NodeError {
+    fn from(e: HandshakeError) -> NodeError {
+        NodeError::Handshake(e)
+    }
+}
+
+/// The dealer's own text when it gave one, else what `reason` means.
+fn refusal_text(reason: Option<JoinRejectReason>, message: &str) -> String {
+    if !message.is_empty() {
+        return message.to_owned();
+    }
+    match reason {
+        Some(JoinRejectReason::RoomFull) => "every seat is taken",
+        Some(JoinRejectReason::InsufficientBalance) => "the balance does not cover the buy-in",
+        Some(JoinRejectReason::BelowEntry) => "the balance is below the table's entry threshold",
+        Some(JoinRejectReason::AlreadySeated) => "this identity already holds a seat (another connection)",
+        Some(JoinRejectReason::RoomClosed) => "the room is closed",
+        Some(JoinRejectReason::NotAuthenticated) => "the handshake did not complete on this connection",
+        Some(JoinRejectReason::Other) | None => "no reason given",
+    }
+    .to_owned()
+}
+
+/// The dealer's own text when it gave one, else what `code` means.
+fn query_error_text(code: QueryErrorCode, message: &str) -> String {
+    if !message.is_empty() {
+        return message.to_owned();
+    }
+    match code {
+        QueryErrorCode::UnknownQuery => "it does not know this query",
+        QueryErrorCode::RateLimited => "too many messages: slow down",
+        QueryErrorCode::NotSeated => "the query needs a seat",
+        QueryErrorCode::Timeout => "its answer took too long",
+        QueryErrorCode::Unavailable => "the data is not available now",
+        QueryErrorCode::NotFound => "no finished hand of the room has that id",
+    }
+    .to_owned()
+}
+
+/// What a dealer `error` code means, for a message.
+fn dealer_error_text(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::Oversize => "a frame over the size limit",
+        ErrorCode::Malformed => "a frame that is not a valid message",
+        ErrorCode::UnknownType => "a message type it does not know",
+        ErrorCode::RateLimited => "too many messages",
+        ErrorCode::NotAllowed => "a message that needs a completed handshake or a seat",
+        ErrorCode::BadSeed => "a refused player seed",
+        ErrorCode::Internal => "an internal failure (retry)",
+    }
+}
+
 /// The result of a hand's audit, as events and JSON lines report it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AuditSummary {
-    /// Every check that ran passed.
+    /// Every check ran and passed: `verdict` is `ok` (as in `claw-player
+    /// audit --json`; a pending hand is not OK, nor a failure).
     pub ok: bool,
     /// `ok`, `pending` (the deferred reveal is not out: never "audited
     /// OK", never a failure) or `failed`.
@@ -191,10 +245,11 @@ pub struct AuditSummary {
 impl AuditSummary {
     /// Summarises an audit outcome.
     pub fn of(r: &Result<AuditReport, AuditError>) -> AuditSummary {
+        let verdict = Verdict::of(r);
         match r {
             Ok(rep) => AuditSummary {
-                ok: true,
-                verdict: Verdict::of(r),
+                ok: verdict == Verdict::Ok,
+                verdict,
                 passed: rep.passed.clone(),
                 skipped: rep.skipped.clone(),
                 failed: None,
@@ -502,7 +557,8 @@ async fn open(
                 return Err(NodeError::Handshake(hs.on_rejected(&r)));
             }
             ServerMessage::Error(e) => {
-                return Err(NodeError::Connect(format!("dealer error {:?}: {}", e.code, e.message)))
+                let why = if e.message.is_empty() { dealer_error_text(e.code) } else { e.message.as_str() };
+                return Err(NodeError::Connect(format!("the dealer reported an error: {why}")));
             }
             _ => return Err(NodeError::Handshake(HandshakeError::UnexpectedMessage)),
         }
@@ -553,12 +609,9 @@ impl PlayerNode {
             session.dealer.encryption,
             session.shared_key.clone(),
         );
-        // The room configuration the dealer signed in the challenge binds
-        // every hand's commission (SPEC.md §11.4).
-        let verifier = match session.room_config.parse::<RoomConfig>() {
-            Ok(room) => verifier.with_room_commission(room.commission),
-            Err(_) => verifier,
-        };
+        // Every hand must carry the room configuration the dealer signed in
+        // the challenge, which binds its commission (SPEC.md §10.3).
+        let verifier = verifier.with_room_config(session.room_config.clone());
         let (cmd_tx, cmd_rx) = mpsc::channel(64);
         let (ev_tx, events) = mpsc::unbounded_channel();
         let state = Arc::new(Mutex::new(NodeState { connected: true, ..NodeState::default() }));
@@ -651,7 +704,8 @@ impl PlayerNode {
         self.handle.command(Command::DropConnection).await
     }
 
-    /// Leaves the room and closes the connection.
+    /// Leaves the room and closes the connection. Takes the node (call it
+    /// last); [`NodeHandle::leave`] leaves while the node is still read.
     pub async fn leave(mut self) -> Result<(), NodeError> {
         self.handle.command(Command::Send(Box::new(ClientMessage::Leave))).await?;
         self.handle.command(Command::Close).await?;
@@ -708,7 +762,7 @@ impl NodeHandle {
     /// ([`NodeEvent::AuditCompleted`], and its saved transcript is
     /// rewritten); a record that contradicts what this node saw raises
     /// [`NodeEvent::VerificationFailed`]. A hand this node does not hold is
-    /// returned unchecked (audit it with [`crate::audit::Auditor`]).
+    /// returned unchecked (audit it with [`claw_audit::Auditor`]).
     pub async fn fetch_hand(&self, hand_id: HandId) -> Result<HandRecord, NodeError> {
         let (reply, rx) = oneshot::channel();
         self.command(Command::FetchHand { hand_id, reply }).await?;
@@ -1215,7 +1269,14 @@ impl Actor {
                     q.reply.fail(NodeError::Query { code: e.error, message: e.message });
                 }
             }
-            ServerMessage::Error(e) => self.emit(NodeEvent::DealerError { code: e.code, message: e.message }),
+            ServerMessage::Error(e) => {
+                // A hand voided after its end (SPEC.md §9.5: "hand <id> voided
+                // [...]") binds nothing that follows it.
+                if let Some(hand) = voided_hand(&e.message) {
+                    self.verifier.hand_voided(&hand);
+                }
+                self.emit(NodeEvent::DealerError { code: e.code, message: e.message })
+            }
             ServerMessage::HandRecord(a) => self.on_hand_page(ws, &a.nonce, a.record).await?,
             ServerMessage::Challenge(_) | ServerMessage::Accepted(_) | ServerMessage::Rejected(_) => {
                 tracing::warn!("handshake message after the handshake; ignored");
@@ -1367,6 +1428,13 @@ fn query_nonce() -> String {
     Nonce::random(&mut OsRng).to_string()[..32].to_owned()
 }
 
+/// The hand a dealer's void notice names (`hand <32 hex> voided [`).
+fn voided_hand(message: &str) -> Option<HandId> {
+    let rest = message.strip_prefix("hand ")?;
+    let (id, tail) = rest.split_at_checked(32)?;
+    tail.starts_with(" voided [").then(|| id.parse().ok()).flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1394,6 +1462,44 @@ mod tests {
         assert!(!ends_hand(other.to_raw().unwrap().as_str()));
         // Written otherwise, it is only checked on this worker.
         assert!(!ends_hand(r#"{"openings":[],"type":"audit-reveal"}"#));
+    }
+
+    #[test]
+    fn a_void_notice_names_its_hand() {
+        let id = "00112233445566778899aabbccddeeff";
+        let hand: HandId = id.parse().unwrap();
+        assert_eq!(voided_hand(&format!("hand {id} voided [chips]: x; its chips are refunded")), Some(hand));
+        for other in ["hand 0011 voided [", &format!("hand {id} settled"), "hand ", "héllo"] {
+            assert_eq!(voided_hand(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn refusals_are_said_in_words() {
+        let e = NodeError::JoinRefused { reason: Some(JoinRejectReason::RoomFull), message: String::new() };
+        assert_eq!(e.to_string(), "the dealer refused the seat: every seat is taken");
+        let e = NodeError::JoinRefused {
+            reason: Some(JoinRejectReason::InsufficientBalance),
+            message: "balance 3 is below the buy-in 500".into(),
+        };
+        assert_eq!(e.to_string(), "the dealer refused the seat: balance 3 is below the buy-in 500");
+        let e = NodeError::JoinRefused { reason: None, message: String::new() };
+        assert_eq!(e.to_string(), "the dealer refused the seat: no reason given");
+        let e = NodeError::Query { code: QueryErrorCode::NotSeated, message: String::new() };
+        assert_eq!(e.to_string(), "the dealer did not answer the query: the query needs a seat");
+    }
+
+    /// The handshake error is part of the text, not a `source`: an error
+    /// chain (`anyhow`'s `{:#}`) prints it once.
+    #[test]
+    fn a_wrong_dealer_key_is_said_once_with_both_keys() {
+        let (expected, got) = (Identity::from_seed([1; 32]).id(), Identity::from_seed([2; 32]).id());
+        let e = NodeError::from(HandshakeError::DealerKeyMismatch { expected, got });
+        assert!(std::error::Error::source(&e).is_none());
+        let chain = format!("{:#}", anyhow::Error::new(e).context("joining"));
+        assert_eq!(chain.matches("the dealer's key is").count(), 1, "{chain}");
+        assert!(chain.contains(&format!("is {got}, not the invite's {expected}")), "{chain}");
+        assert!(!chain.contains("PlayerId("), "{chain}");
     }
 
     #[test]

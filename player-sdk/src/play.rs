@@ -6,12 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use claw_audit::Verdict;
 use claw_protocol::audit::AuditCheck;
 use claw_protocol::{CardId, HandId};
 use rand_core::RngCore;
 use serde_json::Value;
 
-use crate::audit::Verdict;
 use crate::bots::{RandomBot, Strategy, TurnView};
 use crate::node::{NodeError, NodeEvent, PlayerNode};
 

@@ -43,6 +43,10 @@ pub enum TlsSetupError {
 #[derive(Clone)]
 pub struct ClientTls {
     config: Arc<ClientConfig>,
+    /// The extra CAs trusted besides the default roots, as the player named
+    /// them (`--ca FILE`), for the error when they do not sign the dealer's
+    /// certificate.
+    extra: Option<String>,
 }
 
 impl std::fmt::Debug for ClientTls {
@@ -73,14 +77,16 @@ impl ClientTls {
         if certs.is_empty() {
             return Err(TlsSetupError::NoCertificate(path.to_owned()));
         }
-        ClientTls::with_extra(certs).map_err(|e| match e {
+        let tls = ClientTls::with_extra(certs).map_err(|e| match e {
             TlsSetupError::Config(reason) => TlsSetupError::CaFile { path: path.to_owned(), reason },
             e => e,
-        })
+        })?;
+        Ok(ClientTls { extra: Some(format!("--ca {}", path.display())), ..tls })
     }
 
     /// The default roots plus `extra` (DER certificates).
     pub fn with_extra(extra: Vec<CertificateDer<'static>>) -> Result<ClientTls, TlsSetupError> {
+        let named = (!extra.is_empty()).then(|| format!("the {} extra CA certificate(s)", extra.len()));
         let mut roots = RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         let native = rustls_native_certs::load_native_certs();
@@ -91,7 +97,7 @@ impl ClientTls {
         for c in extra {
             roots.add(c).map_err(|e| TlsSetupError::Config(format!("extra CA refused: {e}")))?;
         }
-        Ok(ClientTls { config: Arc::new(Self::builder(roots)?) })
+        Ok(ClientTls { config: Arc::new(Self::builder(roots)?), extra: named })
     }
 
     fn builder(roots: RootCertStore) -> Result<ClientConfig, TlsSetupError> {
@@ -106,13 +112,125 @@ impl ClientTls {
 /// Why a connection could not be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
-    /// The dealer's certificate is not signed by a trusted CA, names
-    /// another host, or has expired.
-    #[error("TLS: the dealer's certificate is not trusted ({0}); give its CA with --ca FILE")]
-    Untrusted(String),
+    /// The dealer's certificate was refused: why, and what to do about it.
+    #[error("TLS: {problem}")]
+    Untrusted {
+        /// What is wrong with the certificate.
+        problem: CertProblem,
+    },
     /// Any other failure (refused, reset, not a WebSocket server, …).
     #[error("{0}")]
     Other(String),
+}
+
+/// What is wrong with the dealer's certificate, each with its own fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CertProblem {
+    /// No trusted CA signed it. `extra` names the CAs the player added
+    /// (`--ca FILE`), if any: then those are the wrong CAs.
+    UnknownIssuer {
+        /// The player's extra CAs, as named (`--ca FILE`).
+        extra: Option<String>,
+    },
+    /// It does not name the host the player dialled.
+    WrongHost {
+        /// The host of the URL.
+        host: String,
+        /// The names the certificate is valid for.
+        names: Vec<String>,
+    },
+    /// It is a CA certificate (basicConstraints CA:TRUE) served as the
+    /// dealer's own, which TLS refuses even when that CA is trusted.
+    CaAsServerCertificate,
+    /// It expired this many seconds ago (`None`: not known).
+    Expired(Option<u64>),
+    /// It is valid only from this many seconds from now (`None`: not known).
+    NotValidYet(Option<u64>),
+    /// Anything else rustls refused, in its words.
+    Other(String),
+}
+
+impl std::fmt::Display for CertProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CertProblem::UnknownIssuer { extra: None } => f.write_str(
+                "the dealer's certificate is not trusted: no CA this client trusts (the bundled Mozilla \
+                 roots, the system's) signed it; if the dealer has its own CA, give it with --ca FILE",
+            ),
+            CertProblem::UnknownIssuer { extra: Some(extra) } => write!(
+                f,
+                "the dealer's certificate is not trusted: neither {extra} nor the bundled or system roots \
+                 signed it; give the CA that signed the dealer's certificate"
+            ),
+            CertProblem::WrongHost { host, names } => {
+                let names = if names.is_empty() { "no host name".to_owned() } else { names.join(", ") };
+                write!(
+                    f,
+                    "the dealer's certificate is not valid for {host} (it names {names}): connect with a \
+                     name it names, or give the dealer a certificate for {host}"
+                )
+            }
+            CertProblem::CaAsServerCertificate => f.write_str(
+                "the dealer serves a CA certificate (basicConstraints CA:TRUE) as its own, which TLS \
+                 refuses even when that CA is trusted: the dealer needs a server certificate (CA:FALSE, \
+                 naming its host) signed by that CA (--tls-cert, leaf first)",
+            ),
+            CertProblem::Expired(ago) => {
+                f.write_str("the dealer's certificate has expired")?;
+                if let Some(s) = ago {
+                    write!(f, " ({s} s ago)")?;
+                }
+                f.write_str(": the dealer must renew it (or this machine's clock is wrong)")
+            }
+            CertProblem::NotValidYet(until) => {
+                f.write_str("the dealer's certificate is not valid yet")?;
+                if let Some(s) = until {
+                    write!(f, " (for another {s} s)")?;
+                }
+                f.write_str(": check this machine's clock and the dealer's")
+            }
+            CertProblem::Other(why) => write!(f, "the dealer's certificate was refused: {why}"),
+        }
+    }
+}
+
+impl CertProblem {
+    /// Names what rustls found wrong. `host` is the URL's; `extra` the
+    /// player's extra CAs ([`ClientTls`]).
+    pub fn of(e: &rustls::CertificateError, host: &str, extra: Option<&str>) -> CertProblem {
+        use rustls::CertificateError as C;
+        match e {
+            C::UnknownIssuer => CertProblem::UnknownIssuer { extra: extra.map(str::to_owned) },
+            C::NotValidForNameContext { expected, presented } => {
+                let names = presented.iter().map(|n| plain_name(n)).collect();
+                CertProblem::WrongHost { host: expected.to_str().into_owned(), names }
+            }
+            C::NotValidForName => CertProblem::WrongHost { host: host.to_owned(), names: Vec::new() },
+            C::ExpiredContext { time, not_after } => {
+                CertProblem::Expired(Some(time.as_secs().saturating_sub(not_after.as_secs())))
+            }
+            C::Expired => CertProblem::Expired(None),
+            C::NotValidYetContext { time, not_before } => {
+                CertProblem::NotValidYet(Some(not_before.as_secs().saturating_sub(time.as_secs())))
+            }
+            C::NotValidYet => CertProblem::NotValidYet(None),
+            // rustls passes webpki's CaUsedAsEndEntity on as `Other`, whose
+            // text is the variant's name (a unit test pins it).
+            C::Other(o) if o.to_string().contains("CaUsedAsEndEntity") => CertProblem::CaAsServerCertificate,
+            other => CertProblem::Other(other.to_string()),
+        }
+    }
+}
+
+/// A name webpki lists as the certificate's (`DnsName("a.example")`,
+/// `IpAddress(192.0.2.1)`), as the name alone.
+fn plain_name(n: &str) -> String {
+    let inner =
+        n.strip_prefix("DnsName(").or_else(|| n.strip_prefix("IpAddress(")).and_then(|r| r.strip_suffix(')'));
+    match inner {
+        Some(i) => i.trim_matches('"').to_owned(),
+        None => n.to_owned(),
+    }
 }
 
 /// Dials `url` (`ws://` or `wss://`) and runs the WebSocket upgrade.
@@ -126,18 +244,21 @@ pub async fn connect(
         Some(t) => t.clone(),
         None => ClientTls::system().map_err(|e| ConnectError::Other(e.to_string()))?,
     };
-    let connector = Connector::Rustls(tls.config);
+    let connector = Connector::Rustls(Arc::clone(&tls.config));
     match tokio_tungstenite::connect_async_tls_with_config(url, Some(config), true, Some(connector)).await {
         Ok((ws, _)) => Ok(ws),
-        Err(e) => Err(classify(e)),
+        Err(e) => Err(classify(e, url, tls.extra.as_deref())),
     }
 }
 
-fn classify(e: WsError) -> ConnectError {
+fn classify(e: WsError, url: &str, extra: Option<&str>) -> ConnectError {
     if let WsError::Io(io) = &e {
         let cert = io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>());
         if let Some(rustls::Error::InvalidCertificate(c)) = cert {
-            return ConnectError::Untrusted(format!("{c:?}"));
+            let host = url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned));
+            return ConnectError::Untrusted {
+                problem: CertProblem::of(c, host.as_deref().unwrap_or(url), extra),
+            };
         }
     }
     ConnectError::Other(e.to_string())
@@ -146,6 +267,13 @@ fn classify(e: WsError) -> ConnectError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn certificate_names_are_shown_without_their_kind() {
+        assert_eq!(plain_name(r#"DnsName("dealer.example")"#), "dealer.example");
+        assert_eq!(plain_name("IpAddress(192.0.2.7)"), "192.0.2.7");
+        assert_eq!(plain_name("DirectoryName"), "DirectoryName");
+    }
 
     #[test]
     fn ca_file_errors_are_clear() {

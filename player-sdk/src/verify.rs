@@ -17,19 +17,24 @@
 //! recognises events the dealer re-sends after a reconnect (identical
 //! events are skipped, a different event under a seen sequence number is a
 //! hash-chain failure: the dealer equivocated). It also binds this
-//! player's hands to each other (SPEC.md §11.4): its `game-start`
-//! commission must be the one of the room configuration the dealer signed
-//! in the handshake (check `commission`), and its start balance the end of
-//! its previous hand in this session less that commission (check `balances`).
+//! player's hands to the handshake and to each other (SPEC.md §10.3,
+//! §11.4): every `game-start` carries the room configuration the dealer
+//! signed in the handshake (check `structure`), whose commission every seat
+//! pays (check `commission`); a hand continues the last one this
+//! connection saw end (check `previous-hand`); and this player's start
+//! balance is the end of its previous hand in this session less that
+//! commission (check `balances`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use claw_games::audit::GamesReplayer;
-use claw_protocol::audit::{Accepted, AnnouncedCard, AuditCheck, AuditError, AuditReport, HandAudit, Viewer};
+use claw_protocol::audit::{
+    Accepted, AnnouncedCard, AuditCheck, AuditError, AuditReport, HandAudit, HandLink, Viewer,
+};
 use claw_protocol::messages::{
     expected_start_balance, CardFace, ChipMove, ChipParty, DealTo, EventBody, HandPlayer, HandResult,
-    RevealPolicy,
+    RawJson, RevealPolicy,
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader};
 use claw_protocol::{CardId, CardOpening, Chips, Digest, HandId, Identity, PlayerId, Seat, Seed, SharedKey};
@@ -223,11 +228,15 @@ pub struct SessionVerifier {
     retired_signatures: u64,
 }
 
-/// What binds this player's hands in the room to each other.
-#[derive(Debug, Clone, Copy, Default)]
+/// What binds this player's hands in the room to the handshake and to
+/// each other.
+#[derive(Debug, Clone, Default)]
 struct Binding {
-    /// The room's commission, from the signed room configuration.
-    commission: Option<Chips>,
+    /// The room configuration the dealer signed in the handshake.
+    room_config: Option<RawJson>,
+    /// The last hand whose end this connection saw: the next hand must
+    /// continue it (a reconnection forgets it: the room may have restarted).
+    last_hand: Option<HandLink>,
     /// Start balance and net of this player's last finished hand, until
     /// the next hand it is dealt into takes it (a hand whose end it does not
     /// see, or a reconnection, leaves the next hand unbound: chips may have
@@ -266,11 +275,12 @@ impl SessionVerifier {
         }
     }
 
-    /// The room's commission per player per hand, as the room configuration
-    /// the dealer signed in the handshake states it: every hand's
-    /// `game-start` must announce exactly it (check `commission`).
-    pub fn with_room_commission(mut self, commission: Chips) -> SessionVerifier {
-        self.binding.commission = Some(commission);
+    /// The room configuration the dealer signed in the handshake's
+    /// challenge, exact text: every hand's `game-start` must carry exactly
+    /// it (check `structure`), and every seat pay its commission (check
+    /// `commission`).
+    pub fn with_room_config(mut self, room_config: RawJson) -> SessionVerifier {
+        self.binding.room_config = Some(room_config);
         self
     }
 
@@ -283,8 +293,20 @@ impl SessionVerifier {
     pub fn rekey(&mut self, dealer_encryption: claw_protocol::EncryptionKey, shared: SharedKey) {
         self.dealer_encryption = dealer_encryption;
         self.shared = shared;
-        // Whole hands may have been played for this seat while it was away.
+        // Whole hands may have been played for this seat while it was away,
+        // and the room may have restarted.
         self.binding.last = None;
+        self.binding.last_hand = None;
+    }
+
+    /// The dealer voided `hand` after its end (its settlement failed, SPEC.md
+    /// §9.5): its chips were refunded and the room's next hand does not
+    /// continue it, so its end binds nothing that follows.
+    pub fn hand_voided(&mut self, hand: &HandId) {
+        if self.binding.last_hand.as_ref().is_some_and(|l| l.hand_id == *hand) {
+            self.binding.last_hand = None;
+            self.binding.last = None;
+        }
     }
 
     fn tracker(&mut self, hand: &HandId) -> Option<&mut HandTracker> {
@@ -383,14 +405,19 @@ impl SessionVerifier {
                     "first event seen of this hand is not seq 0",
                 ));
             }
-            let mut audit = HandAudit::live(self.dealer, hand_id).with_viewer(Viewer::Session {
-                id: self.me.id(),
-                encryption_key: self.me.encryption_key(),
-                dealer_encryption_key: self.dealer_encryption,
-                shared: self.shared.clone(),
-            });
-            if let Some(c) = self.binding.commission {
-                audit = audit.with_room_commission(c);
+            let mut audit = HandAudit::live(self.dealer, hand_id)
+                .with_viewer(Viewer::Session {
+                    id: self.me.id(),
+                    encryption_key: self.me.encryption_key(),
+                    dealer_encryption_key: self.dealer_encryption,
+                    shared: self.shared.clone(),
+                })
+                .with_room_id(self.room.clone());
+            if let Some(c) = &self.binding.room_config {
+                audit = audit.with_room_config(c.clone());
+            }
+            if let Some(prev) = &self.binding.last_hand {
+                audit = audit.with_previous(prev.clone());
             }
             let tracker = HandTracker {
                 audit,
@@ -437,15 +464,17 @@ impl SessionVerifier {
             }
         }
         let me = self.me.id();
-        let mut binding = self.binding;
-        let Some(t) = self.tracker(&hand_id) else { return Ok(None) };
-        if t.failed {
-            return Ok(None);
-        }
-        let res = t.accept(env, me, &mut binding);
-        if res.is_err() {
-            t.failed = true;
-        }
+        let mut binding = std::mem::take(&mut self.binding);
+        let res = match self.tracker(&hand_id) {
+            Some(t) if !t.failed => {
+                let res = t.accept(env, me, &mut binding);
+                if res.is_err() {
+                    t.failed = true;
+                }
+                res
+            }
+            _ => Ok(None),
+        };
         self.binding = binding;
         res
     }
@@ -643,6 +672,9 @@ impl HandTracker {
                 }
                 let deferred = self.audit.reveal_policy() == Some(RevealPolicy::Deferred);
                 let audit = self.audit.finish(Some(&GamesReplayer::default()), deferred);
+                if let Ok(r) = &audit {
+                    binding.last_hand = Some(r.hand.link());
+                }
                 Ok(Some(Update::Ended { hand_id, result: g.result, audit: Box::new(audit) }))
             }
             EventBody::AuditReveal(_) => {

@@ -106,12 +106,18 @@ pub enum ServeError {
     /// Opening or migrating the database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// Binding or serving the socket failed.
+    /// Binding or serving the socket failed (its text is part of this one).
     #[error("network error: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     /// The server task panicked or was aborted.
     #[error("server task failed: {0}")]
     Task(String),
+}
+
+impl From<std::io::Error> for ServeError {
+    fn from(e: std::io::Error) -> ServeError {
+        ServeError::Io(e)
+    }
 }
 
 /// A clonable handle that asks a running server to stop gracefully.
@@ -237,6 +243,6 @@ pub async fn serve(config: ServerConfig) -> Result<RunningServer, ServeError> {
             })
             .await
     });
-    tracing::info!(%addr, backend = ?store.backend(), db = %store::redact_url(&config.db_url), "points server listening");
+    tracing::info!(%addr, backend = %store.backend(), db = %store::redact_url(&config.db_url), "points server listening");
     Ok(RunningServer { addr, store, handle: ShutdownHandle(Arc::new(tx)), task })
 }

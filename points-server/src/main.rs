@@ -3,13 +3,14 @@
 //! history, verify) over its HTTP API.
 
 use std::net::SocketAddr;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use claw_chips::{AccountId, ChipError, ChipProvider, HttpChips, HttpChipsConfig, IdempotencyKey};
+use claw_cli_log::{json_requested, LogFormat, Stderr};
 use claw_points::{Limits, ServerConfig, Store, VerifyReport};
-use tracing_subscriber::EnvFilter;
 
 /// Where admin subcommands find the server when --url is not given.
 const DEFAULT_URL: &str = "http://127.0.0.1:7700";
@@ -28,6 +29,10 @@ struct Cli {
     /// Database URL: sqlite://PATH?mode=rwc (created if missing) or postgres://user:pass@host/db.
     #[arg(long, global = true, env = "CLAW_POINTS_DB", default_value = "sqlite://claw-points.db?mode=rwc")]
     db: String,
+    /// Log lines on stderr: text (colours only on a terminal) or json (one
+    /// object per line, errors included; filter: RUST_LOG, default info).
+    #[arg(long, global = true, value_enum, default_value = "text")]
+    log_format: LogFormat,
     #[command(flatten)]
     serve: ServeArgs,
     #[command(subcommand)]
@@ -84,6 +89,7 @@ enum Cmd {
         /// The account credited.
         account: String,
         /// Chips granted, 1 to 10^15.
+        #[arg(allow_negative_numbers = true, value_parser = whole_number)]
         amount: u64,
         /// Idempotency key: re-running with the same key grants once. Default: a fresh random key
         /// (printed on stderr, so a failed run can be retried safely with it).
@@ -107,7 +113,7 @@ enum Cmd {
         /// The account.
         account: String,
         /// Most movements printed (all when not given).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
         limit: Option<u64>,
         /// Print JSON lines (one object per movement) instead of columns.
         #[arg(long)]
@@ -117,13 +123,39 @@ enum Cmd {
     },
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
-        .with_writer(std::io::stderr)
-        .init();
-    let cli = Cli::parse();
+use claw_cli_log::whole_number;
+
+/// The binary's own stderr lines (`claw-points: …`), in the `--log-format` chosen.
+fn stderr() -> Stderr {
+    Stderr::chosen("claw-points")
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A usage error under `--log-format json` is one JSON line too;
+        // `--help`, `--version` and text-mode errors print as clap prints them.
+        Err(e) if e.use_stderr() && json_requested(&std::env::args_os().collect::<Vec<_>>()) => {
+            Stderr::new(LogFormat::Json, "claw-points").error(e.render().to_string().trim_end());
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
+    claw_cli_log::init(cli.log_format, "RUST_LOG", "info");
+    let result = tokio::runtime::Runtime::new()
+        .context("cannot start the runtime")
+        .and_then(|rt| rt.block_on(command(cli)));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // One line: each cause once (`{:#}` joins the chain with ": ").
+        Err(e) => {
+            stderr().error(format_args!("{e:#}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn command(cli: Cli) -> anyhow::Result<()> {
     match cli.cmd {
         Some(Cmd::Verify { url: None }) => verify_db(&cli.db).await,
         Some(Cmd::Verify { url: Some(url) }) => {
@@ -140,7 +172,9 @@ async fn main() -> anyhow::Result<()> {
                     let k =
                         IdempotencyKey::new(format!("admin-grant/{}", &claw_points::generate_token()[..32]))
                             .map_err(|e| anyhow::anyhow!("{e}"))?;
-                    eprintln!("idempotency key {k} (re-run with --key {k} to retry without granting twice)");
+                    stderr().info(format_args!(
+                        "idempotency key {k} (re-run with --key {k} to retry without granting twice)"
+                    ));
                     k
                 }
             };
@@ -250,11 +284,11 @@ fn print_report(report: VerifyReport) -> anyhow::Result<()> {
     if !report.ok {
         for p in &report.problems {
             let at = p.seq.map(|s| format!("entry {s}: ")).unwrap_or_default();
-            eprintln!("{}: {at}{}", p.kind, p.message);
+            stderr().error(format_args!("{}: {at}{}", p.kind, p.message));
         }
         bail!("audit log verification FAILED: {} problem(s)", report.problems.len());
     }
-    eprintln!("audit log OK: {} entries, head {}", report.entries, report.head_hash);
+    stderr().info(format_args!("audit log OK: {} entries, head {}", report.entries, report.head_hash));
     Ok(())
 }
 

@@ -69,6 +69,36 @@ pub enum Backend {
     Postgres,
 }
 
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> StoreError {
+        StoreError::Db(e)
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(e: sqlx::migrate::MigrateError) -> StoreError {
+        StoreError::Migrate(e)
+    }
+}
+
+/// A database error's text, the database's own message once: sqlx says
+/// "error returned from database: MESSAGE" and has MESSAGE as its source.
+fn db_text(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::Database(d) => d.to_string(),
+        other => other.to_string(),
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        })
+    }
+}
+
 impl Backend {
     /// Picks the backend from a database URL's scheme.
     pub fn from_url(url: &str) -> Result<Backend, StoreError> {
@@ -108,12 +138,13 @@ pub enum StoreError {
     /// A `postgres://` URL in a build without the feature `postgres`.
     #[error("{0}: this build has no PostgreSQL support (claw-points feature `postgres`)")]
     NoPostgres(String),
-    /// The database refused or failed a statement, or is unreachable.
-    #[error("database error: {0}")]
-    Db(#[from] sqlx::Error),
-    /// Applying the schema migrations failed.
+    /// The database refused or failed a statement, or is unreachable. Its
+    /// text is part of this one, not a `source`: an error chain says it once.
+    #[error("database error: {}", db_text(.0))]
+    Db(sqlx::Error),
+    /// Applying the schema migrations failed (its text is part of this one).
     #[error("migration failed: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
+    Migrate(sqlx::migrate::MigrateError),
     /// A stored row does not parse (only possible if someone edited the database).
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
@@ -537,16 +568,19 @@ impl Store {
                         }
                     };
                     if next != Some(mv.balance) {
+                        let gives = match next {
+                            Some(n) => format!("gives {n}"),
+                            None => "cannot be applied (below 0 or past the largest balance)".to_owned(),
+                        };
                         push(Problem {
                             seq: Some(e.seq),
                             kind: "balance-mismatch".into(),
                             message: format!(
-                                "{} {} on {} from {} gives {:?}, entry says {}",
+                                "{} {} on {} from {} {gives}, entry says {}",
                                 mv.kind.as_str(),
                                 mv.amount,
                                 mv.account,
                                 b,
-                                next,
                                 mv.balance
                             ),
                         });
@@ -657,14 +691,14 @@ impl Store {
         tx.rollback().await?;
         let total_balance: u128 = table.values().map(|&b| u128::from(b)).sum();
         for (account, want) in &balances {
-            let have = table.get(account).copied();
-            if have != Some(*want) {
-                push(Problem {
-                    seq: None,
-                    kind: "account-mismatch".into(),
-                    message: format!("account {account} holds {have:?}, the audit log says {want}"),
-                });
-            }
+            let message = match table.get(account) {
+                Some(have) if have == want => continue,
+                Some(have) => format!("account {account} holds {have}, the audit log says {want}"),
+                None => {
+                    format!("account {account} is missing from the accounts table, the audit log says {want}")
+                }
+            };
+            push(Problem { seq: None, kind: "account-mismatch".into(), message });
         }
         for (account, have) in &table {
             if !balances.contains_key(account) {
@@ -838,6 +872,7 @@ async fn apply_one(
         }
         let body = json!({
             "code": "key-reused",
+            "key": key.as_str(),
             "message": format!("idempotency key {key} was already used for a different request"),
         });
         return Ok(Answer { status: 409, body: body.to_string(), replayed: false });

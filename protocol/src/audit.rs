@@ -27,8 +27,8 @@ use crate::identity::Identity;
 use crate::ids::{Chips, PlayerId, Seat};
 use crate::messages::{
     config_hash, expected_start_balance, AuditReveal, CardFace, CardTransfer, ChipParty, DealEvent, DealTo,
-    DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, HandResult, Reveal,
-    RevealPolicy, TimeoutReason,
+    DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, HandResult, PreviousHand,
+    RawJson, Reveal, RevealPolicy, RoomConfig, TimeoutReason,
 };
 use crate::seal::{SealedCard, SharedKey};
 use crate::shuffle::{seed_commitment, shuffle, shuffle_seed};
@@ -71,9 +71,14 @@ pub enum AuditCheck {
     ActionSignatures,
     /// The game replay reproduces deals, chip movements and the result.
     Replay,
-    /// Every seat paid the same commission, the room's (when the auditor
-    /// knows the room configuration the dealer signed).
+    /// Every seat paid the same commission, the room's (from the room
+    /// configuration `game-start` carries, or the one the auditor was told).
     Commission,
+    /// Across the hands of a room: a hand continues the previous hand it
+    /// names (its number, table memory, room configuration, config hash and
+    /// dealer encryption key), and no two hands continue the same one (not a
+    /// per-hand check: [`check_previous`], and the live verifier).
+    PreviousHand,
     /// Across consecutive hands of a room: each player starts where its
     /// previous hand left it, less the commission (not a per-hand check:
     /// [`check_balances`], and the live verifier).
@@ -82,7 +87,8 @@ pub enum AuditCheck {
 
 impl AuditCheck {
     /// Every per-hand check, in the order the audit runs them
-    /// ([`AuditCheck::Balances`] compares hands and is not among them).
+    /// ([`AuditCheck::PreviousHand`] and [`AuditCheck::Balances`] compare
+    /// hands and are not among them).
     pub const ALL: [AuditCheck; 14] = [
         AuditCheck::DealerSignatures,
         AuditCheck::HashChain,
@@ -117,6 +123,7 @@ impl AuditCheck {
             AuditCheck::ActionSignatures => "action-signatures",
             AuditCheck::Replay => "replay",
             AuditCheck::Commission => "commission",
+            AuditCheck::PreviousHand => "previous-hand",
             AuditCheck::Balances => "balances",
         }
     }
@@ -165,6 +172,17 @@ pub trait Replayer {
     fn canonical_deck(&self, game: &str, game_version: &str, settings: &Value)
         -> Result<Vec<CardId>, String>;
 
+    /// The deck order the game scripts for hand `hand_number` with
+    /// `settings` (tutorials), or `None` when it shuffles: the audit
+    /// compares it with `deck_mode` and, when scripted, with the dealt order.
+    fn scripted_deck(
+        &self,
+        game: &str,
+        game_version: &str,
+        settings: &Value,
+        hand_number: u64,
+    ) -> Result<Option<Vec<CardId>>, String>;
+
     /// Replays the hand from `hand` (settings, players, memory, deck order,
     /// actions) and compares deals, chip movements, result and table memory
     /// with what the dealer announced. Runs only when the deck order is known.
@@ -188,7 +206,9 @@ pub struct AuditOptions<'a> {
     pub replayer: Option<&'a dyn Replayer>,
     /// The room's commission per player per hand, from the room
     /// configuration the dealer signed in the handshake (SPEC.md §8.2); when
-    /// given, every seat's `commission` must equal it.
+    /// given, every seat's `commission` must equal it (and the room
+    /// configuration `game-start` carries must state it). Needed only for a
+    /// transcript written before `game-start` carried its room configuration.
     pub commission: Option<Chips>,
 }
 
@@ -253,10 +273,18 @@ pub struct VerifiedHand {
     pub settings: Value,
     /// The config hash (checked against game, version and settings).
     pub config_hash: Digest,
+    /// The room configuration `game-start` carries (checked against the
+    /// hand's game, settings, policies, seed timeout and commission);
+    /// `None` in a transcript written before it did.
+    pub room: Option<RoomConfig>,
     /// Players in seat order.
     pub players: Vec<HandPlayer>,
     /// Table memory at hand start.
     pub memory: Value,
+    /// The room's previous hand, which this one continues.
+    pub previous: Option<PreviousHand>,
+    /// The dealer's X25519 key the hand's cards were sealed with.
+    pub dealer_encryption_key: EncryptionKey,
     /// Shuffled or scripted.
     pub deck_mode: DeckMode,
     /// Entropy mode.
@@ -321,6 +349,9 @@ pub fn audit(t: &Transcript, opts: &AuditOptions<'_>) -> Result<AuditReport, Aud
     let dealer = dealer_key(t, opts)?;
     check_dealer_signatures(t, &dealer)?;
     let mut hand = HandAudit::presigned(dealer, t.hand_id);
+    if let Some(h) = &t.header {
+        hand = hand.with_room_id(h.room_id.clone());
+    }
     if let Some(v) = opts.viewer {
         hand = hand.with_viewer(Viewer::Identity(v));
     }
@@ -336,27 +367,158 @@ pub fn audit(t: &Transcript, opts: &AuditOptions<'_>) -> Result<AuditReport, Aud
     hand.finish(opts.replayer, opts.allow_pending_reveal)
 }
 
-fn check_commission(players: &[HandPlayer], room: Option<Chips>) -> Result<(), AuditError> {
+/// Check 14: every seat paid the room's commission: the one of the room
+/// configuration `game-start` carries (`signed`), else the one the auditor
+/// was told (`told`), else seat 0's. Told and signed must agree.
+fn check_commission(
+    players: &[HandPlayer],
+    signed: Option<Chips>,
+    told: Option<Chips>,
+) -> Result<(), AuditError> {
+    let fail = |d: String| Err(AuditError::new(AuditCheck::Commission, d));
+    if let (Some(s), Some(t)) = (signed, told) {
+        if s != t {
+            return fail(format!(
+                "the room configuration in the hand states commission {s}, the room's is {t}"
+            ));
+        }
+    }
+    let room = signed.or(told);
     let first = players.first().map_or(Chips::ZERO, |p| p.commission);
     let expected = room.unwrap_or(first);
     match players.iter().find(|p| p.commission != expected) {
-        Some(p) => Err(AuditError::new(
-            AuditCheck::Commission,
-            format!(
-                "seat {} paid commission {}, the room's is {expected}{}",
-                p.seat.0,
-                p.commission,
-                if room.is_some() { "" } else { " (as seat 0's)" }
-            ),
+        Some(p) => fail(format!(
+            "seat {} paid commission {}, the room's is {expected}{}",
+            p.seat.0,
+            p.commission,
+            if room.is_some() { "" } else { " (as seat 0's)" }
         )),
         None => Ok(()),
     }
 }
 
-/// The cross-hand check (SPEC.md §11.4): `next` is the hand the room dealt
-/// after `prev` (hand numbers consecutive, same dealer). Every player of
-/// both must start `next` with [`expected_start_balance`] of its `prev`
-/// balance, net and its `next` commission.
+/// A finished hand as the next hand of its room must continue it (SPEC.md
+/// §11.4): what `game-start`'s `previous` names, and what carries over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandLink {
+    /// The hand.
+    pub hand_id: HandId,
+    /// Its number.
+    pub hand_number: u64,
+    /// The table memory it left (the next hand's `memory`).
+    pub memory_after: Value,
+    /// Its room configuration, if it carried one.
+    pub room: Option<RoomConfig>,
+    /// Its config hash (game, version, settings).
+    pub config_hash: Digest,
+    /// The dealer's X25519 key it was sealed with.
+    pub dealer_encryption_key: EncryptionKey,
+}
+
+impl VerifiedHand {
+    /// This hand as the next hand of its room must continue it.
+    pub fn link(&self) -> HandLink {
+        HandLink {
+            hand_id: self.hand_id,
+            hand_number: self.hand_number,
+            memory_after: self.memory_after.clone(),
+            room: self.room.clone(),
+            config_hash: self.config_hash,
+            dealer_encryption_key: self.dealer_encryption_key,
+        }
+    }
+}
+
+/// What a hand states about the hand before it: the fields
+/// [`check_continues`] compares with that hand's [`HandLink`].
+struct NextHand<'a> {
+    hand_id: HandId,
+    hand_number: u64,
+    previous: Option<PreviousHand>,
+    memory: &'a Value,
+    room: Option<&'a RoomConfig>,
+    config_hash: Digest,
+    dealer_encryption_key: EncryptionKey,
+}
+
+impl<'a> From<&'a VerifiedHand> for NextHand<'a> {
+    fn from(h: &'a VerifiedHand) -> NextHand<'a> {
+        NextHand {
+            hand_id: h.hand_id,
+            hand_number: h.hand_number,
+            previous: h.previous,
+            memory: &h.memory,
+            room: h.room.as_ref(),
+            config_hash: h.config_hash,
+            dealer_encryption_key: h.dealer_encryption_key,
+        }
+    }
+}
+
+/// Check `previous-hand` of `next` against `prev`, a hand of the same room
+/// and dealer before it. When `next` names `prev` as its previous hand, it
+/// continues it: `prev`'s number, a greater number of its own, `prev`'s
+/// table memory, room configuration, config hash and dealer encryption
+/// key. When it names another hand (a live player saw `prev`, then sat out
+/// hands the room finished since), that hand came after `prev`, and the
+/// room configuration and dealer key are still `prev`'s. `next` naming no
+/// previous hand fails (within one connection the room did not restart).
+fn check_continues(prev: &HandLink, next: &NextHand<'_>) -> Result<(), AuditError> {
+    let fail = |d: String| {
+        Err(AuditError::new(
+            AuditCheck::PreviousHand,
+            format!("hand {} after hand {}: {d}", next.hand_id, prev.hand_id),
+        ))
+    };
+    let Some(named) = next.previous else {
+        return fail("it names no previous hand, as if the room had just opened".into());
+    };
+    if named.hand_id == prev.hand_id {
+        if named.hand_number != prev.hand_number {
+            return fail(format!(
+                "it names hand number {}, that hand is number {}",
+                named.hand_number, prev.hand_number
+            ));
+        }
+        if *next.memory != prev.memory_after {
+            return fail(format!(
+                "it starts from table memory {}, that hand left {}",
+                next.memory, prev.memory_after
+            ));
+        }
+        if next.config_hash != prev.config_hash {
+            return fail("its game, version or settings (config hash) differ".into());
+        }
+    } else if named.hand_number <= prev.hand_number {
+        return fail(format!(
+            "it names hand {} number {} as its previous hand, not a hand after number {}",
+            named.hand_id, named.hand_number, prev.hand_number
+        ));
+    }
+    if next.hand_number <= prev.hand_number {
+        return fail(format!("hand number {} is not above {}", next.hand_number, prev.hand_number));
+    }
+    if next.room != prev.room.as_ref() {
+        return fail("its room configuration differs".into());
+    }
+    if next.dealer_encryption_key != prev.dealer_encryption_key {
+        return fail("its dealer encryption key differs".into());
+    }
+    Ok(())
+}
+
+/// The cross-hand check `previous-hand` (SPEC.md §11.4) of two hands of a
+/// room, `next` naming `prev` as its previous hand: see [`HandLink`].
+pub fn check_previous(prev: &VerifiedHand, next: &VerifiedHand) -> Result<(), AuditError> {
+    check_continues(&prev.link(), &NextHand::from(next))
+}
+
+/// The cross-hand check `balances` (SPEC.md §11.4): `next` is the hand the
+/// room dealt after `prev` (it names `prev` as its previous hand, or, in
+/// transcripts from before that link, their numbers are consecutive; same
+/// dealer). Every player of both must start `next` with
+/// [`expected_start_balance`] of its `prev` balance, net and its `next`
+/// commission.
 pub fn check_balances(prev: &VerifiedHand, next: &VerifiedHand) -> Result<(), AuditError> {
     for p in &next.players {
         let Some(q) = prev.players.iter().find(|q| q.id == p.id) else { continue };
@@ -411,6 +573,32 @@ fn check_dealer_signatures(t: &Transcript, dealer: &PlayerId) -> Result<(), Audi
         })
     })?;
     Ok(())
+}
+
+/// Check 7 on `deck_mode`, given the game's rules (`scripted`: what they
+/// script for the hand, `None` without a [`Replayer`]): a hand is scripted
+/// exactly when its game scripts it (a dealer cannot stack a shuffled
+/// game's deck by calling it scripted), and then dealt in the script's
+/// order (`order`, once revealed).
+fn check_deck_mode(
+    mode: DeckMode,
+    scripted: Option<&Option<Vec<CardId>>>,
+    order: Option<&[CardId]>,
+) -> Result<(), AuditError> {
+    let fail = |d: &str| Err(AuditError::new(AuditCheck::Shuffle, d));
+    match (mode, scripted) {
+        (_, None) => Ok(()),
+        (DeckMode::Shuffled, Some(Some(_))) => {
+            fail("deck mode shuffled, but the game scripts this hand's deck")
+        }
+        (DeckMode::Scripted, Some(None)) => {
+            fail("deck mode scripted, but the game shuffles this hand's deck")
+        }
+        (DeckMode::Scripted, Some(Some(script))) if order.is_some_and(|o| o != script.as_slice()) => {
+            fail("the scripted deck is not dealt in the game's scripted order for this hand")
+        }
+        _ => Ok(()),
+    }
 }
 
 fn check_shuffle(
@@ -503,7 +691,15 @@ pub struct HandAudit<'a> {
     my_seed: Option<Seed>,
     /// See [`HandAudit::seed_uncertain`].
     seed_uncertain: bool,
+    /// The commission the auditor was told (offline, `--commission`).
     commission: Option<Chips>,
+    /// The room configuration the dealer signed in the handshake (live):
+    /// `game-start` must carry exactly these bytes.
+    room_config: Option<RawJson>,
+    /// The room the hand must belong to (the invite's, or the header's).
+    room_id: Option<String>,
+    /// The hand this player saw end last in this connection (live).
+    previous: Option<HandLink>,
     progress: Progress,
     failed: Option<AuditError>,
 }
@@ -524,6 +720,8 @@ struct HandState {
     prepare: HandPrepare,
     start: GameStart,
     settings: Value,
+    /// The room configuration `game-start` carries, parsed.
+    room: Option<RoomConfig>,
     player_seeds: Vec<Option<Seed>>,
     /// The viewer's box key and seat, when the viewer plays this hand.
     key: Option<(SharedKey, Seat)>,
@@ -585,6 +783,9 @@ impl<'a> HandAudit<'a> {
             my_seed: None,
             seed_uncertain: false,
             commission: None,
+            room_config: None,
+            room_id: None,
+            previous: None,
             progress: Progress::AwaitPrepare,
             failed: None,
         }
@@ -596,10 +797,34 @@ impl<'a> HandAudit<'a> {
         self
     }
 
-    /// The room's commission from the room configuration the dealer signed:
-    /// every seat's `game-start` commission must equal it.
+    /// The room's commission, as the auditor was told it (a transcript
+    /// written before `game-start` carried its room configuration): every
+    /// seat's `game-start` commission must equal it.
     pub fn with_room_commission(mut self, commission: Chips) -> HandAudit<'a> {
         self.commission = Some(commission);
+        self
+    }
+
+    /// The room configuration the dealer signed in the handshake's challenge
+    /// (live): `game-start` must carry these exact bytes (check
+    /// `structure`), whose commission binds every seat (check `commission`).
+    pub fn with_room_config(mut self, room_config: RawJson) -> HandAudit<'a> {
+        self.room_config = Some(room_config);
+        self
+    }
+
+    /// The room the hand must belong to (the invite's; offline, the
+    /// transcript header's): the room configuration must name it.
+    pub fn with_room_id(mut self, room_id: impl Into<String>) -> HandAudit<'a> {
+        self.room_id = Some(room_id.into());
+        self
+    }
+
+    /// The hand of this room the player saw end last in this connection
+    /// (live): the new hand must continue it (check `previous-hand`, at
+    /// `game-start`).
+    pub fn with_previous(mut self, previous: HandLink) -> HandAudit<'a> {
+        self.previous = Some(previous);
         self
     }
 
@@ -735,7 +960,8 @@ impl<'a> HandAudit<'a> {
         Ok(accepted)
     }
 
-    /// `game-start`: structure, then player seeds, Merkle root, commission.
+    /// `game-start`: structure (the room configuration included), then
+    /// player seeds, Merkle root, commission, and live the previous hand.
     fn start(&self, hand_id: HandId, p: HandPrepare, g: GameStart) -> Result<HandState, AuditError> {
         let n = g.players.len();
         if n == 0 || n > crate::limits::MAX_PLAYERS_PER_HAND {
@@ -770,6 +996,8 @@ impl<'a> HandAudit<'a> {
             }
             last = Some(s.seat);
         }
+        let settings = g.settings.to_value().map_err(|e| structure(format!("settings: {e}")))?;
+        let room = self.check_room(&hand_id, &p, &g, &settings)?;
         let seat =
             self.viewer.as_ref().and_then(|v| g.players.iter().find(|q| q.id == v.id())).map(|q| q.seat);
         if let (Some(Viewer::Session { encryption_key, dealer_encryption_key, .. }), Some(seat)) =
@@ -788,12 +1016,25 @@ impl<'a> HandAudit<'a> {
                 return Err(structure("game-start lists another encryption key for the viewer"));
             }
         }
-        let settings = g.settings.to_value().map_err(|e| structure(format!("settings: {e}")))?;
         let player_seeds = self.check_player_seeds(&hand_id, &g, seat)?;
         if merkle_root(&g.leaves) != g.root {
             return Err(AuditError::new(AuditCheck::MerkleRoot, "root is not the Merkle root of the leaves"));
         }
-        check_commission(&g.players, self.commission)?;
+        check_commission(&g.players, room.as_ref().map(|r| r.commission), self.commission)?;
+        if let Some(prev) = &self.previous {
+            check_continues(
+                prev,
+                &NextHand {
+                    hand_id,
+                    hand_number: p.hand_number,
+                    previous: g.previous,
+                    memory: &g.memory,
+                    room: room.as_ref(),
+                    config_hash: g.config_hash,
+                    dealer_encryption_key: g.dealer_encryption_key,
+                },
+            )?;
+        }
         let key = match (&self.viewer, seat) {
             (Some(Viewer::Identity(v)), Some(seat)) => match v.shared_key(&g.dealer_encryption_key) {
                 Ok(k) => Some((k, seat)),
@@ -811,6 +1052,7 @@ impl<'a> HandAudit<'a> {
             hand_id,
             prepare: p,
             settings,
+            room,
             player_seeds,
             key,
             cards: CardTrack::default(),
@@ -824,6 +1066,64 @@ impl<'a> HandAudit<'a> {
             actions_verified: false,
             start: g,
         })
+    }
+
+    /// Check 3 on `game-start`'s room configuration and previous hand: live,
+    /// the room configuration is the handshake's, byte for byte; it names
+    /// the hand's room, game, settings, entropy, reveal policy and seed
+    /// timeout. The previous hand came before this one; a hand that names
+    /// none starts from no table memory. A transcript written before
+    /// `game-start` carried its room configuration is checked as then.
+    fn check_room(
+        &self,
+        hand_id: &HandId,
+        p: &HandPrepare,
+        g: &GameStart,
+        settings: &Value,
+    ) -> Result<Option<RoomConfig>, AuditError> {
+        if let Some(prev) = &g.previous {
+            if prev.hand_id == *hand_id || prev.hand_number >= p.hand_number {
+                return Err(structure(format!(
+                    "hand number {} names hand {} number {} as its previous hand",
+                    p.hand_number, prev.hand_id, prev.hand_number
+                )));
+            }
+        }
+        let Some(raw) = &g.room_config else {
+            return match &self.room_config {
+                Some(_) => Err(structure("game-start carries no room configuration")),
+                None => Ok(None),
+            };
+        };
+        if self.room_config.as_ref().is_some_and(|signed| signed != raw) {
+            return Err(structure(
+                "the room configuration differs from the one the dealer signed in the handshake",
+            ));
+        }
+        let room: RoomConfig = raw.parse().map_err(|e| structure(format!("room configuration: {e}")))?;
+        let differs = |what: &str| Err(structure(format!("{what} than its room configuration states")));
+        if self.room_id.as_ref().is_some_and(|id| *id != room.room_id) {
+            return differs("another room");
+        }
+        if room.game != g.game {
+            return differs("another game");
+        }
+        if room.settings != *settings {
+            return differs("other settings");
+        }
+        if room.entropy != g.entropy {
+            return differs("another entropy mode");
+        }
+        if room.reveal != g.reveal {
+            return differs("another reveal policy");
+        }
+        if room.seed_timeout_ms != p.seed_timeout_ms {
+            return differs("another seed timeout in hand-prepare");
+        }
+        if g.previous.is_none() && !g.memory.is_null() {
+            return Err(structure("a hand that names no previous hand starts from table memory"));
+        }
+        Ok(Some(room))
     }
 
     fn check_player_seeds(
@@ -1272,7 +1572,8 @@ impl HandState {
                 ));
             }
         }
-        let deck_checked = match replayer {
+        // With the rules: the declared deck is the game's, and its script for this hand.
+        let script = match replayer {
             Some(r) => {
                 let canonical = r
                     .canonical_deck(&self.start.game, &self.start.game_version, &self.settings)
@@ -1283,12 +1584,22 @@ impl HandState {
                         "declared deck is not the game's canonical deck",
                     ));
                 }
-                true
+                let scripted = r
+                    .scripted_deck(
+                        &self.start.game,
+                        &self.start.game_version,
+                        &self.settings,
+                        self.prepare.hand_number,
+                    )
+                    .map_err(|e| AuditError::new(AuditCheck::Shuffle, format!("scripted deck: {e}")))?;
+                Some(scripted)
             }
-            None => false,
+            None => None,
         };
         let deck_order =
             secrets.as_ref().map(|(_, openings)| openings.iter().map(|o| o.card).collect::<Vec<_>>());
+        check_deck_mode(self.start.deck_mode, script.as_ref(), deck_order.as_deref())?;
+        let deck_checked = script.is_some();
         if let (Some((seed, _)), Some(order)) = (&secrets, &deck_order) {
             check_shuffle(&self.start, seed, &self.player_seeds, order)?;
         }
@@ -1352,8 +1663,11 @@ impl HandState {
             game_version: start.game_version.clone(),
             settings: self.settings.clone(),
             config_hash: start.config_hash,
+            room: self.room.clone(),
             players: start.players.clone(),
             memory: start.memory.clone(),
+            previous: start.previous,
+            dealer_encryption_key: start.dealer_encryption_key,
             deck_mode: start.deck_mode,
             entropy: start.entropy,
             reveal: start.reveal,

@@ -571,7 +571,10 @@ impl ServerHandshake {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HandshakeError {
     /// The dealer's key differs from the one in the invite URL.
-    #[error("dealer key {got:?} is not the expected {expected:?} (man in the middle?)")]
+    #[error(
+        "the dealer's key is {got}, not the invite's {expected}: a man in the middle, or an invite \
+         that is not this dealer's"
+    )]
     DealerKeyMismatch { expected: PlayerId, got: PlayerId },
     /// The challenge names another room.
     #[error("challenge is for room {got:?}, expected {expected:?}")]

@@ -35,8 +35,8 @@ pub use client::{
 };
 pub use events::{
     config_hash, expected_start_balance, ActionResult, AuditReveal, CardTransfer, ChipsMoved, DealEvent,
-    DealtCardMsg, DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, Reveal,
-    RevealPolicy, SeatSeed, TimeoutAction, TimeoutReason, CONFIG_TAG, MAX_HAND_STAKE,
+    DealtCardMsg, DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare,
+    PreviousHand, Reveal, RevealPolicy, SeatSeed, TimeoutAction, TimeoutReason, CONFIG_TAG, MAX_HAND_STAKE,
 };
 pub use server::{
     Acting, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, HandAnswer, HandRecord, JoinRejectReason,

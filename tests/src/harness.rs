@@ -51,7 +51,9 @@ pub fn fast_room(id: &str, game: &str) -> RoomConfig {
     r.between_hands = Duration::ZERO;
     r.seed_timeout = Duration::from_secs(2);
     r.action_timeout = Duration::from_secs(10);
-    r.house_bankroll = Chips(100_000_000);
+    if claw_dealer::config::has_house(game) {
+        r.house_bankroll = Chips(100_000_000);
+    }
     r
 }
 
@@ -141,7 +143,7 @@ pub fn claw_player_bin(test: &str) -> std::path::PathBuf {
     assert!(
         bin.exists(),
         "{test}: no claw-player binary at {}: run the workspace's tests (`cargo test --workspace`), \
-         or `cargo build -p claw-player` first, or set CLAW_PLAYER_BIN",
+         or `cargo build -p claw-player-cli` first, or set CLAW_PLAYER_BIN",
         bin.display()
     );
     bin

@@ -349,6 +349,52 @@ export interface AuditOptions {
   commission?: number;
 }
 
+/**
+ * An event's signed message (§10.1): "claw/v1/event" 0x00 hand_id seq prev
+ * SHA-256(body text); its SHA-256 is the next event's `prev`.
+ */
+export function eventMessage(hand: Bytes, seq: number, prev: Bytes, bodyText: string): Bytes {
+  return signed('claw/v1/event', concat(hand, u64(seq), prev, sha256(utf8(bodyText))));
+}
+
+/** A player's signed action message (§9.6): hand_id, its seq, SHA-256 of the exact action text. */
+export function actionMessage(hand: Bytes, seq: number, actionText: string): Bytes {
+  return signed('claw/v1/action', concat(hand, u32(seq), sha256(utf8(actionText))));
+}
+
+/** A player's signed shuffle-seed message (§9.6). */
+export function seedMessage(hand: Bytes, seed: Bytes): Bytes {
+  return signed('claw/v1/player-seed', concat(hand, seed));
+}
+
+/** JSON values equal as values (object members in any order). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
+  }
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  const ka = Object.keys(a as object);
+  const kb = Object.keys(b as object);
+  return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual((a as any)[k], (b as any)[k]));
+}
+
+/** A `RoomConfig` (§9.4), as the Rust auditor parses it; else `fail`. */
+function roomConfigShape(room: any, fail: (d: string) => AuditFailure): void {
+  const bad = (d: string) => fail(`room configuration: ${d}`);
+  if (room === null || typeof room !== 'object' || Array.isArray(room)) throw bad('not an object');
+  const chips = (k: string) => Number.isSafeInteger(room[k]) && room[k] >= 0;
+  for (const k of ['room_id', 'game']) if (typeof room[k] !== 'string') throw bad(`${k} is not a string`);
+  if (!('settings' in room)) throw bad('no settings');
+  for (const k of ['buy_in', 'min_bet', 'max_bet', 'commission', 'action_timeout_ms', 'between_hands_ms', 'seed_timeout_ms']) {
+    if (!chips(k)) throw bad(`${k} is not an unsigned integer`);
+  }
+  for (const k of ['min_players', 'max_players']) if (!chips(k) || room[k] > 255) throw bad(`${k} is not a u8`);
+  if (room.entropy !== 'joint' && room.entropy !== 'dealer') throw bad(`entropy ${JSON.stringify(room.entropy)}`);
+  if (room.reveal !== 'full' && room.reveal !== 'deferred') throw bad(`reveal ${JSON.stringify(room.reveal)}`);
+  if (room.reveal_delay_ms != null && !chips('reveal_delay_ms')) throw bad('reveal_delay_ms is not an unsigned integer');
+}
+
 /** Runs the checks of §11.2 in order; stops at the first failure. */
 export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
   const results: CheckResult[] = [];
@@ -367,9 +413,7 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
     const evs = t.events;
 
     // 1. dealer-signatures
-    const messages = evs.map((e) =>
-      signed('claw/v1/event', concat(unhex(e.handId, 16, `line ${e.line} hand_id`), u64(e.seq), e.prev, sha256(utf8(e.bodyText)))),
-    );
+    const messages = evs.map((e) => eventMessage(unhex(e.handId, 16, `line ${e.line} hand_id`), e.seq, e.prev, e.bodyText));
     let run = 0;
     let signedCount = 0;
     evs.forEach((e, i) => {
@@ -446,6 +490,28 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
     const cfgPub = unhex(gs.config_hash, 32, 'config_hash');
     if (!equal(cfg, cfgPub)) throw fail3(firstDiff('config_hash', cfgPub, cfg));
     if (gs.entropy === 'dealer' && gs.player_seeds.length) throw fail3('player seeds under entropy = dealer');
+    // The room's previous hand came before this one (§9.5).
+    if (gs.previous != null) {
+      const pv = gs.previous;
+      unhex(pv.hand_id, 16, 'previous.hand_id');
+      if (!Number.isSafeInteger(pv.hand_number) || pv.hand_number >= prep.hand_number || pv.hand_id === handHex) {
+        throw fail3(`hand number ${prep.hand_number} names hand ${pv.hand_id} number ${pv.hand_number} as its previous hand`);
+      }
+    }
+    // The room configuration the handshake signed names this hand's room,
+    // game, settings, policies and seed timeout (§9.5, §11.2 check 3).
+    const room = gs.room_config ?? null;
+    if (room !== null) {
+      roomConfigShape(room, fail3);
+      const differs = (what: string) => fail3(`${what} than its room configuration states`);
+      if (t.header?.room_id !== undefined && room.room_id !== t.header.room_id) throw differs('another room');
+      if (room.game !== gs.game) throw differs('another game');
+      if (!jsonEqual(room.settings, gs.settings)) throw differs('other settings');
+      if (room.entropy !== gs.entropy) throw differs('another entropy mode');
+      if (room.reveal !== gs.reveal) throw differs('another reveal policy');
+      if (room.seed_timeout_ms !== prep.seed_timeout_ms) throw differs('another seed timeout in hand-prepare');
+      if (gs.previous == null && gs.memory !== null) throw fail3('a hand that names no previous hand starts from table memory');
+    }
     let lastSeat = -1;
     for (const ss of gs.player_seeds) {
       if (ss.seat <= lastSeat || ss.seat >= n) throw fail3(`player seed of seat ${ss.seat} out of order or range`);
@@ -521,7 +587,7 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
     const seeds: Bytes[] = [];
     for (const ss of gs.player_seeds) {
       const seed = unhex(ss.seed, 32, `seed of seat ${ss.seat}`);
-      const msg = signed('claw/v1/player-seed', concat(hand, seed));
+      const msg = seedMessage(hand, seed);
       if (!verifyStrict(unhex(ss.sig, 64, 'seed sig'), msg, unhex(gs.players[ss.seat].id, 32, 'player id'))) {
         throw new AuditFailure('player-seeds', `seat ${ss.seat}'s seed signature does not verify under ${gs.players[ss.seat].id} (signed bytes ${hex(msg)})`);
       }
@@ -562,14 +628,20 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
     if (!equal(root, rootPub)) throw new AuditFailure('merkle-root', firstDiff('Merkle root of the leaves vs game-start.root', rootPub, root));
     pass('merkle-root', `root ${gs.root.slice(0, 16)}… recomputes`);
 
-    // 14. commission (the Rust auditor checks it at game-start, after 6 and 9)
+    // 14. commission (the Rust auditor checks it at game-start, after 6 and 9):
+    // the room configuration's, else the one given, else seat 0's.
     const commissions: number[] = gs.players.map((p: any) => p.commission ?? 0);
-    const expected = opts.commission ?? commissions[0];
+    if (room !== null && opts.commission !== undefined && room.commission !== opts.commission) {
+      throw new AuditFailure('commission', `the room configuration in the hand states commission ${room.commission}, the room's is ${opts.commission}`);
+    }
+    const roomCommission: number | undefined = room?.commission ?? opts.commission;
+    const expected = roomCommission ?? commissions[0];
     const over = commissions.findIndex((c) => c !== expected);
     if (over >= 0) {
-      throw new AuditFailure('commission', `seat ${over} paid commission ${commissions[over]}, the room's is ${expected}${opts.commission === undefined ? " (as seat 0's)" : ''}`);
+      throw new AuditFailure('commission', `seat ${over} paid commission ${commissions[over]}, the room's is ${expected}${roomCommission === undefined ? " (as seat 0's)" : ''}`);
     }
-    pass('commission', `every seat paid the same commission, ${expected}${opts.commission === undefined ? ' (the room\'s not given)' : ", the room's"}`);
+    const whose = room !== null ? ", the room configuration's" : opts.commission === undefined ? " (the room's not given)" : ", the room's";
+    pass('commission', `every seat paid the same commission, ${expected}${whose}`);
 
     // 10. deal-order: who holds each dealt position (null: community, burn,
     // house), whether it is face up; boxes sealed to the viewer, in order.
@@ -663,7 +735,7 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
       const b = bodies[i];
       if (b.type !== 'action-result') return;
       const actionText = rawMembers(e.bodyText).get('action') ?? '';
-      const msg = signed('claw/v1/action', concat(hand, u32(b.seq), sha256(utf8(actionText))));
+      const msg = actionMessage(hand, b.seq, actionText);
       if (!verifyStrict(unhex(b.sig, 64, 'action sig'), msg, unhex(gs.players[b.seat].id, 32, 'player id'))) {
         throw new AuditFailure('action-signatures', `event ${i}: seat ${b.seat}'s action ${actionText} (seq ${b.seq}) does not verify under ${gs.players[b.seat].id}; signed bytes ${hex(msg)}`);
       }

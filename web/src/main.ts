@@ -1,27 +1,13 @@
-// The game-claw browser app: lobby, spectator table, hand pages with the
-// replay and the in-browser audit, and a drop zone for transcript files.
+// The game-claw browser app: lobby, the table to play at (play/), spectator
+// table, hand pages with the replay and the in-browser audit, and a drop
+// zone for transcript files.
 // Pages are chosen by the URL path; the dealer serves the same HTML for all.
 
-import { audit, AuditOutcome, CHECKS, Event, splitHands, unhex, Viewer } from './audit';
+import { audit, Event, splitHands, unhex, Viewer } from './audit';
+import { auditHtml, cardHtml, describeAction, esc, getJson, short } from './view';
+import { playPage } from './play/page';
 
 const app = document.getElementById('app')!;
-
-const esc = (s: unknown) =>
-  String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-const short = (id: string) => (id ?? '').slice(0, 8);
-
-async function getJson(url: string): Promise<any> {
-  const r = await fetch(url);
-  if (!r.ok) throw new Error(`${url}: ${r.status} ${await r.text()}`);
-  return r.json();
-}
-
-function cardHtml(card: string | null, mine = false): string {
-  if (!card) return '<span class="card back">??</span>';
-  const red = /[dh]/.test(card[1] ?? '') || card.startsWith('RJ');
-  const face = card.replace(/#\d+$/, '').replace(/^(.)([cdhs])$/, (_, r, s) => r + { c: '♣', d: '♦', h: '♥', s: '♠' }[s as 'c']);
-  return `<span class="card${red ? ' red' : ''}${mine ? ' mine' : ''}" title="${esc(card)}">${esc(face)}</span>`;
-}
 
 // ---------- replay
 
@@ -39,15 +25,6 @@ interface TableView {
 interface Step {
   text: string;
   view: TableView;
-}
-
-function describeAction(a: any): string {
-  if (!a || typeof a !== 'object') return JSON.stringify(a);
-  const extra = Object.entries(a)
-    .filter(([k]) => k !== 'type')
-    .map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(' ') : v}`)
-    .join(', ');
-  return extra ? `${a.type} (${extra})` : String(a.type);
 }
 
 /** Table states after each event: only what that event made public (plus the viewer's own cards). */
@@ -158,21 +135,6 @@ function tableHtml(v: TableView, mine: Set<number>): string {
   return `<div class="felt"><div class="board" data-testid="board">${v.board.map((c) => cardHtml(c)).join('')}</div><div class="seats">${seats}</div></div>`;
 }
 
-function auditHtml(o: AuditOutcome): string {
-  const byName = new Map(o.results.map((r) => [r.check, r]));
-  const items = CHECKS.map((c) => {
-    const r = byName.get(c);
-    const status = r?.status ?? 'not run';
-    const cls = r ? r.status : 'skipped';
-    return `<li class="${cls}" data-check="${c}" data-status="${esc(status)}"><span class="name">${c}</span><span class="status">${esc(status)}</span><span class="detail">${esc(r?.detail ?? 'not run: an earlier check failed')}</span></li>`;
-  }).join('');
-  const failed = o.results.find((r) => r.status === 'failed');
-  const verdict = failed
-    ? `<div class="verdict bad" data-testid="verdict" data-ok="false">FAILED: ${esc(failed.check)}</div>`
-    : `<div class="verdict ok" data-testid="verdict" data-ok="true">All checks passed in this browser</div>`;
-  return `${verdict}<p class="muted mono">Dealer key ${esc(o.dealer)}</p><ul class="checks">${items}</ul>`;
-}
-
 /** A hand: replay with controls, and the audit (re-run when a key file is loaded). */
 function renderHand(root: HTMLElement, text: string, opts: { title: string; dealer?: string; exports?: string; autoplay?: boolean }) {
   let viewer: Viewer | undefined;
@@ -265,7 +227,7 @@ async function lobby() {
         <td>${r.players.filter((p: any) => p.seat != null).length} / ${esc(r.max_players ?? '?')}</td>
         <td>${r.players.map((p: any) => `<span class="pill">${esc(p.name ?? short(p.id))} ${esc(p.status)}</span>`).join(' ')}</td>
         <td data-testid="hands-played">${esc(r.hands_played ?? '?')}</td><td>${esc(r.phase ?? '?')}</td>
-        <td><a href="/room/${encodeURIComponent(r.room)}">watch</a></td></tr>`,
+        <td><a class="button" data-testid="sit-down" href="/play/${encodeURIComponent(r.room)}">sit down</a> <a href="/room/${encodeURIComponent(r.room)}">watch</a></td></tr>`,
       )
       .join('')}</table>`;
   setTimeout(() => location.pathname === '/' && lobby().catch(showError), 5000);
@@ -368,5 +330,6 @@ const path = location.pathname.split('/').filter(Boolean).map(decodeURIComponent
   else if (path[0] === 'room' && path[1]) await room(path[1]);
   else if (path[0] === 'hand' && path[2]) await hand(path[1], path[2]);
   else if (path[0] === 'audit') auditPage();
+  else if (path[0] === 'play' && path[1]) await playPage(app, path[1]);
   else app.textContent = 'Not found';
 })().catch(showError);

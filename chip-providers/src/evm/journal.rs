@@ -44,6 +44,18 @@ pub enum Outcome {
     NotOpened,
 }
 
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Outcome::Settled => "settled",
+            Outcome::Refunded => "refunded",
+            Outcome::Already => "already settled on chain",
+            Outcome::Lapsed => "lapsed: the vault freed the stakes",
+            Outcome::NotOpened => "never opened",
+        })
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "line")]
 pub enum Line {

@@ -344,7 +344,7 @@ impl EvmChips {
                 continue;
             }
             let outcome = self.finish(&rec).await?;
-            tracing::info!(hand = %rec.hand, ?outcome, "reconciled an interrupted hand");
+            tracing::info!(hand = %rec.hand, %outcome, "reconciled an interrupted hand");
             self.end(file, outcome)?;
             match outcome {
                 Outcome::Settled => report.settled.push(rec.hand),

@@ -194,6 +194,17 @@ pub enum Outcome {
     Void,
 }
 
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Outcome::Settled => "settled",
+            Outcome::Already => "already settled",
+            Outcome::Refunded => "refunded",
+            Outcome::Void => "void: the settlement was refused",
+        })
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "line")]
 enum Line {
@@ -568,7 +579,7 @@ impl SolanaChips {
                 Settled::Done(o) => (o, None),
                 Settled::Void(e) => (Outcome::Void, Some(e.to_string())),
             };
-            tracing::info!(hand = %rec.hand, ?outcome, "reconciled an interrupted hand");
+            tracing::info!(hand = %rec.hand, %outcome, "reconciled an interrupted hand");
             self.end(file, outcome, reason)?;
             match outcome {
                 Outcome::Settled => report.settled.push(rec.hand),

@@ -173,9 +173,31 @@ async fn rooms_opened_through_the_api_show_in_the_lobby_and_survive_a_restart_un
     let data = tempfile::tempdir().unwrap();
     let node = launch_admin_node(data.path(), Duration::from_secs(600)).await;
     let h = node.http_addr().unwrap();
-    let (code, _) =
+    // One validation path: the API refuses what the flags and the rooms
+    // file refuse, with the same reason.
+    let (code, body) =
         http(h, "POST", "/admin/rooms", Some(TOKEN), r#"{"room":{"id":"pub","game":"blackjack"}}"#).await;
-    assert_eq!(code, 201);
+    assert_eq!(code, 400, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("blackjack has a house"), "{body}");
+    let (code, body) = http(
+        h,
+        "POST",
+        "/admin/rooms",
+        Some(TOKEN),
+        r#"{"room":{"id":"nohouse","game":"texas-holdem","house_bankroll":5}}"#,
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("has no house"), "{body}");
+    let (code, body) = http(
+        h,
+        "POST",
+        "/admin/rooms",
+        Some(TOKEN),
+        r#"{"room":{"id":"pub","game":"blackjack","house_bankroll":100000}}"#,
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
     let (code, body) = open_vip(h).await;
     assert_eq!(code, 201);
     let vip = body["room"].as_str().unwrap().to_owned();
@@ -197,6 +219,9 @@ async fn rooms_opened_through_the_api_show_in_the_lobby_and_survive_a_restart_un
     let h = node.http_addr().unwrap();
     assert!(node.invite_url("pub").is_some());
     assert!(node.invite_url("gone").is_none(), "a closed room stays closed");
+    // ... and its archive stays readable after the restart.
+    assert_eq!(http(h, "GET", "/api/rooms/gone/hands", None, "").await.0, 200);
+    assert_eq!(http(h, "GET", "/api/rooms/never-served/hands", None, "").await.0, 404);
     // Same room id and dealer key (the test's port is a new one).
     let after = node.invite_url(&vip).expect("the private room is served again");
     let path = |u: &str| u.split_once("/vip").map(|(_, p)| p.to_owned());

@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use claw_player::audit::{bind_balances, Auditor, HandVerdict};
+use claw_audit::{bind_balances, Auditor, HandVerdict};
 use claw_player::bots::strategy;
 use claw_player::node::{NodeConfig as PlayerConfig, NodeEvent, PlayerNode, ReconnectPolicy};
 use claw_player::play::play_bot;

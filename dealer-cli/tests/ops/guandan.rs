@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use claw_audit::Auditor;
 use claw_dealer::archive::Archive;
-use claw_player::audit::Auditor;
 
 /// Deals played: the first of a match has no tribute, the later ones do
 /// (unless resisted), and four keep the test short.
@@ -26,7 +26,7 @@ fn claw_player_bin() -> PathBuf {
     assert!(
         p.exists(),
         "no claw-player binary at {}: run the workspace's tests (`cargo test --workspace`), or \
-         `cargo build -p claw-player` first, or set CLAW_PLAYER_BIN",
+         `cargo build -p claw-player-cli` first, or set CLAW_PLAYER_BIN",
         p.display()
     );
     p

@@ -185,3 +185,37 @@ async fn a_random_demo_whose_table_breaks_up_ends_with_exit_code_3() {
     assert!(t.contains("cannot cover"), "the reason the bot left: {t}");
     assert!(!t.contains("AUDIT FAILURES"), "{t}");
 }
+
+/// Flags go through the rooms' one validation: the same reasons as the
+/// rooms file and the admin API (`RoomConfig::validate`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_house_without_a_bankroll_and_a_bankroll_without_a_house_are_refused_by_the_one_validation() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Reachable from the network (a public host): no play-money bankroll.
+    let bj = ["--game", "blackjack", "--listen", "127.0.0.1:0", "--public-host", "dealer.example.org"];
+    let out = run_dealer(&[&bj[..], &["--http-listen", "off"][..]].concat(), &tmp.path().join("a")).await;
+    let t = text(&out);
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("blackjack has a house") && t.contains("--house-bankroll N"), "{t}");
+    let holdem = ["--game", "texas-holdem", "--listen", "127.0.0.1:0", "--house-bankroll", "5"];
+    let out = run_dealer(&[&holdem[..], &["--http-listen", "off"][..]].concat(), &tmp.path().join("b")).await;
+    let t = text(&out);
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("texas-holdem has no house: house_bankroll does not apply"), "{t}");
+}
+
+/// A negative amount is named as such (clap alone reads `-5` as an unknown
+/// option and says "unexpected argument").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_negative_amount_is_named_as_negative() {
+    let tmp = tempfile::tempdir().unwrap();
+    for flag in ["--buy-in", "--commission", "--hands", "--house-bankroll"] {
+        let out = run_dealer(&["--game", "texas-holdem", flag, "-5"], tmp.path()).await;
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {t}");
+        assert!(
+            t.contains("negative numbers are not allowed") && !t.contains("unexpected argument"),
+            "{flag}: {t}"
+        );
+    }
+}

@@ -6,7 +6,8 @@
 //! the launch paths' defaults, a demo whose table breaks up, the admin API,
 //! two nodes on one PostgreSQL ledger, a dealer killed mid-hand (refunded
 //! once), a spectator who sees no secret early, a build without the chains
-//! refusing them in one line.
+//! refusing them in one line, and the README's dealer commands run as
+//! written (first contact).
 //!
 //! The chain tests are compiled with the crate's features only: `evm` for
 //! the anvil ones, `solana-litesvm` for the Solana bank's
@@ -20,6 +21,7 @@ mod build_features;
 mod crash_archive;
 mod datadir;
 mod dealer_crash;
+mod e2e;
 #[cfg(feature = "evm")]
 mod evm;
 mod fd_exhaustion;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use claw_player::audit::Auditor;
+use claw_audit::Auditor;
 use claw_player::bots::strategy;
 use claw_player::node::PlayerNode;
 use claw_player::play::play_bot;

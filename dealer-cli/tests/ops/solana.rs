@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use claw_audit::Auditor;
 use claw_dealer::archive::Archive;
-use claw_player::audit::Auditor;
 use serde_json::Value;
 
 use crate::{wait_dealer, GUARD};

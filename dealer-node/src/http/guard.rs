@@ -260,6 +260,13 @@ impl Drop for InFlight {
 #[derive(Clone)]
 pub struct HttpConn(Arc<Conn>);
 
+impl HttpConn {
+    /// The connection's source address (IPv4-mapped IPv6 as IPv4).
+    pub fn ip(&self) -> IpAddr {
+        self.0.ip
+    }
+}
+
 impl Connected<IncomingStream<'_, GuardedListener>> for HttpConn {
     fn connect_info(stream: IncomingStream<'_, GuardedListener>) -> HttpConn {
         HttpConn(Arc::clone(&stream.io().conn))

@@ -597,6 +597,61 @@ async fn throw_away_identities_cannot_drain_more_than_a_periods_welcome() {
     assert_welcome_counted(&f, 2, 2).await;
 }
 
+/// Issue #28: the welcome budgets were kept in memory only, so a restart
+/// granted 40 000 chips within a minute against caps of 20 000 a day and
+/// 30 000 in all. Every grant is now recorded in the data directory before
+/// it is made: after a real restart of the node over the same data
+/// directory (and the same ledger), a fresh identity is refused for the
+/// day, and an account welcomed before the restart (its chips spent since)
+/// is not welcomed again.
+#[tokio::test]
+async fn welcome_budgets_hold_across_a_restart() {
+    use claw_chips::{AccountId, ChipProvider, IdempotencyKey, LocalChips};
+    use claw_dealer::{DealerNode, NodeConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let chips = Arc::new(LocalChips::new());
+    let start = || async {
+        let mut config = NodeConfig::local(dir.path(), vec![RoomConfig::new("a", "high-card")]);
+        config.limits.ping_interval = Duration::from_secs(10);
+        DealerNode::builder(config)
+            .local_chips(chips.clone(), claw_protocol::Chips(10_000))
+            .welcome_total(Some(30_000))
+            .welcome_per_period(Some((20_000, Duration::from_secs(86_400))))
+            .game(claw_engine::testgame::high_card())
+            .launch()
+            .await
+            .unwrap()
+    };
+    let joins = |node: &claw_dealer::NodeHandle, seed: u8| {
+        let (addr, dealer) = (node.addr(), node.dealer_id());
+        async move {
+            let me = Arc::new(Identity::from_seed([seed; 32]));
+            let mut c = Client::connect(addr, "a", dealer, me, None).await.unwrap();
+            c.join().await.accepted
+        }
+    };
+    let node = start().await;
+    assert!(joins(&node, 1).await && joins(&node, 2).await, "two grants fit the day's 20 000");
+    node.shutdown(Duration::ZERO).await;
+    // Player 1 loses its chips elsewhere.
+    let one = AccountId::from(Identity::from_seed([1; 32]).id());
+    chips
+        .debit(&IdempotencyKey::new("spent").unwrap(), &one, claw_protocol::Chips(10_000), "spent")
+        .await
+        .unwrap();
+
+    let node = start().await;
+    assert!(!joins(&node, 3).await, "the day's budget was used before the restart");
+    assert!(!joins(&node, 1).await, "welcomed before the restart: not again");
+    assert_eq!(chips.total().await, 10_000, "20 000 granted in all, 10 000 of them spent");
+    let m = node.metrics().render();
+    assert!(m.contains("claw_welcome_grants_total 0"), "{m}");
+    assert!(m.contains("claw_welcome_refused_total 1"), "{m}");
+    let record = std::fs::read_to_string(dir.path().join("welcome.jsonl")).unwrap();
+    assert_eq!(record.lines().count(), 2, "{record}");
+    node.shutdown(Duration::ZERO).await;
+}
+
 /// Round 3: a player pads its signed action with JSON whitespace to just
 /// under the frame limit, so that the dealer cannot record it and voids the
 /// hand. The frame is refused to its sender (`action-rejected`) before the

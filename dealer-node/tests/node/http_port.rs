@@ -306,3 +306,109 @@ async fn every_answer_forbids_sniffing_and_framing() {
         }
     }
 }
+
+/// A counter of `/metrics`.
+async fn metric(http: SocketAddr, name: &str) -> u64 {
+    let mut s = tcp_from([127, 0, 0, 1], http).await;
+    let (_, _, body) = get(&mut s, "/metrics").await;
+    body.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok()))
+        .unwrap_or_else(|| panic!("no {name} in /metrics"))
+}
+
+#[tokio::test]
+async fn archive_reads_past_the_per_address_rate_get_429_and_other_addresses_are_served() {
+    let (_f, http) = http_node(|l| {
+        l.http_archive_reads_per_sec = 1;
+        l.http_archive_burst = 3;
+    })
+    .await;
+    let mut s = tcp_from([127, 0, 0, 2], http).await;
+    for _ in 0..3 {
+        let (status, _, _) = get(&mut s, "/rooms/a/hands/1").await;
+        assert!(status.contains(" 404 "), "within the burst: answered ({status})");
+    }
+    let (status, headers, _) = get(&mut s, "/rooms/a/hands/1").await;
+    assert!(status.contains(" 429 "), "past the burst: {status}");
+    assert!(headers.contains("retry-after: 1\n"), "{headers}");
+    // Another address is not charged for it; health is not an archive read.
+    let mut other = tcp_from([127, 0, 0, 3], http).await;
+    assert!(get(&mut other, "/rooms/a/hands/1").await.0.contains(" 404 "));
+    assert!(get(&mut s, "/health").await.0.contains(" 200 "));
+    assert_eq!(metric(http, "claw_archive_rate_limited_total").await, 1);
+}
+
+/// Listing a room with many archived hands reads its folder once (and
+/// again only when it changed), a page at a time; a hand history is
+/// audited once however often it is asked for.
+#[cfg(feature = "web")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_big_archive_is_indexed_once_paginated_and_its_audits_cached() {
+    use claw_dealer::archive::Archive;
+
+    const FILES: u64 = 20_000;
+    let mut room = fast_room("t", "texas-holdem");
+    room.max_hands = Some(1);
+    room.min_players = 2;
+    let f = Fixture::start_with(
+        vec![room, RoomConfig::new("big", "high-card")],
+        |mut c| {
+            c.http_listen = Some("127.0.0.1:0".parse().unwrap());
+            c.spectator_delay = Some(Duration::ZERO);
+            c.limits.http_archive_reads_per_sec = 10_000;
+            c.limits.http_archive_burst = 10_000;
+            c
+        },
+        |b| b,
+    )
+    .await;
+    let http = f.node.http_addr().unwrap();
+    let big = f.dir.path().join("rooms/big/transcripts");
+    std::fs::create_dir_all(&big).unwrap();
+    for n in 0..FILES {
+        std::fs::write(big.join(format!("{n:08}-{:032x}.jsonl", n)), "{}\n").unwrap();
+    }
+    let mut s = tcp_from([127, 0, 0, 4], http).await;
+    let (mut seen, mut before) = (Vec::new(), None::<u64>);
+    loop {
+        let path = match before {
+            Some(b) => format!("/api/rooms/big/hands?before={b}"),
+            None => "/api/rooms/big/hands".to_owned(),
+        };
+        let (status, _, body) = get(&mut s, &path).await;
+        assert!(status.contains(" 200 "), "{status}: {body}");
+        let page: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let hands = page["hands"].as_array().unwrap();
+        assert!(hands.len() <= 200);
+        seen.extend(hands.iter().map(|h| h["hand_number"].as_u64().unwrap()));
+        match page["next_before"].as_u64() {
+            Some(b) => before = Some(b),
+            None => break,
+        }
+    }
+    assert_eq!(seen, (0..FILES).rev().collect::<Vec<_>>(), "every hand once, newest first");
+    assert_eq!(metric(http, "claw_archive_scans_total").await, 1, "the folder was read once");
+    // A new hand is listed once the folder changed (read again at most once a second).
+    std::fs::write(big.join(format!("{FILES:08}-{:032x}.jsonl", FILES)), "{}\n").unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (_, _, body) = get(&mut s, "/api/rooms/big/hands?limit=1").await;
+    let page: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(page["hands"][0]["hand_number"], FILES);
+    assert_eq!(metric(http, "claw_archive_scans_total").await, 2);
+
+    // One real hand, its history asked for five times: audited once.
+    let g = claw_games::registry::get("texas-holdem").unwrap();
+    let clients = seat_players(&f, "t", 30, 2).await;
+    run_bots(clients, g, 1).await;
+    f.node.room("t").unwrap().wait_closed().await;
+    let file = Archive::reader(f.dir.path(), "t").files().pop().expect("the hand is archived");
+    let file = file.file_name().unwrap().to_str().unwrap().to_owned();
+    let mut bodies = Vec::new();
+    for _ in 0..5 {
+        let (status, _, body) = get(&mut s, &format!("/api/rooms/t/hands/{file}/history?format=text")).await;
+        assert!(status.contains(" 200 "), "{status}: {body}");
+        bodies.push(body);
+    }
+    assert!(bodies.windows(2).all(|w| w[0] == w[1]));
+    assert_eq!(metric(http, "claw_archive_audits_total").await, 1, "one audit for five requests");
+}

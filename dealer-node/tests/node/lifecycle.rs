@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use claw_chips::{AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, IdempotencyKey, LocalChips};
-use claw_dealer::chips::HandLedger;
 use claw_dealer::{DealerNode, NodeConfig, RoomConfig};
 use claw_protocol::handshake::{HandshakeError, RejectReason};
 use claw_protocol::messages::{
@@ -367,7 +366,14 @@ async fn a_chip_failure_mid_hand_voids_it_with_refunds() {
     assert_eq!(e.code, ErrorCode::Internal);
     assert!(e.message.contains("voided"), "{}", e.message);
     flaky.mode.store(0, Ordering::SeqCst);
-    // Every chip of the hand is back, commission included.
+    // Every chip of the hand is back, commission included (the refund runs
+    // beside the frame that tells of the void: wait for it, within the guard).
+    let refunded = async {
+        while flaky.inner.balance(&ida).await.unwrap() != Chips(10_000) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(GUARD, refunded).await.expect("guard: the void's refund");
     assert_eq!(flaky.inner.balance(&ida).await.unwrap(), Chips(10_000));
     assert_eq!(flaky.inner.balance(&idb).await.unwrap(), Chips(10_000));
     assert_eq!(flaky.inner.total().await, 20_000);
@@ -451,17 +457,28 @@ async fn a_restarted_node_refunds_hands_a_crash_interrupted() {
     let chips = Arc::new(LocalChips::new());
     let p = AccountId::new("a".repeat(64)).unwrap();
     chips.grant(&p, Chips(100)).await.unwrap();
-    // A hand that took 30 chips when the previous process died.
+    // A hand that took 30 chips when the previous process died: its
+    // journal (begin, intent, status) is on disk, the debit applied.
     {
-        let desk = claw_dealer::chips::ChipDesk::new(
-            chips.clone(),
-            AccountId::new("dealer:x").unwrap(),
-            Duration::from_secs(5),
-            2,
-        );
-        let jdir = dir.path().join("rooms/r/journal");
-        let mut l = HandLedger::open("r", "deadbeef", Some(&jdir), 0).unwrap();
-        l.run(&desk, ChipOpKind::Debit, &p, Chips(30), "bet").await.unwrap();
+        use claw_chips::hand_journal::Journal;
+        use claw_chips::ledger::{HandOp, JournalLine, OpStatus};
+        let key = IdempotencyKey::new("r/deadbeef/0").unwrap();
+        chips.debit(&key, &p, Chips(30), "bet").await.unwrap();
+        let j = Journal::with_log(&dir.path().join("rooms/r/journal"), "chips.jsonl").unwrap();
+        let begin =
+            JournalLine::Begin { room: "r".into(), hand_id: "deadbeef".into(), at_ms: 0, hand_number: None };
+        let mut f = j.create("deadbeef", &begin).unwrap();
+        let op = HandOp {
+            n: 0,
+            key,
+            kind: ChipOpKind::Debit,
+            account: p.clone(),
+            amount: Chips(30),
+            memo: "bet".into(),
+            status: None,
+        };
+        f.append(&JournalLine::Intent { op }, true).unwrap();
+        f.append(&JournalLine::Status { n: 0, status: OpStatus::Done, error: None }, true).unwrap();
     }
     assert_eq!(chips.balance(&p).await.unwrap(), Chips(70));
     let node = DealerNode::builder(NodeConfig::local(dir.path(), vec![hc("r", 2)]))

@@ -28,8 +28,8 @@ use claw_games::{
 use claw_protocol::hand::{ChipMove, ChipParty, HandEvent, HandResult};
 use claw_protocol::messages::{
     config_hash, ActionRejectCode, ActionResult, AuditReveal, DeckMode, EncodeError, EntropyMode, EventBody,
-    GameEnd, GameStart, HandPlayer, HandPrepare, PlayerSeed, RawJson, RevealPolicy, SeatSeed, SignedAction,
-    TimeoutAction, TimeoutReason, YourTurn,
+    GameEnd, GameStart, HandPlayer, HandPrepare, PlayerSeed, PreviousHand, RawJson, RevealPolicy, RoomConfig,
+    SeatSeed, SignedAction, TimeoutAction, TimeoutReason, YourTurn,
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptBuilder, TranscriptError};
 use claw_protocol::{
@@ -157,6 +157,7 @@ pub enum SeedError {
 }
 
 /// The fixed part of a room's hands: game, normalised settings, policies.
+#[derive(Clone)]
 pub struct GameSpec {
     /// The room (named in transcript headers).
     pub room_id: String,
@@ -176,6 +177,9 @@ pub struct GameSpec {
     pub reveal: RevealPolicy,
     /// Announced in `hand-prepare`.
     pub seed_timeout_ms: u64,
+    /// The room's public configuration, the exact text the handshake signs:
+    /// carried by every `game-start` ([`GameSpec::for_room`]).
+    pub room_config: Option<RawJson>,
 }
 
 impl GameSpec {
@@ -201,8 +205,31 @@ impl GameSpec {
             entropy,
             reveal,
             seed_timeout_ms,
+            room_config: None,
         })
     }
+
+    /// The same spec for the room whose public configuration is `room`
+    /// (the one the handshake signs): every `game-start` carries it, byte
+    /// for byte, and every `hand-prepare` announces its seed timeout
+    /// (SPEC.md §9.5).
+    pub fn for_room(mut self, room: &RoomConfig) -> Result<GameSpec, EngineError> {
+        self.room_config = Some(RawJson::from_value(room)?);
+        self.seed_timeout_ms = room.seed_timeout_ms;
+        Ok(self)
+    }
+}
+
+/// What a room carries from its last finished hand into the next one
+/// (SPEC.md §9.5 `game-start`): the game's table memory and the link to
+/// that hand. The default is a table that has finished no hand since it
+/// opened: no memory, no link.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Carried {
+    /// The table memory the next hand starts from (`null`: a fresh table).
+    pub memory: Value,
+    /// The hand it was left by.
+    pub previous: Option<PreviousHand>,
 }
 
 /// A player of a hand: identity, keys, chips available.
@@ -271,12 +298,21 @@ pub struct Committed {
 /// A finished hand's outcome.
 #[derive(Debug, Clone)]
 pub struct HandEnd {
+    /// This hand, as the room's next hand names it.
+    pub hand: PreviousHand,
     /// Winners, net changes, rake.
     pub result: HandResult,
     /// Table memory for the next hand.
     pub memory_after: Value,
     /// Policy `deferred`: an `audit-reveal` is still owed.
     pub reveal_pending: bool,
+}
+
+impl HandEnd {
+    /// What the room's next hand starts from.
+    pub fn carried(&self) -> Carried {
+        Carried { memory: self.memory_after.clone(), previous: Some(self.hand) }
+    }
 }
 
 struct Running {
@@ -338,7 +374,8 @@ pub struct Hand {
     seats: Vec<HandSeat>,
     /// The seats' keys, parsed once for the hand's seed and action signatures.
     signers: Vec<SignerKey>,
-    memory: Value,
+    /// The memory and previous hand `game-start` announces.
+    carried: Carried,
     dealer_seed: Seed,
     tb: TranscriptBuilder,
     state: State,
@@ -346,14 +383,15 @@ pub struct Hand {
 
 impl Hand {
     /// Opens hand `hand_id` (fresh random bytes, chosen by the caller so that
-    /// chip operations can be keyed by it before the hand exists): draws the
-    /// dealer seed and signs `hand-prepare` (the first transcript event,
-    /// returned for broadcast).
+    /// chip operations can be keyed by it before the hand exists) after what
+    /// the table `carried` from its last finished hand: draws the dealer
+    /// seed and signs `hand-prepare` (the first transcript event, returned
+    /// for broadcast).
     pub fn prepare<R: CryptoRngCore + ?Sized>(
         spec: Arc<GameSpec>,
         dealer: Arc<Identity>,
         seats: Vec<HandSeat>,
-        memory: Value,
+        carried: Carried,
         hand_number: u64,
         hand_id: HandId,
         rng: &mut R,
@@ -379,7 +417,7 @@ impl Hand {
             hand_number,
             signers: seats.iter().map(|s| SignerKey::new(&s.id)).collect(),
             seats,
-            memory,
+            carried,
             dealer_seed,
             tb,
             state: State::Preparing { seeds: vec![None; n] },
@@ -483,8 +521,13 @@ impl Hand {
             .map(|(i, (c, s))| leaf(&self.hand_id, i as u16, *c, s))
             .collect();
         let infos = self.player_infos();
-        let (runner, events) =
-            HandRunner::start(spec.game.as_ref(), &spec.settings, &infos, &self.memory, order.clone())?;
+        let (runner, events) = HandRunner::start(
+            spec.game.as_ref(),
+            &spec.settings,
+            &infos,
+            &self.carried.memory,
+            order.clone(),
+        )?;
         let n = self.seats.len();
         let run = Box::new(Running {
             deck_mode,
@@ -635,8 +678,13 @@ impl Hand {
             return Err(EngineError::WrongPhase { call: "rebuild", phase });
         };
         let spec = &self.spec;
-        let (mut runner, _) =
-            HandRunner::start(spec.game.as_ref(), &spec.settings, &infos, &self.memory, run.order.clone())?;
+        let (mut runner, _) = HandRunner::start(
+            spec.game.as_ref(),
+            &spec.settings,
+            &infos,
+            &self.carried.memory,
+            run.order.clone(),
+        )?;
         for (seat, a) in &run.actions {
             runner.act_as(*seat, a.input()).map_err(ActError::into_error)?;
         }
@@ -665,6 +713,7 @@ impl Hand {
                     game_version: self.spec.meta.version.to_owned(),
                     config_hash: self.spec.config_hash,
                     settings: self.spec.settings_raw.clone(),
+                    room_config: self.spec.room_config.clone(),
                     players: self
                         .seats
                         .iter()
@@ -677,7 +726,8 @@ impl Hand {
                             commission: s.commission,
                         })
                         .collect(),
-                    memory: self.memory.clone(),
+                    memory: self.carried.memory.clone(),
+                    previous: self.carried.previous,
                     dealer_encryption_key: self.dealer.encryption_key(),
                     deck_mode: run.deck_mode,
                     entropy: self.spec.entropy,
@@ -730,6 +780,7 @@ impl Hand {
                 openings,
             }));
             end = Some(HandEnd {
+                hand: PreviousHand { hand_id: self.hand_id, hand_number: self.hand_number },
                 result,
                 memory_after,
                 reveal_pending: self.spec.reveal == RevealPolicy::Deferred,

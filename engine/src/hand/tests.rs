@@ -62,7 +62,7 @@ fn play(t: &Table, spec: Arc<GameSpec>, choices: &[&str]) -> (Hand, Vec<EventEnv
         spec,
         t.dealer.clone(),
         t.seats(100),
-        Value::Null,
+        Carried::default(),
         0,
         HandId::random(&mut rng),
         &mut rng,
@@ -190,7 +190,7 @@ fn deferred_reveal_holds_back_folded_cards_and_seeds() {
 fn dealer_entropy_hand(t: &Table, rng: &mut OsRng) -> Hand {
     let hand_id = HandId::random(rng);
     let spec = spec(EntropyMode::Dealer, RevealPolicy::Full);
-    Hand::prepare(spec, t.dealer.clone(), t.seats(100), Value::Null, 0, hand_id, rng).unwrap().0
+    Hand::prepare(spec, t.dealer.clone(), t.seats(100), Carried::default(), 0, hand_id, rng).unwrap().0
 }
 
 #[test]
@@ -286,7 +286,7 @@ fn seeds_are_verified() {
         spec(EntropyMode::Joint, RevealPolicy::Full),
         t.dealer.clone(),
         t.seats(100),
-        Value::Null,
+        Carried::default(),
         0,
         HandId::random(&mut rng),
         &mut rng,
@@ -328,7 +328,7 @@ fn every_registered_game_deals_an_auditable_hand() {
             spec,
             t.dealer.clone(),
             t.seats(10_000),
-            Value::Null,
+            Carried::default(),
             0,
             HandId::random(&mut rng),
             &mut rng,

@@ -338,6 +338,21 @@ impl RoomConfig {
         if self.max_bet.0 != 0 && self.min_bet > self.max_bet {
             return Err(self.err("min_bet is above max_bet"));
         }
+        // Without a bankroll a house game refuses every bet: refused here,
+        // in every launch path (flags, rooms file, admin API).
+        match (meta.house, self.house_bankroll.0 > 0) {
+            (true, false) => {
+                return Err(self.err(format!(
+                    "{} has a house: give it a bankroll (house_bankroll = N in a rooms file or the \
+                     admin API, --house-bankroll N on the command line)",
+                    meta.name
+                )))
+            }
+            (false, true) => {
+                return Err(self.err(format!("{} has no house: house_bankroll does not apply", meta.name)))
+            }
+            _ => {}
+        }
         if self.action_timeout < Duration::from_millis(10) {
             return Err(self.err("action_timeout must be at least 10ms"));
         }
@@ -375,6 +390,8 @@ impl RoomConfig {
             reveal: self.reveal,
             action_timeout_ms: u64::try_from(self.action_timeout.as_millis()).unwrap_or(u64::MAX),
             between_hands_ms: u64::try_from(self.between_hands.as_millis()).unwrap_or(u64::MAX),
+            seed_timeout_ms: u64::try_from(self.seed_timeout.as_millis()).unwrap_or(u64::MAX),
+            reveal_delay_ms: self.reveal_delay.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         }
     }
 }
@@ -492,6 +509,11 @@ pub struct Limits {
     /// HTTP port: open connections per source address, checked first;
     /// beyond it a socket is refused (503) and closed at once.
     pub http_max_conns_per_addr: usize,
+    /// HTTP port: archive reads (hand lists, transcripts, hand histories,
+    /// hand records) per second per source address; beyond it `429`.
+    pub http_archive_reads_per_sec: u32,
+    /// HTTP port: the burst of archive reads one address may make at once.
+    pub http_archive_burst: u32,
 }
 
 impl Default for Limits {
@@ -523,6 +545,8 @@ impl Default for Limits {
             http_idle_timeout: Duration::from_secs(30),
             http_max_connections: 512,
             http_max_conns_per_addr: 32,
+            http_archive_reads_per_sec: 20,
+            http_archive_burst: 40,
         }
     }
 }
@@ -620,6 +644,8 @@ limit_table!(
     http_idle_timeout,
     http_max_connections,
     http_max_conns_per_addr,
+    http_archive_reads_per_sec,
+    http_archive_burst,
 );
 
 #[cfg(test)]
@@ -672,6 +698,27 @@ mod tests {
         assert!(matches!(r.validate(), Err(ConfigError::Room { .. })));
         let mut r = RoomConfig::new("bad/id", "no-such-game");
         assert!(r.validate().is_err());
+    }
+
+    /// Every launch path (flags, rooms file, admin API) validates here: a
+    /// house game without a bankroll and a bankroll without a house are
+    /// refused with the reason, by name.
+    #[test]
+    fn a_house_needs_a_bankroll_and_only_a_house_takes_one() {
+        let mut bj = RoomConfig::new("bj", "blackjack");
+        let e = bj.validate().err().expect("refused").to_string();
+        assert!(
+            e.contains("bj") && e.contains("blackjack has a house") && e.contains("house_bankroll"),
+            "{e}"
+        );
+        bj.house_bankroll = Chips(1_000);
+        assert!(bj.validate().is_ok());
+        let mut holdem = RoomConfig::new("h", "texas-holdem");
+        holdem.house_bankroll = Chips(1_000);
+        let e = holdem.validate().err().expect("refused").to_string();
+        assert!(e.contains("texas-holdem has no house"), "{e}");
+        holdem.house_bankroll = Chips::ZERO;
+        assert!(holdem.validate().is_ok());
     }
 
     #[test]

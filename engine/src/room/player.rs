@@ -29,7 +29,7 @@ pub enum Presence {
 
 /// One player in a room. The status the protocol names (SPEC.md §9.4,
 /// `my-status`) is derived from the
-/// presence, the seat and the hand (see `RoomCore::status_of`).
+/// presence, the seat and the hand (see `RoomCore::status_of` in `queries.rs`).
 pub(crate) struct Player {
     pub id: PlayerId,
     pub encryption_key: EncryptionKey,
@@ -57,10 +57,20 @@ pub(crate) struct Player {
     /// Rate limit shared by queries and unsolicited messages.
     pub bucket: TokenBucket,
     pub limited_in_a_row: u32,
-    /// A resumed session waits for its cards and transcript.
-    pub resend_pending: bool,
-    /// A join request waits for the chip service (balance, welcome grant).
-    pub joining: bool,
+    /// What the session waits for besides the table.
+    pub session: Session,
+}
+
+/// What a player's session waits for besides the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Session {
+    /// Nothing.
+    Live,
+    /// Resumed on a new connection: live frames wait until the connection is
+    /// ready and has been sent the hand so far (in order).
+    Resuming,
+    /// Its join request waits for the chip service (balance, welcome grant).
+    Joining,
 }
 
 impl Player {
@@ -81,8 +91,7 @@ impl Player {
             balance: Chips::ZERO,
             bucket,
             limited_in_a_row: 0,
-            resend_pending: false,
-            joining: false,
+            session: Session::Live,
         }
     }
 
@@ -101,6 +110,45 @@ impl Player {
     /// Online without a seat: a watcher or a player about to join.
     pub fn watching(&self) -> bool {
         self.seat.is_none() && self.conn().is_some()
+    }
+
+    /// Since when a watcher with no join request out has been idle.
+    pub fn idle_watcher(&self) -> Option<Instant> {
+        (self.watching() && self.session != Session::Joining).then_some(self.last_active)
+    }
+
+    /// Whether live frames may go to the player (online, not resuming).
+    pub fn live_conn(&self) -> Option<ConnId> {
+        self.conn().filter(|_| self.session != Session::Resuming)
+    }
+
+    /// A session resumed: ends at [`Player::take_resume`].
+    pub fn resume(&mut self) {
+        self.session = Session::Resuming;
+    }
+
+    /// Whether the session was resuming (it is live from now on).
+    pub fn take_resume(&mut self) -> bool {
+        let was = self.session == Session::Resuming;
+        if was {
+            self.session = Session::Live;
+        }
+        was
+    }
+
+    /// A join request goes to the chip service, unless one is already out
+    /// (false).
+    pub fn start_join(&mut self) -> bool {
+        let first = self.session != Session::Joining;
+        self.session = Session::Joining;
+        first
+    }
+
+    /// The join request's answer came.
+    pub fn end_join(&mut self) {
+        if self.session == Session::Joining {
+            self.session = Session::Live;
+        }
     }
 }
 

@@ -29,6 +29,9 @@ fn table(game: &str) -> Harness {
         c.settings = Value::Null;
         c.min_players = n;
         c.max_players = n;
+        if g.meta().house {
+            c.house_bankroll = claw_protocol::Chips(1_000_000);
+        }
     });
     h.balances = vec![1_000_000; usize::from(n)];
     for i in 0..usize::from(n) {

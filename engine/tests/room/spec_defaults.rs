@@ -53,7 +53,7 @@ fn spec_section_12_defaults_are_the_nodes_limits() {
     let section = &text[start..text.find("\n## 13.").expect("SPEC.md has a §13")];
     let l = Limits::default();
     let n = |v: usize| v as u64;
-    let rows: [(&str, Vec<u64>); 18] = [
+    let rows: [(&str, Vec<u64>); 19] = [
         ("Node transport limit", vec![n(l.max_frame_bytes)]),
         ("Player messages", vec![u64::from(l.rate_per_sec), u64::from(l.rate_burst)]),
         (
@@ -78,6 +78,10 @@ fn spec_section_12_defaults_are_the_nodes_limits() {
         ("Dealer HTTP port: the end of a request's headers", vec![ms(l.http_body_timeout)]),
         ("Dealer HTTP port: connection with no request", vec![ms(l.http_idle_timeout)]),
         ("Dealer HTTP port: open connections", vec![n(l.http_max_connections)]),
+        (
+            "Dealer HTTP port: archive reads per source address",
+            vec![u64::from(l.http_archive_reads_per_sec), u64::from(l.http_archive_burst)],
+        ),
     ];
     for (label, want) in rows {
         let cell = row(section, label);

@@ -187,6 +187,18 @@ pub enum TeamFormation {
     Random,
 }
 
+/// What a seat's timer plays when it runs out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimeoutAction {
+    /// The seed's rule ("超时自动过牌"): a pass where passing is legal,
+    /// otherwise the smallest legal move by a fixed order (`ai::timer`).
+    #[default]
+    Pass,
+    /// The L2 AI takes the seat's turn (a takeover, as a client's auto-play).
+    Ai,
+}
+
 /// When a team at level A finishes the match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -240,6 +252,8 @@ pub struct GdSettings {
     /// The source rules' MAX_GAME_DURATION_SEC (0 = none): the dealer's clock ends
     /// the match through the table memory's `end_request`.
     pub max_game_duration_sec: u64,
+    /// What a seat's timer plays (default: a pass where legal).
+    pub timeout_action: TimeoutAction,
 }
 
 impl Default for GdSettings {
@@ -263,6 +277,7 @@ impl Default for GdSettings {
             ace_rule: AceRule::AnyWin,
             show_tribute: false,
             max_game_duration_sec: 0,
+            timeout_action: TimeoutAction::Pass,
         }
     }
 }
@@ -992,7 +1007,7 @@ impl GamePlugin for Guandan {
     type Memory = GdMemory;
 
     fn meta(&self) -> GameMeta {
-        GameMeta::new(NAME, "Guandan", 4, 4, "2")
+        GameMeta::new(NAME, "Guandan", 4, 4, "3")
     }
 
     fn validate_settings(&self, s: &GdSettings) -> Result<(), GameError> {
@@ -1266,7 +1281,11 @@ impl GamePlugin for Guandan {
         if self.to_act(st) != Some(seat) {
             return None;
         }
-        Some(ai::takeover(&ai::View::of(st, seat.0), ai::TAKEOVER_NODES))
+        let v = ai::View::of(st, seat.0);
+        Some(match st.settings.timeout_action {
+            TimeoutAction::Pass => ai::timer(&v),
+            TimeoutAction::Ai => ai::takeover(&v, ai::TAKEOVER_NODES),
+        })
     }
 
     fn details(&self, st: &GdState) -> Option<GameDetails> {

@@ -37,7 +37,10 @@ use crate::plugin::{
     GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 
-/// The Sam Gong plugin (registry name `sam-gong`).
+/// Registry name.
+pub const NAME: &str = "sam-gong";
+
+/// The Sam Gong plugin (registry name [`NAME`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SamGong;
 
@@ -467,7 +470,7 @@ impl GamePlugin for SamGong {
         GameMeta {
             default_reveal: RevealPolicy::Deferred,
             dissolve_after_secs: 60,
-            ..GameMeta::new("sam-gong", "Sam Gong (三公)", 2, 6, "3")
+            ..GameMeta::new(NAME, "Sam Gong (三公)", 2, 6, "3")
         }
     }
 

@@ -23,7 +23,7 @@ use serde_json::json;
 
 use crate::plugin::{
     ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
-    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
+    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo, PokerVariant,
 };
 
 pub use eval::{evaluate, Category, HandValue};
@@ -31,6 +31,29 @@ pub use eval::{evaluate, Category, HandValue};
 /// The largest stack, blind or ante accepted: the protocol's one stake cap
 /// (2^50, exact in a JSON double), so sums over ten players never overflow.
 pub const MAX_CHIPS: u64 = claw_protocol::limits::MAX_STAKE;
+
+/// Registry name.
+pub const NAME: &str = "texas-holdem";
+
+/// The `reason` of the Hold'em chip movements other than betting (SPEC.md,
+/// Texas Hold'em): one spelling for the rules that write them and the
+/// hand-history export that reads them back.
+pub mod reason {
+    /// An ante (dead money, not a bet).
+    pub const ANTE: &str = "ante";
+    /// The small blind.
+    pub const SMALL_BLIND: &str = "small blind";
+    /// The big blind.
+    pub const BIG_BLIND: &str = "big blind";
+    /// The unmatched part of a round's highest bet, given back.
+    pub const UNCALLED_BET: &str = "uncalled bet returned";
+    /// A pot layer only its owner put in, given back at the end.
+    pub const UNCALLED_CHIPS: &str = "uncalled chips returned";
+    /// The main pot.
+    pub const MAIN_POT: &str = "main pot";
+    /// Side pot `k` (from 1) is this followed by `k`.
+    pub const SIDE_POT: &str = "side pot ";
+}
 
 /// The plugin.
 #[derive(Debug, Clone, Copy, Default)]
@@ -152,7 +175,8 @@ pub enum Street {
 }
 
 impl Street {
-    fn name(self) -> &'static str {
+    /// The `phase` of the street's deal (`hole` for the pre-flop deal).
+    pub fn phase(self) -> &'static str {
         match self {
             Street::Preflop => "hole",
             Street::Flop => "flop",
@@ -160,6 +184,11 @@ impl Street {
             Street::River => "river",
             Street::Complete => "complete",
         }
+    }
+
+    /// The street a deal's `phase` opens.
+    pub fn of_phase(phase: &str) -> Option<Street> {
+        [Street::Preflop, Street::Flop, Street::Turn, Street::River].into_iter().find(|s| s.phase() == phase)
     }
 }
 
@@ -454,7 +483,7 @@ impl State {
                 op: ChipOp::Credit,
                 party: ChipParty::Seat(seat(top)),
                 amount: Chips(excess),
-                reason: "uncalled bet returned".into(),
+                reason: reason::UNCALLED_BET.into(),
             }));
         }
     }
@@ -483,7 +512,7 @@ impl State {
             self.reveal(out);
         }
         self.awaiting = Some(next);
-        out.push(PendingAction::Deal { phase: next.name().into(), cards: self.deal_specs(next) });
+        out.push(PendingAction::Deal { phase: next.phase().into(), cards: self.deal_specs(next) });
     }
 
     fn reveal(&mut self, out: &mut Vec<PendingAction>) {
@@ -552,13 +581,13 @@ impl State {
         let mut awards = Vec::new();
         for pot in pots::build(&committed, &folded) {
             let (name, kind, index) = if pot.uncalled {
-                ("uncalled chips returned".to_owned(), PotKind::Uncalled, 0)
+                (reason::UNCALLED_CHIPS.to_owned(), PotKind::Uncalled, 0)
             } else if side == 0 {
                 side += 1;
-                ("main pot".to_owned(), PotKind::Main, 0)
+                (reason::MAIN_POT.to_owned(), PotKind::Main, 0)
             } else {
                 side += 1;
-                (format!("side pot {}", side - 1), PotKind::Side, side - 1)
+                (format!("{}{}", reason::SIDE_POT, side - 1), PotKind::Side, side - 1)
             };
             let best = pot.eligible.iter().filter_map(|i| values[*i]).max();
             let pot_winners: Vec<usize> = match best {
@@ -645,7 +674,10 @@ impl GamePlugin for TexasHoldem {
     type Memory = Memory;
 
     fn meta(&self) -> GameMeta {
-        GameMeta::new("texas-holdem", "Texas Hold'em (no-limit)", 2, 10, "1")
+        GameMeta {
+            poker_variant: Some(PokerVariant::NoLimitHoldem),
+            ..GameMeta::new(NAME, "Texas Hold'em (no-limit)", 2, 10, "1")
+        }
     }
 
     fn validate_settings(&self, s: &Settings) -> Result<(), GameError> {
@@ -746,16 +778,19 @@ impl GamePlugin for TexasHoldem {
         let ante = state.settings.ante.0;
         if ante > 0 {
             for k in 1..=n {
-                state.put((state.button + k) % n, ante, "ante", false, &mut out);
+                state.put((state.button + k) % n, ante, reason::ANTE, false, &mut out);
             }
         }
         let (sb, bb) = (state.small_blind, state.big_blind);
-        state.put(sb, state.settings.small_blind.0, "small blind", true, &mut out);
-        state.put(bb, state.settings.big_blind.0, "big blind", true, &mut out);
+        state.put(sb, state.settings.small_blind.0, reason::SMALL_BLIND, true, &mut out);
+        state.put(bb, state.settings.big_blind.0, reason::BIG_BLIND, true, &mut out);
         state.level = state.settings.big_blind;
         state.min_raise = state.settings.big_blind;
         state.awaiting = Some(Street::Preflop);
-        out.push(PendingAction::Deal { phase: "hole".into(), cards: state.deal_specs(Street::Preflop) });
+        out.push(PendingAction::Deal {
+            phase: Street::Preflop.phase().into(),
+            cards: state.deal_specs(Street::Preflop),
+        });
         Ok(out)
     }
 

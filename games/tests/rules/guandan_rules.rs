@@ -634,10 +634,11 @@ fn the_runner_refuses_a_transfer_from_a_seat_that_does_not_hold_the_card() {
 #[test]
 fn the_takeover_plays_l2_within_its_node_budget_and_l1_beyond() {
     use claw_games::guandan::ai::{decide, takeover, AiLevel, Ties, View, TAKEOVER_NODES};
-    // A whole deal played by the timeout action alone: every step is the
-    // takeover's L2 choice (the replay recomputes the same, it is a pure
-    // function of the state), legal, and the deal ends.
-    let mut st = fresh();
+    // A whole deal played by the timeout action `ai` alone: every step is
+    // the takeover's L2 choice (the replay recomputes the same, it is a
+    // pure function of the state), legal, and the deal ends.
+    let ai = GdSettings { timeout_action: claw_games::guandan::TimeoutAction::Ai, ..GdSettings::default() };
+    let mut st = start(&ai, &GdMemory::default(), &deck_for(["", "", "", ""]));
     let mut steps = 0;
     let mut differs_from_l1 = false;
     while let Some(seat) = to_act(&st) {
@@ -656,4 +657,42 @@ fn the_takeover_plays_l2_within_its_node_budget_and_l1_beyond() {
     }
     assert!(st.outcome.is_some());
     assert!(differs_from_l1, "the takeover is not L1 within its budget");
+}
+
+#[test]
+fn the_default_timer_passes_where_legal_and_otherwise_plays_the_fixed_smallest_move() {
+    use claw_games::guandan::ai::{timer, View};
+    // A whole deal played by the default timer alone: a pass whenever a
+    // play is on the table, the fixed smallest lead otherwise; legal, and
+    // the deal ends.
+    let mut st = fresh();
+    let (mut steps, mut passes, mut leads) = (0, 0, 0);
+    while let Some(seat) = to_act(&st) {
+        let auto = Guandan.auto_action(&st, Seat(seat)).unwrap();
+        assert_eq!(auto, timer(&View::of(&st, seat)));
+        if st.lead.is_some() {
+            assert_eq!(auto, GdAction::Pass {}, "step {steps}: passing is legal, the timer passes");
+            passes += 1;
+        } else {
+            assert!(matches!(auto, GdAction::Play { .. }), "step {steps}: leading, it plays: {auto:?}");
+            leads += 1;
+        }
+        Guandan.validate(&st, Seat(seat), &auto).unwrap_or_else(|e| panic!("step {steps}: {e}"));
+        act(&mut st, seat, auto);
+        steps += 1;
+        assert!(steps < 500, "the deal ends");
+    }
+    assert!(st.outcome.is_some() && passes > 0 && leads > 0);
+    // Leading, it plays one card: the lowest in level order, the lowest
+    // card id among equals.
+    let mut st = fresh();
+    set_hands(&mut st, ["9c 3d 3c Ks Kh", "6c 7c", "8c 9c", "Tc Jc"]);
+    let auto = Guandan.auto_action(&st, Seat(0)).unwrap();
+    let GdAction::Play { cards, .. } = auto else { panic!("{auto:?}") };
+    assert_eq!(cards.len(), 1);
+    assert_eq!(
+        cards[0],
+        *guandan_common::cards("3c 3d").iter().min().unwrap(),
+        "of two threes, the lower card id"
+    );
 }

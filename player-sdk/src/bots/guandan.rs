@@ -11,16 +11,6 @@ use serde_json::Value;
 
 use super::{action_type, BotError, RandomBot, Strategy, TurnView};
 
-/// The AI level a strategy name asks for (`guandan-l1` … `guandan-l3`).
-pub fn level_of(name: &str) -> Option<AiLevel> {
-    match name {
-        "guandan-l1" => Some(AiLevel::L1),
-        "guandan-l2" => Some(AiLevel::L2),
-        "guandan-l3" => Some(AiLevel::L3),
-        _ => None,
-    }
-}
-
 /// A Guandan bot playing the games crate's AI at one level.
 #[derive(Debug, Clone, Copy)]
 pub struct GuandanAi(pub AiLevel);

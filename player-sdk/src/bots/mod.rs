@@ -7,7 +7,8 @@
 //!
 //! Every game has two strategies: `random` (a uniformly random legal action,
 //! generic over the valid-actions JSON, see [`random::RandomBot`]) and
-//! `simple` (a small, sensible, game-specific policy).
+//! `simple` (a small, sensible, game-specific policy); a game may have more
+//! (Guandan's AI levels). [`STRATEGIES`] is the one table of them.
 
 pub mod blackjack;
 pub mod dou_di_zhu;
@@ -56,8 +57,8 @@ pub enum BotError {
     /// The turn offered nothing.
     #[error("no valid actions were offered")]
     NoActions,
-    /// Not `random`, `simple` or a Guandan AI level.
-    #[error("unknown strategy {0:?} (known: random, simple, guandan-l1, guandan-l2, guandan-l3)")]
+    /// Not `random` nor a name in [`STRATEGIES`].
+    #[error("unknown strategy {0:?} (known: {known})", known = strategy_names().join(", "))]
     UnknownStrategy(String),
     /// The strategy needs another game.
     #[error("strategy {strategy} plays {wants}, not {game}")]
@@ -81,32 +82,63 @@ pub trait Strategy: Send + Sync {
     fn choose(&self, turn: &TurnView<'_>, rng: &mut dyn RngCore) -> Result<Value, BotError>;
 }
 
-/// The strategy `name` (`random`, `simple`, or for Guandan `guandan-l1`,
-/// `guandan-l2`, `guandan-l3`) for `game`. An unknown game gets the random
-/// strategy for `simple` too, so a new game is playable at once. Guandan's
-/// `simple` is its L2 AI.
-pub fn strategy(game: &str, name: &str) -> Result<Box<dyn Strategy>, BotError> {
-    if let Some(level) = guandan::level_of(name) {
-        if game != claw_games::guandan::NAME {
-            return Err(BotError::WrongGame {
-                strategy: name.to_owned(),
-                wants: claw_games::guandan::NAME,
-                game: game.to_owned(),
-            });
+/// Makes a strategy.
+pub type MakeStrategy = fn() -> Box<dyn Strategy>;
+
+/// Each game's own strategies by name, `simple` first, keyed by the game's
+/// registry name: the one place a game's bots are listed (a test checks that
+/// every game of `claw_games::registry` has a row). `random` plays every game
+/// and is not listed; Guandan's `simple` is its L2 AI.
+pub const STRATEGIES: &[(&str, &[(&str, MakeStrategy)])] = {
+    use claw_games::guandan::ai::AiLevel;
+    &[
+        (claw_games::texas_holdem::NAME, &[("simple", || Box::new(texas_holdem::SimpleHoldem))]),
+        (claw_games::blackjack::NAME, &[("simple", || Box::new(blackjack::BasicStrategy))]),
+        (claw_games::dou_di_zhu::NAME, &[("simple", || Box::new(dou_di_zhu::SmallestWinning))]),
+        (claw_games::sam_gong::NAME, &[("simple", || Box::new(sam_gong::SimpleSamGong))]),
+        (
+            claw_games::guandan::NAME,
+            &[
+                ("simple", || Box::new(guandan::GuandanAi(AiLevel::L2))),
+                ("guandan-l1", || Box::new(guandan::GuandanAi(AiLevel::L1))),
+                ("guandan-l2", || Box::new(guandan::GuandanAi(AiLevel::L2))),
+                ("guandan-l3", || Box::new(guandan::GuandanAi(AiLevel::L3))),
+            ],
+        ),
+    ]
+};
+
+/// Every strategy name: `random`, then those of [`STRATEGIES`] in order.
+pub fn strategy_names() -> Vec<&'static str> {
+    let mut names = vec![RandomBot.name()];
+    for (name, _) in STRATEGIES.iter().flat_map(|(_, own)| own.iter()) {
+        if !names.contains(name) {
+            names.push(name);
         }
-        return Ok(Box::new(guandan::GuandanAi(level)));
     }
-    match name {
-        "random" => Ok(Box::new(RandomBot)),
-        "simple" => Ok(match game {
-            "texas-holdem" => Box::new(texas_holdem::SimpleHoldem),
-            "blackjack" => Box::new(blackjack::BasicStrategy),
-            "dou-di-zhu" => Box::new(dou_di_zhu::SmallestWinning),
-            "sam-gong" => Box::new(sam_gong::SimpleSamGong),
-            claw_games::guandan::NAME => Box::new(guandan::GuandanAi(claw_games::guandan::ai::AiLevel::L2)),
-            _ => Box::new(RandomBot),
-        }),
-        other => Err(BotError::UnknownStrategy(other.to_string())),
+    names
+}
+
+/// The strategy `name` for `game` ([`STRATEGIES`], or `random`). A game
+/// without a row gets the random strategy for `simple` too, so a new game
+/// is playable at once; another game's own strategy is
+/// [`BotError::WrongGame`].
+pub fn strategy(game: &str, name: &str) -> Result<Box<dyn Strategy>, BotError> {
+    if name == RandomBot.name() {
+        return Ok(Box::new(RandomBot));
+    }
+    let own = STRATEGIES.iter().find(|(g, _)| *g == game).map(|(_, own)| *own);
+    if let Some((_, make)) = own.unwrap_or_default().iter().find(|(n, _)| *n == name) {
+        return Ok(make());
+    }
+    if name == "simple" && own.is_none() {
+        return Ok(Box::new(RandomBot));
+    }
+    match STRATEGIES.iter().find(|(_, own)| own.iter().any(|(n, _)| *n == name)) {
+        Some((wants, _)) => {
+            Err(BotError::WrongGame { strategy: name.to_owned(), wants, game: game.to_owned() })
+        }
+        None => Err(BotError::UnknownStrategy(name.to_owned())),
     }
 }
 
@@ -176,3 +208,34 @@ pub fn uniform(rng: &mut dyn RngCore, lo: u64, hi: u64) -> u64 {
 
 #[cfg(test)]
 pub(crate) mod test_support;
+
+#[cfg(test)]
+mod tests {
+    use super::{strategy, strategy_names, BotError, STRATEGIES};
+
+    #[test]
+    fn every_registered_game_has_its_own_bots_and_only_those() {
+        let games = claw_games::registry::names();
+        for game in &games {
+            let own = STRATEGIES.iter().find(|(g, _)| g == game).map(|(_, own)| *own);
+            let own = own.unwrap_or_else(|| panic!("{game} has no row in STRATEGIES"));
+            assert_eq!(own.first().map(|(n, _)| *n), Some("simple"), "{game}: `simple` first");
+            for (name, _) in own {
+                assert_ne!(strategy(game, name).unwrap().name(), "random", "{game} {name}");
+            }
+        }
+        for (game, _) in STRATEGIES {
+            assert!(games.contains(game), "{game} is not a registered game");
+        }
+    }
+
+    #[test]
+    fn unknown_and_foreign_strategies_are_refused() {
+        let e = strategy("texas-holdem", "guandan-l1").err().unwrap();
+        assert!(matches!(e, BotError::WrongGame { wants: "guandan", .. }), "{e}");
+        let e = strategy("texas-holdem", "clever").err().unwrap();
+        assert!(e.to_string().contains(&strategy_names().join(", ")), "{e}");
+        assert_eq!(strategy("no-such-game", "simple").unwrap().name(), "random");
+        assert_eq!(strategy("blackjack", "random").unwrap().name(), "random");
+    }
+}

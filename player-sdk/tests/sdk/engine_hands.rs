@@ -6,8 +6,9 @@ use crate::support;
 
 use std::sync::Arc;
 
+use claw_audit::{AuditFileError, Auditor};
 use claw_engine::testing::Table;
-use claw_player::audit::{AuditFileError, Auditor, GamesReplayer};
+use claw_games::audit::GamesReplayer;
 use claw_player::bots::strategy;
 use claw_player::verify::{SessionVerifier, Update};
 use claw_protocol::audit::{AuditCheck, Replayer};

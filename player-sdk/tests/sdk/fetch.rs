@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use claw_player::audit::{fetch_completion, hand_url, FetchError, FetchLimits, Fetcher};
+use claw_player::fetch::{fetch_completion, hand_url, FetchError, FetchLimits, Fetcher};
 use claw_protocol::transcript::{Transcript, TranscriptHeader};
 use claw_protocol::{HandId, Identity};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -168,5 +168,43 @@ async fn a_room_id_cannot_leave_its_url_path_segment() {
         assert!(hand_url("http://h", room, HandId([0xab; 16])).is_err());
     }
     assert_eq!(paths.lock().unwrap().len(), 0, "nothing more was asked");
+    server.abort();
+}
+
+/// A dealer rating archive reads (`429`, `Retry-After`) is asked again as
+/// it says, a bounded number of times, then the fetch fails naming the status.
+#[tokio::test]
+async fn a_rate_limited_fetch_waits_as_asked_then_gives_up() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let asked = Arc::new(AtomicU64::new(0));
+    let server = tokio::spawn({
+        let asked = Arc::clone(&asked);
+        async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let asked = Arc::clone(&asked);
+                tokio::spawn(async move {
+                    while !request_line(&mut s).await.is_empty() {
+                        asked.fetch_add(1, Ordering::Relaxed);
+                        let body = "slow down";
+                        let answer = format!(
+                            "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if s.write_all(answer.as_bytes()).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        }
+    });
+    let fetcher = Fetcher::new(FetchLimits::with_timeout(Duration::from_secs(5))).unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(15), fetch_completion(&fetcher, &base, &saved("r")))
+        .await
+        .expect("a rate-limited fetch ends");
+    let e = r.expect_err("never answered but 429").to_string();
+    assert!(e.contains("429"), "{e}");
+    assert_eq!(asked.load(Ordering::Relaxed), 1 + claw_player::fetch::RATE_RETRIES as u64);
     server.abort();
 }

@@ -1,9 +1,10 @@
 //! The SDK's integration tests in one binary (one link instead of one per
-//! file); each former test file is the module of the same name.
-//! `solana_approve` stays apart: it needs the feature `solana-litesvm`.
+//! file); each former test file is the module of the same name. The tests
+//! of the `claw-player` binary are player-cli's.
 
-mod cli;
 mod engine_hands;
 mod fetch;
 mod malicious;
 mod support;
+mod tls;
+mod tls_listener;

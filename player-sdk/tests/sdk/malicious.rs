@@ -7,13 +7,14 @@
 
 use crate::support;
 
+mod bindings;
 mod bursts;
 mod commission;
 
 use std::sync::Arc;
 
+use claw_audit::Auditor;
 use claw_engine::testing::{PlayedHand, Table};
-use claw_player::audit::Auditor;
 use claw_player::bots::strategy;
 use claw_player::verify::{SessionVerifier, Update, VerifyError};
 use claw_protocol::audit::AuditCheck;
@@ -74,11 +75,18 @@ fn game_start(h: &mut PlayedHand) -> &mut claw_protocol::messages::GameStart {
         .unwrap()
 }
 
-/// Seat `seat`'s live verifier at `sim`'s table.
+/// Seat `seat`'s live verifier at `sim`'s table, holding the room
+/// configuration the dealer signed in the handshake, as the node's does.
 fn seat_verifier(sim: &Table, seat: usize) -> SessionVerifier {
     let me = Arc::clone(&sim.players[seat]);
     let shared = me.shared_key(&sim.dealer.encryption_key()).unwrap();
     SessionVerifier::new(sim.dealer.id(), "room", me, sim.dealer.encryption_key(), shared)
+        .with_room_config(room_text(&sim.room_config()))
+}
+
+/// A room configuration as the exact text the handshake signs.
+fn room_text(room: &claw_protocol::messages::RoomConfig) -> claw_protocol::messages::RawJson {
+    claw_protocol::messages::RawJson::from_value(room).unwrap()
 }
 
 /// A seat's live verifier fed as the SDK node feeds it: at `hand-prepare`
@@ -139,7 +147,8 @@ fn live_failure_of(sim: &Table, hand: &PlayedHand, events: &[EventEnvelope]) -> 
 }
 
 /// The first failure seat 0's live verifier reports over consecutive hands
-/// of one session, its room configuration stating `commission` (if given).
+/// of one session, the room configuration it was signed in the handshake
+/// stating `commission` (if given; else the table's).
 fn live_failure_over(
     sim: &Table,
     hands: &[(&PlayedHand, &[EventEnvelope])],
@@ -147,7 +156,9 @@ fn live_failure_over(
 ) -> Option<AuditCheck> {
     let mut p = LivePlayer::new(sim, 0);
     if let Some(c) = commission {
-        p.v = p.v.with_room_commission(c);
+        let mut room = sim.room_config();
+        room.commission = c;
+        p.v = p.v.with_room_config(room_text(&room));
     }
     for (hand, events) in hands {
         for env in *events {

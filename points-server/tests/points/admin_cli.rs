@@ -144,3 +144,121 @@ async fn help_names_every_subcommand() {
     let g = run(None, &["grant", "--help"]).await;
     assert!(stdout(&g).contains("Idempotency key"), "{}", stdout(&g));
 }
+
+/// Each error says its cause once: a reused idempotency key, a negative
+/// amount (not "unexpected argument"); `--log-format json` errors are one
+/// JSON object on one line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_say_their_cause_once() {
+    let db = common::sqlite_db();
+    let s = start(&db, open_limits()).await;
+    let url = s.url();
+    let t = Some(TOKEN);
+    let g = run(t, &["grant", "alice", "5", "--key", "k1", "--url", &url]).await;
+    assert!(g.status.success(), "{}", stderr(&g));
+    let reused = run(t, &["grant", "alice", "7", "--key", "k1", "--url", &url]).await;
+    assert_eq!(reused.status.code(), Some(1));
+    let text = stderr(&reused);
+    assert_eq!(
+        text,
+        format!(
+            "claw-points: points server {url}: idempotency key k1 was already used for a different request\n"
+        )
+    );
+
+    let negative = run(t, &["grant", "alice", "-5", "--url", &url]).await;
+    assert_eq!(negative.status.code(), Some(2));
+    let text = stderr(&negative);
+    assert!(text.contains("invalid value '-5' for '<AMOUNT>': negative numbers are not allowed"), "{text}");
+    assert!(!text.contains("unexpected argument"), "{text}");
+
+    let json = run(t, &["grant", "alice", "7", "--key", "k1", "--url", &url, "--log-format", "json"]).await;
+    let text = stderr(&json);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let v: Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["level"], "ERROR");
+    assert_eq!(v["fields"]["message"].as_str().unwrap().matches("already used").count(), 1, "{v}");
+    let json = run(t, &["grant", "alice", "-5", "--log-format", "json"]).await;
+    assert_eq!(json.status.code(), Some(2));
+    let v: Value = serde_json::from_str(stderr(&json).trim()).unwrap();
+    assert!(v["fields"]["message"].as_str().unwrap().contains("negative numbers"), "{v}");
+    s.shutdown().await.unwrap();
+}
+
+/// `verify` names a balance that differs from the audit log, or a missing
+/// account row, in words (no `Some(…)`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_says_which_balance_differs_in_words() {
+    let db = common::sqlite_db();
+    let s = start(&db, open_limits()).await;
+    let c = Client::for_server(&s);
+    c.grant("g1", "alice", 100).await;
+    c.grant("g2", "bob", 50).await;
+    let pool = s.store().pool();
+    sqlx::query("UPDATE accounts SET balance = 999 WHERE id = 'alice'").execute(pool).await.unwrap();
+    sqlx::query("DELETE FROM accounts WHERE id = 'bob'").execute(pool).await.unwrap();
+    let v = run(Some(TOKEN), &["verify", "--url", &s.url()]).await;
+    assert_eq!(v.status.code(), Some(1));
+    let text = stderr(&v);
+    assert!(text.contains("account alice holds 999, the audit log says 100"), "{text}");
+    assert!(text.contains("account bob is missing from the accounts table, the audit log says 50"), "{text}");
+    assert!(!text.contains("Some("), "{text}");
+    s.shutdown().await.unwrap();
+}
+
+/// Logs written to a file have no colour codes; `--log-format json` logs
+/// are one JSON object per line, every line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_to_a_file_are_plain_or_json_lines() {
+    for json in [false, true] {
+        let db = common::sqlite_db();
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("points.log");
+        let mut cmd = tokio::process::Command::new(BIN);
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--db", &db.url])
+            .env("CLAW_POINTS_TOKEN", TOKEN)
+            .env("RUST_LOG", "info")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap());
+        if json {
+            cmd.args(["--log-format", "json"]);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        tokio::io::AsyncBufReadExt::read_line(&mut out, &mut first).await.unwrap();
+        assert!(first.starts_with("listening on http://"), "{first}");
+        // A refused request logs a warning too.
+        let url = first.trim().trim_start_matches("listening on ").to_owned();
+        let r = reqwest::Client::new().get(format!("{url}/v1/balance?account=alice")).send().await.unwrap();
+        assert_eq!(r.status(), 401);
+        child.start_kill().unwrap();
+        child.wait().await.unwrap();
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.lines().count() >= 2, "{text}");
+        assert!(!text.contains('\u{1b}'), "colour codes in a log file:\n{text}");
+        for line in text.lines() {
+            if json {
+                let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+                assert!(v["level"].is_string(), "{line}");
+            } else {
+                assert!(serde_json::from_str::<Value>(line).is_err(), "{line}");
+            }
+        }
+        assert!(text.contains("backend=sqlite") || text.contains(r#""backend":"sqlite""#), "{text}");
+    }
+}
+
+/// A database that cannot be opened is said once (sqlx's message is not
+/// repeated by the error chain).
+#[tokio::test]
+async fn an_unopenable_database_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}?mode=rwc", dir.path().join("missing-dir/points.db").display());
+    let out = run(None, &["verify", "--db", &db]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("claw-points: opening the database: database error: "), "{text}");
+    assert_eq!(text.matches("unable to open database file").count(), 1, "{text}");
+}

@@ -229,10 +229,22 @@ pub struct GameStart {
     pub config_hash: Digest,
     /// The game's normalised settings, exact text.
     pub settings: RawJson,
+    /// The room configuration, byte for byte as the dealer signed it in
+    /// the handshake's challenge (SPEC.md §8.2, §9.5): it binds the
+    /// commission, settings, policies and seed timeout of every hand.
+    /// Absent only in transcripts written before the member existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub room_config: Option<RawJson>,
     /// Players in seat order.
     pub players: Vec<HandPlayer>,
     /// Table memory carried from the previous hand (button, banker).
     pub memory: Value,
+    /// The room's last finished hand before this one, whose
+    /// `memory_after` is `memory` (SPEC.md §9.5). Absent for the first hand
+    /// a room deals after it opens (`memory` is then null), and in
+    /// transcripts written before the member existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<PreviousHand>,
     /// The dealer's X25519 key (sealed cards are boxed with it).
     pub dealer_encryption_key: EncryptionKey,
     /// Shuffled or scripted deck.
@@ -251,6 +263,17 @@ pub struct GameStart {
     pub leaves: Vec<Digest>,
     /// Merkle root over `leaves`.
     pub root: Digest,
+}
+
+/// The hand a room finished last before the next one (`game-start`'s
+/// `previous`): it links a room's hands, so that an auditor of several
+/// compares each with the one it names, whatever their numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreviousHand {
+    /// Its id.
+    pub hand_id: HandId,
+    /// Its `hand-prepare` `hand_number`.
+    pub hand_number: u64,
 }
 
 /// One dealt card in `phase-deal` / `new-card`.

@@ -120,6 +120,14 @@ pub struct RoomConfig {
     pub action_timeout_ms: u64,
     /// Pause between hands, milliseconds.
     pub between_hands_ms: u64,
+    /// How long the dealer waits for player seeds after `hand-prepare`,
+    /// milliseconds: every hand's `seed_timeout_ms` (SPEC.md §9.5).
+    pub seed_timeout_ms: u64,
+    /// Policy `deferred`: how long after a hand's end the dealer publishes
+    /// its `audit-reveal`, milliseconds; absent: when the room closes
+    /// (SPEC.md §11.2 check 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reveal_delay_ms: Option<u64>,
 }
 
 /// Why a join was refused.

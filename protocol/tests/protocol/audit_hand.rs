@@ -33,9 +33,11 @@ fn tampered(tamper: impl FnOnce(&mut Hand), check: AuditCheck) -> AuditError {
     fails(&t, &opts, check)
 }
 
-struct Rules {
-    deck: Vec<CardId>,
-    replay_error: Option<String>,
+pub(crate) struct Rules {
+    pub deck: Vec<CardId>,
+    pub replay_error: Option<String>,
+    /// The deck the game scripts for the hand (`None`: it shuffles).
+    pub script: Option<Vec<CardId>>,
 }
 
 impl Replayer for Rules {
@@ -43,6 +45,16 @@ impl Replayer for Rules {
         assert_eq!(game, "toy");
         assert_eq!(settings, &json!({"ante": 1}));
         Ok(self.deck.clone())
+    }
+
+    fn scripted_deck(
+        &self,
+        _game: &str,
+        _version: &str,
+        _settings: &Value,
+        _hand_number: u64,
+    ) -> Result<Option<Vec<CardId>>, String> {
+        Ok(self.script.clone())
     }
 
     fn replay(&self, hand: &VerifiedHand) -> Result<(), String> {
@@ -58,7 +70,7 @@ impl Replayer for Rules {
 fn honest_hand_passes_every_check() {
     let h = Hand::new(Opts::default());
     let t = h.transcript();
-    let rules = Rules { deck: CardId::deck(1, false), replay_error: None };
+    let rules = Rules { deck: CardId::deck(1, false), replay_error: None, script: None };
     let viewer = &h.players[0];
     let opts = AuditOptions {
         viewer: Some(viewer),
@@ -347,7 +359,7 @@ fn a_declared_deck_that_is_not_the_games_fails_the_shuffle() {
     let t = h.transcript();
     let mut game_deck = CardId::deck(1, false);
     game_deck.swap(0, 1);
-    let rules = Rules { deck: game_deck, replay_error: None };
+    let rules = Rules { deck: game_deck, replay_error: None, script: None };
     let e = fails(&t, &AuditOptions { replayer: Some(&rules), ..opts_for(&h) }, AuditCheck::Shuffle);
     assert!(e.detail.contains("canonical"), "{e}");
 }
@@ -461,7 +473,11 @@ fn a_forged_action_fails_action_signatures() {
 #[test]
 fn the_replayer_failure_is_named_replay() {
     let h = Hand::new(Opts::default());
-    let rules = Rules { deck: CardId::deck(1, false), replay_error: Some("net differs for seat 1".into()) };
+    let rules = Rules {
+        deck: CardId::deck(1, false),
+        replay_error: Some("net differs for seat 1".into()),
+        script: None,
+    };
     let e =
         fails(&h.transcript(), &AuditOptions { replayer: Some(&rules), ..opts_for(&h) }, AuditCheck::Replay);
     assert_eq!(e.detail, "net differs for seat 1");
@@ -485,6 +501,28 @@ fn scripted_decks_skip_the_shuffle_but_run_everything_else() {
     let mut h = Hand::new(opts);
     h.end_mut().openings[2].salt.0[0] ^= 1;
     fails(&h.transcript(), &opts_for(&h), AuditCheck::Leaves);
+    // With the game's rules, a hand is scripted exactly when its game scripts
+    // it, and dealt in the script's order: a dealer cannot stack a shuffled
+    // game's deck by calling it scripted.
+    let with_script = |h: &Hand, script: Option<Vec<CardId>>| {
+        let rules = Rules { deck: CardId::deck(1, false), replay_error: None, script };
+        audit(&h.transcript(), &AuditOptions { replayer: Some(&rules), ..opts_for(h) })
+            .map_err(|e| (e.check, e.detail))
+    };
+    let h = Hand::new(opts);
+    with_script(&h, Some(h.order.clone())).unwrap();
+    let mut other = h.order.clone();
+    other.swap(0, 1);
+    let (check, detail) = with_script(&h, Some(other)).unwrap_err();
+    assert_eq!(check, AuditCheck::Shuffle);
+    assert!(detail.contains("scripted order"), "{detail}");
+    let (check, detail) = with_script(&h, None).unwrap_err();
+    assert_eq!(check, AuditCheck::Shuffle);
+    assert!(detail.contains("shuffles"), "{detail}");
+    let shuffled = Hand::new(Opts::default());
+    let (check, detail) = with_script(&shuffled, Some(shuffled.order.clone())).unwrap_err();
+    assert_eq!(check, AuditCheck::Shuffle);
+    assert!(detail.contains("scripts"), "{detail}");
 }
 
 #[test]
@@ -535,7 +573,7 @@ fn deferred_reveal_audits_partially_then_completely() {
     fails(&bad.transcript_with(false), &partial, AuditCheck::OpenedCards);
     // Later, the audit-reveal completes it.
     let full = h.transcript();
-    let rules = Rules { deck: CardId::deck(1, false), replay_error: None };
+    let rules = Rules { deck: CardId::deck(1, false), replay_error: None, script: None };
     let r = audit(&full, &AuditOptions { replayer: Some(&rules), ..opts_for(&h) }).unwrap();
     assert!(r.complete());
     assert_eq!(r.hand.deck_order.as_deref(), Some(&h.order[..]));

@@ -1,6 +1,7 @@
 //! The protocol's integration tests in one binary (one link instead of one
 //! per file); each former test file is the module of the same name.
 
+mod audit_bindings;
 mod audit_common;
 mod audit_hand;
 mod crypto_roundtrip;

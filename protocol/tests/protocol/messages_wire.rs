@@ -102,6 +102,8 @@ fn room_config() -> RoomConfig {
         reveal: RevealPolicy::Full,
         action_timeout_ms: 30_000,
         between_hands_ms: 10_000,
+        seed_timeout_ms: 2_000,
+        reveal_delay_ms: Some(60_000),
     }
 }
 
@@ -132,6 +134,7 @@ fn event_bodies() -> Vec<EventBody> {
             game_version: "1".into(),
             config_hash: config_hash("texas-holdem", "1", &settings),
             settings,
+            room_config: Some(RawJson::from_value(&room_config()).unwrap()),
             players: vec![HandPlayer {
                 id: pid(1),
                 seat: Seat(0),
@@ -140,6 +143,7 @@ fn event_bodies() -> Vec<EventBody> {
                 commission: Chips::ZERO,
             }],
             memory: json!({"button": 1}),
+            previous: Some(PreviousHand { hand_id: HandId([8; 16]), hand_number: 3 }),
             dealer_encryption_key: EncryptionKey([6; 32]),
             deck_mode: DeckMode::Scripted,
             entropy: EntropyMode::Dealer,
@@ -588,6 +592,18 @@ fn unknown_types_are_named() {
     }
     let e = decode_client("{}").unwrap_err();
     assert_eq!(ErrorMsg::from_decode(&e).code, ErrorCode::Malformed);
+}
+
+#[test]
+fn a_game_start_written_before_its_room_configuration_and_previous_hand_reads_unchanged() {
+    // The members are omitted when absent, so an older transcript's
+    // `game-start` decodes and hashes as it did.
+    let mut body = event_bodies().swap_remove(1);
+    let EventBody::GameStart(g) = &mut body else { panic!("game-start") };
+    (g.room_config, g.previous) = (None, None);
+    let text = body.to_raw().unwrap();
+    assert!(!text.as_str().contains("room_config") && !text.as_str().contains("previous"), "{text}");
+    assert_eq!(EventBody::decode(text.as_str()).unwrap(), body);
 }
 
 #[test]

@@ -12,7 +12,8 @@ use claw_protocol::handshake::{
     accepted_body, challenge_body, hello_body, response_body, Accepted, Challenge, Hello, Response,
 };
 use claw_protocol::messages::{
-    expected_start_balance, CardFace, CardTransfer, EventBody, HandPlayer, RawJson,
+    expected_start_balance, CardFace, CardTransfer, EntropyMode, EventBody, HandPlayer, PreviousHand,
+    RawJson, RevealPolicy, RoomConfig,
 };
 use claw_protocol::shuffle::{seed_commitment, shuffle, shuffle_seed};
 use claw_protocol::sign::signed_message;
@@ -184,6 +185,31 @@ fn computed() -> Vec<(String, String)> {
     put("commission.hand_player", serde_json::to_string(&seat).unwrap());
     let next = expected_start_balance(seat.balance, -20, Chips(5)).unwrap();
     put("balances.next_start", next.to_string());
+    // §9.4 / §9.5: a room configuration as the challenge signs it and every
+    // `game-start` carries it (exact text and its SHA-256), and the link to
+    // the room's previous hand.
+    let room = RoomConfig {
+        room_id: "table-1".into(),
+        game: "texas-holdem".into(),
+        settings: serde_json::json!({"big_blind": 2, "small_blind": 1}),
+        buy_in: Chips(100),
+        min_bet: Chips(2),
+        max_bet: Chips::ZERO,
+        commission: Chips(5),
+        min_players: 2,
+        max_players: 6,
+        entropy: EntropyMode::Joint,
+        reveal: RevealPolicy::Deferred,
+        action_timeout_ms: 30_000,
+        between_hands_ms: 10_000,
+        seed_timeout_ms: 2_000,
+        reveal_delay_ms: Some(600_000),
+    };
+    let room = RawJson::from_value(&room).unwrap();
+    put("room.config", room.as_str().to_owned());
+    put("room.config_sha256", hx(room.digest().0));
+    let previous = PreviousHand { hand_id: HandId(core::array::from_fn(|i| i as u8)), hand_number: 6 };
+    put("chain.previous", serde_json::to_string(&previous).unwrap());
     v
 }
 

@@ -29,7 +29,9 @@ async fn deferred_reveals_complete_the_audit_later() {
             let (pending, completed) = (AtomicU64::new(0), AtomicU64::new(0));
             let count = |e: &NodeEvent| match e {
                 NodeEvent::HandEnded { audit, .. } => {
-                    assert!(audit.ok, "{audit:?}");
+                    // Pending or complete, never failed; `ok` only once complete.
+                    assert!(audit.failed.is_none(), "{audit:?}");
+                    assert_eq!(audit.ok, audit.skipped.is_empty(), "{audit:?}");
                     if audit.skipped.contains(&AuditCheck::Shuffle) {
                         pending.fetch_add(1, Ordering::SeqCst);
                     }

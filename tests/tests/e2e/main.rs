@@ -4,4 +4,5 @@
 mod cli;
 mod deferred;
 mod games;
+mod messages;
 mod node;

@@ -20,10 +20,10 @@ use claw_protocol::CardId;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::cards::{Level, Wilds};
+use super::cards::{natural, Level, Wilds};
 use super::compare::BombProfile;
 use super::moves::{legal_moves, Move};
-use super::patterns::{Declared, PatternRules};
+use super::patterns::{Declared, Kind, PatternRules};
 use super::{partner, tribute, GdAction, GdMemory, GdPhase, GdSettings, GdState, Gift, Lead, Turn};
 use crate::plugin::GameError;
 
@@ -303,6 +303,45 @@ pub fn takeover(v: &View, nodes: usize) -> GdAction {
         return chosen.map(play).unwrap_or(GdAction::Pass {});
     }
     decide(AiLevel::L2, v, &mut ties)
+}
+
+/// The timer's move under `timeout_action = "pass"` (the default), a rule
+/// a second implementation replays from SPEC §14.2: pass where passing is
+/// legal; lead one card, the lowest in level order (the level rank above
+/// the ace, the jokers above it), the lowest card id among equals; tribute
+/// the eligible card at the lowest deck position; return the lowest-valued
+/// eligible card, the lowest deck position first; vote no.
+pub fn timer(v: &View) -> GdAction {
+    let lowest_position = |choices: &[CardId], by: &dyn Fn(CardId) -> u8| {
+        v.positions
+            .iter()
+            .filter(|(_, c)| choices.contains(c))
+            .min_by_key(|(p, c)| (by(*c), *p))
+            .map(|(p, _)| *p)
+    };
+    match v.phase {
+        GdPhase::Playing if v.lead.is_some() => GdAction::Pass {},
+        GdPhase::Playing => v
+            .hand
+            .iter()
+            .min_by_key(|c| (tribute::value(**c, v.level), **c))
+            .map(|c| GdAction::Play {
+                cards: vec![*c],
+                reading: Some(Declared { kind: Kind::Single, rank: natural(c.card()) }),
+            })
+            .unwrap_or(GdAction::Pass {}),
+        GdPhase::Tribute => {
+            lowest_position(&tribute::tribute_choices(&v.hand, v.wilds(), &v.settings), &|_| 0)
+                .map_or(GdAction::Pass {}, |position| GdAction::Tribute { position })
+        }
+        GdPhase::Return => {
+            let choices = tribute::return_choices(&v.hand, v.wilds(), &v.settings);
+            lowest_position(&choices, &|c| tribute::value(c, v.level))
+                .map_or(GdAction::Pass {}, |position| GdAction::Return { position })
+        }
+        GdPhase::Vote => GdAction::Vote { accept: false },
+        GdPhase::Dealing | GdPhase::Done => GdAction::Pass {},
+    }
 }
 
 /// L1: the smallest play: bombs last, then fewest cards, then lowest; `None`

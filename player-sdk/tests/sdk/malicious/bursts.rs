@@ -7,8 +7,8 @@
 //! caught by their named check, live and (where the transcript shows it)
 //! offline.
 
+use claw_audit::Auditor;
 use claw_engine::testing::{PlayedHand, Table};
-use claw_player::audit::Auditor;
 use claw_protocol::audit::AuditCheck;
 use claw_protocol::limits::MAX_UNSIGNED_RUN;
 use claw_protocol::messages::{EventBody, RawJson};

@@ -3,11 +3,11 @@
 //! room's configured commission, charges one seat more than the others, or
 //! hides the commission it took fails a named check, live and offline.
 
+use claw_audit::Auditor;
 use claw_engine::testing::{PlayedHand, Table};
-use claw_player::audit::Auditor;
 use claw_player::bots::strategy;
 use claw_protocol::audit::AuditCheck;
-use claw_protocol::messages::EventBody;
+use claw_protocol::messages::{EventBody, RawJson};
 use claw_protocol::transcript::Transcript;
 use claw_protocol::Chips;
 use serde_json::Value;
@@ -72,10 +72,16 @@ fn honest_commissions_and_carried_balances_pass_live_and_offline() {
 
 #[test]
 fn a_commission_above_the_rooms_fails_live_and_offline() {
-    // The room's configuration says 5; the dealer takes (and announces) 7.
-    let (sim, hands) = room_hands(7, 1);
+    // The room's configuration says 5 (the one the handshake signed and the
+    // hand carries); the dealer takes 6 from every seat and says so.
+    let (sim, mut hands) = room_hands(5, 1);
+    for p in &mut game_start(&mut hands[0]).players {
+        p.commission = Chips(6);
+    }
     let ts = sign_all(&sim, &hands);
     assert_eq!(live(&sim, &hands, &ts, 5), Some(AuditCheck::Commission));
+    // Offline, no flag is needed: the hand carries its room configuration.
+    assert_eq!(offline(&sim, &ts, None), vec![(0, AuditCheck::Commission)]);
     assert_eq!(offline(&sim, &ts, Some(5)), vec![(0, AuditCheck::Commission)]);
     // Told nothing, the auditor still refuses one seat charged more than the others.
     let (sim, mut hands) = room_hands(5, 1);
@@ -86,16 +92,40 @@ fn a_commission_above_the_rooms_fails_live_and_offline() {
 }
 
 #[test]
+fn a_room_configuration_rewritten_to_match_a_higher_commission_fails_live_and_beside_the_previous_hand() {
+    // The dealer also rewrites the room configuration its second hand
+    // carries to say 6, as its seats do.
+    let (sim, mut hands) = room_hands(5, 2);
+    let mut room = sim.room_config();
+    room.commission = Chips(6);
+    let g = game_start(&mut hands[1]);
+    g.room_config = Some(RawJson::from_value(&room).unwrap());
+    for p in &mut g.players {
+        p.commission = Chips(6);
+    }
+    let ts = sign_all(&sim, &hands);
+    // Live: not the configuration the handshake signed.
+    assert_eq!(live(&sim, &hands, &ts, 5), Some(AuditCheck::Structure));
+    // Offline: alone it is consistent; beside the hand it continues, it
+    // changed the room's configuration.
+    assert_eq!(offline(&sim, &ts[1..], None), vec![]);
+    assert_eq!(offline(&sim, &ts, None), vec![(1, AuditCheck::PreviousHand)]);
+}
+
+#[test]
 fn a_hidden_commission_fails_the_balance_binding_live_and_offline() {
     // The room charges nothing; the dealer takes 5 before the second hand
-    // and announces commission 0.
+    // and announces commission 0 (its room configuration still says 0).
     let mut sim = Table::new("texas-holdem", &Value::Null, 3, 42).unwrap();
     sim.carry_balances = true;
     let bot = strategy("texas-holdem", "simple").unwrap();
+    let room = RawJson::from_value(&sim.room_config()).unwrap();
     let first = support::play(&mut sim, bot.as_ref());
     sim.commission = Chips(5);
     let mut second = support::play(&mut sim, bot.as_ref());
-    for p in &mut game_start(&mut second).players {
+    let g = game_start(&mut second);
+    g.room_config = Some(room);
+    for p in &mut g.players {
         p.commission = Chips::ZERO;
     }
     let hands = [first, second];
@@ -104,11 +134,13 @@ fn a_hidden_commission_fails_the_balance_binding_live_and_offline() {
     // Each hand passes on its own; together, the second fails.
     assert_eq!(offline(&sim, &ts[1..], Some(0)), vec![]);
     assert_eq!(offline(&sim, &ts, Some(0)), vec![(1, AuditCheck::Balances)]);
-    // Given with a gap (another hand could have moved the chips), no pair is compared.
+    assert_eq!(offline(&sim, &ts, None), vec![(1, AuditCheck::Balances)]);
+    // Renumbered to leave a gap, it is compared all the same: it names the
+    // hand it continues (SPEC.md §11.4).
     let mut gap = hands[1].clone();
     if let Some(EventBody::HandPrepare(p)) = gap.bodies.first_mut() {
         p.hand_number += 1;
     }
     let ts_gap = [ts[0].clone(), gap.sign(&sim.dealer, "room").unwrap()];
-    assert_eq!(offline(&sim, &ts_gap, Some(0)), vec![]);
+    assert_eq!(offline(&sim, &ts_gap, None), vec![(1, AuditCheck::Balances)]);
 }

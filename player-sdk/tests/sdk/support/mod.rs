@@ -1,6 +1,7 @@
 //! Hands dealt by the real engine (`claw_engine::testing::Table`) with the
 //! SDK's bots choosing every action: the input of the verifier, auditor and
-//! malicious-dealer tests and of the verification benchmark.
+//! malicious-dealer tests, of the verification benchmark and of the
+//! `claw-player` binary's tests (player-cli/tests/cli).
 
 use claw_engine::testing::{PlayedHand, Table, TurnInfo};
 use claw_player::bots::{Strategy, TurnView};

@@ -89,6 +89,7 @@ impl Hand {
             game_version: "1".into(),
             config_hash: config_hash("toy", "1", &settings),
             settings,
+            room_config: None,
             players: players
                 .iter()
                 .enumerate()
@@ -101,6 +102,7 @@ impl Hand {
                 })
                 .collect(),
             memory: json!({"button": 0}),
+            previous: None,
             dealer_encryption_key: dealer.encryption_key(),
             deck_mode: opts.deck_mode,
             entropy: opts.entropy,
@@ -243,6 +245,43 @@ impl Hand {
             }
         }
         Hand { dealer, players, hand_id, dealer_seed, player_seeds, order, salts, bodies, late }
+    }
+
+    /// The room configuration of the synthetic room (`ROOM`, game `toy`
+    /// with the hand's settings, policies and seed timeout, commission 0).
+    pub fn room(&self) -> RoomConfig {
+        let g = self.start();
+        RoomConfig {
+            room_id: ROOM.into(),
+            game: "toy".into(),
+            settings: json!({"ante": 1}),
+            buy_in: Chips(10),
+            min_bet: Chips::ZERO,
+            max_bet: Chips::ZERO,
+            commission: Chips::ZERO,
+            min_players: 2,
+            max_players: 6,
+            entropy: g.entropy,
+            reveal: g.reveal,
+            action_timeout_ms: 30_000,
+            between_hands_ms: 0,
+            seed_timeout_ms: 2000,
+            reveal_delay_ms: None,
+        }
+    }
+
+    /// The hand as a current dealer writes it: `game-start` carries the
+    /// room configuration (`room`) and names the room's previous hand
+    /// (number 6, whose table memory this hand starts from).
+    pub fn in_room(mut self, room: &RoomConfig) -> Hand {
+        let g = self.start_mut();
+        g.room_config = Some(RawJson::from_value(room).unwrap());
+        g.previous = Some(PreviousHand { hand_id: HandId([0x10; 16]), hand_number: 6 });
+        self
+    }
+
+    pub fn start(&self) -> &GameStart {
+        self.bodies.iter().find_map(|b| if let EventBody::GameStart(g) = b { Some(g) } else { None }).unwrap()
     }
 
     pub fn opening(&self, p: usize) -> CardOpening {

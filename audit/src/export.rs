@@ -1,27 +1,79 @@
 //! Hand histories from audited hands: the PokerStars text format and Open
-//! Hand History (OHH) JSON for Texas Hold'em, which tracking tools import, and
-//! a readable text history for every game. Input is the [`VerifiedHand`] of
-//! a passed audit, so nothing unverified is ever written; the time is an
-//! input (transcripts carry none). Formats: docs/player-cli.md.
+//! Hand History (OHH) JSON for the games that are a poker variant
+//! ([`GameMeta::poker_variant`]: Texas Hold'em), which tracking tools import,
+//! and a readable text history for every game. Input is the [`VerifiedHand`]
+//! of a passed audit, so nothing unverified is ever written; the time is an
+//! input (transcripts carry none). The table size is the room's seat count,
+//! from the room configuration `game-start` signs. Formats:
+//! docs/player-cli.md.
+//!
+//! Pots are written as the dealer credited them: a split pot's odd chips go
+//! one each to the winners nearest the button's left, clockwise (the
+//! PokerStars convention, and the rules' own, SPEC.md Texas Hold'em).
+//!
+//! [`GameMeta::poker_variant`]: claw_games::GameMeta::poker_variant
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 
-use claw_games::texas_holdem::evaluate;
+use claw_games::texas_holdem::{self as holdem, evaluate};
+use claw_games::PokerVariant;
 use claw_protocol::audit::{ActionSource, AnnouncedEvent, VerifiedAction, VerifiedHand};
 use claw_protocol::messages::{ChipMove, ChipOp, ChipParty, DealTo};
 use claw_protocol::{CardId, PlayerId};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-/// An output format of `claw-player export`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// An output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// PokerStars hand-history text (Texas Hold'em only).
+    /// PokerStars hand-history text (poker variants only).
     Pokerstars,
-    /// Open Hand History JSON, one `{"ohh": …}` object per line (Texas Hold'em only).
+    /// Open Hand History JSON, one `{"ohh": …}` object per line (poker variants only).
     Ohh,
     /// A readable text history (every game).
     Text,
+}
+
+impl Format {
+    /// Every format.
+    pub const ALL: [Format; 3] = [Format::Pokerstars, Format::Ohh, Format::Text];
+
+    /// Its name (`--format`, `?format=`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Pokerstars => "pokerstars",
+            Format::Ohh => "ohh",
+            Format::Text => "text",
+        }
+    }
+
+    /// What it is, in a line (for help texts).
+    pub fn description(self) -> &'static str {
+        match self {
+            Format::Pokerstars => "PokerStars hand-history text (Texas Hold'em only)",
+            Format::Ohh => "Open Hand History JSON, one {\"ohh\": …} object per line (Texas Hold'em only)",
+            Format::Text => "a readable text history (every game)",
+        }
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A format name that is not one of [`Format::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format {0:?} (one of: {known})", known = Format::ALL.map(Format::name).join(", "))]
+pub struct UnknownFormat(pub String);
+
+impl std::str::FromStr for Format {
+    type Err = UnknownFormat;
+
+    fn from_str(s: &str) -> Result<Format, UnknownFormat> {
+        Format::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| UnknownFormat(s.to_owned()))
+    }
 }
 
 /// What the transcript does not say.
@@ -35,13 +87,18 @@ pub struct ExportOptions {
     /// (others appear when shown). `None`: an observer's history with every
     /// player's cards (all are public once the hand is revealed).
     pub hero: Option<PlayerId>,
+    /// The room's seat count (its configured `max_players`, PokerStars'
+    /// `N-max` and OHH's `table_size`) for a hand whose `game-start` carries
+    /// no room configuration (written before it did); the signed one wins.
+    /// `None`: the game's maximum, the seat count of a room that sets none.
+    pub seats: Option<u8>,
 }
 
 /// Why a hand cannot be written in a format.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExportError {
-    /// PokerStars and OHH hold Texas Hold'em only.
-    #[error("{format} holds Texas Hold'em hands only; this hand is {game} (use --format text)")]
+    /// PokerStars and OHH hold poker hands only.
+    #[error("{format} holds Texas Hold'em hands only; this hand is {game} (use the text format)")]
     WrongGame {
         /// The format asked for.
         format: &'static str,
@@ -54,6 +111,11 @@ pub enum ExportError {
     /// The verified hand does not have the shape a Hold'em hand must have.
     #[error("unexpected Hold'em hand: {0}")]
     Shape(String),
+}
+
+/// The poker variant of the hand's game, if it is one.
+fn poker_variant(hand: &VerifiedHand) -> Option<PokerVariant> {
+    claw_games::registry::get(&hand.game).ok().and_then(|g| g.meta().poker_variant)
 }
 
 /// Writes one audited hand in `format` (no trailing blank lines).
@@ -134,7 +196,7 @@ struct HAction {
 }
 
 #[derive(Debug, Clone)]
-struct Street {
+struct Round {
     /// `Preflop`, `Flop`, `Turn`, `River`.
     name: &'static str,
     /// Cards dealt to the board on this street.
@@ -145,6 +207,8 @@ struct Street {
 /// A Hold'em hand laid out the way hand-history formats need it.
 #[derive(Debug, Clone)]
 struct Holdem {
+    /// The room's seat count.
+    table_size: usize,
     names: Vec<String>,
     stacks: Vec<u64>,
     button: usize,
@@ -155,7 +219,7 @@ struct Holdem {
     posts: Vec<(usize, String, u64)>,
     /// Hole cards by seat, in deal order of the first card.
     hole: Vec<(usize, Vec<CardId>)>,
-    streets: Vec<Street>,
+    streets: Vec<Round>,
     /// Seats whose cards were revealed at showdown.
     shown: Vec<usize>,
     /// Uncalled chips returned: seat, amount.
@@ -166,15 +230,19 @@ struct Holdem {
 
 impl Holdem {
     fn build(hand: &VerifiedHand, opts: &ExportOptions, format: &'static str) -> Result<Holdem, ExportError> {
-        if hand.game != "texas-holdem" {
+        let Some(PokerVariant::NoLimitHoldem) = poker_variant(hand) else {
             return Err(ExportError::WrongGame { format, game: hand.game.clone() });
-        }
+        };
         if hand.deck_order.is_none() {
             return Err(ExportError::NotRevealed);
         }
-        let _ = opts;
         let n = hand.players.len();
-        let setting = |k: &str| hand.settings.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let settings = holdem::Settings::deserialize(&hand.settings)
+            .map_err(|e| ExportError::Shape(format!("settings: {e}")))?;
+        let game_seats =
+            claw_games::registry::get(&hand.game).map_or(n, |g| usize::from(g.meta().max_players));
+        let room_seats = hand.room.as_ref().map(|r| r.max_players).or(opts.seats);
+        let table_size = room_seats.map_or(game_seats, usize::from).max(n);
         let mut names: Vec<String> = hand.players.iter().map(|p| p.id.short()).collect();
         let mut sorted = names.clone();
         sorted.sort();
@@ -184,15 +252,16 @@ impl Holdem {
         }
         let stacks: Vec<u64> = hand.players.iter().map(|p| p.balance.0).collect();
         let mut h = Holdem {
+            table_size,
             names,
             stacks: stacks.clone(),
             button: 0,
-            small_blind: setting("small_blind"),
-            big_blind: setting("big_blind"),
-            ante: setting("ante"),
+            small_blind: settings.small_blind.0,
+            big_blind: settings.big_blind.0,
+            ante: settings.ante.0,
             posts: Vec::new(),
             hole: Vec::new(),
-            streets: vec![Street { name: "Preflop", board: Vec::new(), actions: Vec::new() }],
+            streets: vec![Round { name: "Preflop", board: Vec::new(), actions: Vec::new() }],
             shown: Vec::new(),
             returned: Vec::new(),
             pots: Vec::new(),
@@ -211,19 +280,22 @@ impl Holdem {
             match step {
                 Step::Act(a) => {
                     let seat = seat_ix(a.seat)?;
-                    let kind = a.action.get("type").and_then(Value::as_str).unwrap_or_default();
-                    let mv = match kind {
-                        "fold" => Move::Fold,
-                        "check" => Move::Check,
+                    let action = holdem::Action::deserialize(&a.action)
+                        .map_err(|e| ExportError::Shape(format!("action {}: {e}", a.action)))?;
+                    let mv = match action {
+                        holdem::Action::Fold => Move::Fold,
+                        holdem::Action::Check => Move::Check,
                         // Amounts come with the chips that follow.
-                        "call" | "bet" | "raise" | "all-in" => Move::Call(0),
-                        other => return Err(ExportError::Shape(format!("unknown action {other:?}"))),
+                        holdem::Action::Call
+                        | holdem::Action::Bet { .. }
+                        | holdem::Action::Raise { .. }
+                        | holdem::Action::AllIn => Move::Call(0),
                     };
+                    let puts_chips = matches!(mv, Move::Call(_));
                     let timeout = matches!(a.source, ActionSource::Timeout { .. });
                     let street = h.streets.len() - 1;
                     h.streets[street].actions.push(HAction { seat, mv, all_in: false, timeout });
-                    pending = matches!(kind, "call" | "bet" | "raise" | "all-in")
-                        .then_some((street, h.streets[street].actions.len() - 1));
+                    pending = puts_chips.then_some((street, h.streets[street].actions.len() - 1));
                 }
                 Step::Event(AnnouncedEvent::Chip(ChipMove {
                     op: ChipOp::Debit,
@@ -235,9 +307,9 @@ impl Holdem {
                     let amount = amount.0;
                     left[seat] = left[seat].saturating_sub(amount);
                     match (reason.as_str(), pending.take()) {
-                        ("ante", _) => h.posts.push((seat, reason.clone(), amount)),
-                        ("small blind" | "big blind", _) => {
-                            if reason == "small blind" {
+                        (holdem::reason::ANTE, _) => h.posts.push((seat, reason.clone(), amount)),
+                        (holdem::reason::SMALL_BLIND | holdem::reason::BIG_BLIND, _) => {
+                            if reason == holdem::reason::SMALL_BLIND {
                                 sb_seat = Some(seat);
                             }
                             bets[seat] += amount;
@@ -276,7 +348,7 @@ impl Holdem {
                 })) => {
                     let seat = seat_ix(*s)?;
                     left[seat] += amount.0;
-                    if reason.contains("returned") {
+                    if reason == holdem::reason::UNCALLED_BET || reason == holdem::reason::UNCALLED_CHIPS {
                         bets[seat] = bets[seat].saturating_sub(amount.0);
                         h.returned.push((seat, amount.0));
                     } else {
@@ -290,8 +362,8 @@ impl Holdem {
                     let dealt = |c: &claw_protocol::audit::AnnouncedCard| {
                         card_of(hand, c.position).ok_or_else(|| ExportError::Shape("card missing".into()))
                     };
-                    match phase.as_str() {
-                        "hole" => {
+                    match holdem::Street::of_phase(phase) {
+                        Some(holdem::Street::Preflop) => {
                             for c in cards {
                                 if let DealTo::Player(s) = c.target {
                                     let seat = seat_ix(s)?;
@@ -303,20 +375,22 @@ impl Holdem {
                                 }
                             }
                         }
-                        "flop" | "turn" | "river" => {
+                        Some(
+                            street @ (holdem::Street::Flop | holdem::Street::Turn | holdem::Street::River),
+                        ) => {
                             let mut board = Vec::new();
                             for c in cards.iter().filter(|c| c.target == DealTo::Community) {
                                 board.push(dealt(c)?);
                             }
-                            let name = match phase.as_str() {
-                                "flop" => "Flop",
-                                "turn" => "Turn",
+                            let name = match street {
+                                holdem::Street::Flop => "Flop",
+                                holdem::Street::Turn => "Turn",
                                 _ => "River",
                             };
                             bets.iter_mut().for_each(|b| *b = 0);
-                            h.streets.push(Street { name, board, actions: Vec::new() });
+                            h.streets.push(Round { name, board, actions: Vec::new() });
                         }
-                        other => return Err(ExportError::Shape(format!("unknown deal phase {other:?}"))),
+                        _ => return Err(ExportError::Shape(format!("unknown deal phase {phase:?}"))),
                     }
                 }
                 Step::Event(AnnouncedEvent::Reveal { positions }) => {
@@ -342,11 +416,10 @@ impl Holdem {
         }
         // The button: this hand's, from the table memory the hand leaves;
         // else the seat before the small blind (heads-up: the small blind).
-        let from_memory = hand
-            .memory_after
-            .get("button")
-            .and_then(Value::as_str)
-            .and_then(|b| hand.players.iter().position(|p| p.id.to_string() == b));
+        let from_memory = holdem::Memory::deserialize(&hand.memory_after)
+            .ok()
+            .and_then(|m| m.button)
+            .and_then(|b| hand.players.iter().position(|p| p.id == b));
         h.button = from_memory.unwrap_or(match sb_seat {
             Some(sb) if n == 2 => sb,
             Some(sb) => (sb + n - 1) % n,
@@ -397,12 +470,12 @@ fn pokerstars(h: &Holdem, hand: &VerifiedHand, opts: &ExportOptions) -> String {
         h.small_blind,
         h.big_blind
     );
-    let _ = writeln!(o, "Table '{}' {}-max Seat #{} is the button", opts.table, n.max(2), h.button + 1);
+    let _ = writeln!(o, "Table '{}' {}-max Seat #{} is the button", opts.table, h.table_size, h.button + 1);
     for (s, name) in h.names.iter().enumerate() {
         let _ = writeln!(o, "Seat {}: {} ({} in chips)", s + 1, name, h.stacks[s]);
     }
     for (s, reason, amount) in &h.posts {
-        let what = if reason == "ante" { "the ante".to_owned() } else { reason.clone() };
+        let what = if reason == holdem::reason::ANTE { "the ante".to_owned() } else { reason.clone() };
         let _ = writeln!(o, "{}: posts {what} {amount}", h.names[*s]);
     }
     let mut folded_on: Vec<Option<&str>> = vec![None; n];
@@ -460,9 +533,9 @@ fn pokerstars(h: &Holdem, hand: &VerifiedHand, opts: &ExportOptions) -> String {
     if !h.shown.is_empty() {
         shows_at(&mut o);
     }
-    let side_pots = h.pots.iter().any(|(p, _, _)| p != "main pot");
+    let side_pots = h.pots.iter().any(|(p, _, _)| p != holdem::reason::MAIN_POT);
     for (pot, s, x) in &h.pots {
-        let from = match (side_pots, pot.strip_prefix("side pot ")) {
+        let from = match (side_pots, pot.strip_prefix(holdem::reason::SIDE_POT)) {
             (false, _) => "pot".to_owned(),
             (true, Some(k)) => format!("side pot-{k}"),
             (true, None) => "main pot".to_owned(),
@@ -480,8 +553,12 @@ fn pokerstars(h: &Holdem, hand: &VerifiedHand, opts: &ExportOptions) -> String {
         if s == h.button {
             tags.push_str(" (button)");
         }
-        if let Some((_, reason, _)) = h.posts.iter().find(|p| p.0 == s && p.1 != "ante") {
-            tags.push_str(if reason == "small blind" { " (small blind)" } else { " (big blind)" });
+        if let Some((_, reason, _)) = h.posts.iter().find(|p| p.0 == s && p.1 != holdem::reason::ANTE) {
+            tags.push_str(if reason == holdem::reason::SMALL_BLIND {
+                " (small blind)"
+            } else {
+                " (big blind)"
+            });
         }
         let won: u64 = h.pots.iter().filter(|p| p.1 == s).map(|p| p.2).sum();
         let what = if let Some(street) = folded_on[s] {
@@ -524,8 +601,8 @@ fn ohh(h: &Holdem, hand: &VerifiedHand, opts: &ExportOptions) -> Value {
         if id == 0 {
             for (s, reason, amount) in &h.posts {
                 let action = match reason.as_str() {
-                    "ante" => "Post Ante",
-                    "small blind" => "Post SB",
+                    holdem::reason::ANTE => "Post Ante",
+                    holdem::reason::SMALL_BLIND => "Post SB",
                     _ => "Post BB",
                 };
                 actions.push(
@@ -600,7 +677,7 @@ fn ohh(h: &Holdem, hand: &VerifiedHand, opts: &ExportOptions) -> Value {
         "game_number": hand.hand_id.to_string(),
         "start_date_utc": format!("{y:04}-{mo:02}-{d:02}T{hh:02}:{mi:02}:{ss:02}Z"),
         "table_name": opts.table,
-        "table_size": hand.players.len(),
+        "table_size": h.table_size,
         "game_type": "Holdem",
         "bet_limit": {"bet_type": "NL", "bet_cap": 0},
         "currency": "PPC",
@@ -705,111 +782,20 @@ fn party_name(hand: &VerifiedHand, p: &ChipParty) -> String {
     }
 }
 
-/// Arguments of `claw-player export`.
-#[derive(Debug, clap::Args)]
-pub struct ExportArgs {
-    /// Transcript files (one or more hands each).
-    #[arg(required = true)]
-    pub files: Vec<std::path::PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "pokerstars")]
-    pub format: Format,
-    /// The dealer key to trust (64 hex); default: the key in each file's header.
-    #[arg(long, value_name = "KEY")]
-    pub dealer: Option<String>,
-    /// Write the history as this player's (their hole cards only); default: an observer's.
-    #[arg(long, value_name = "PLAYER_ID")]
-    pub hero: Option<String>,
-    /// Table name; default: the room id in the transcript header.
-    #[arg(long)]
-    pub table: Option<String>,
-}
-
-/// Runs `claw-player export`: audits each hand of each file, then prints it
-/// in the chosen format on stdout (hands separated as the format expects).
-/// Returns the exit code: 0 all written, 1 a hand failed its audit, 2 a file
-/// is unreadable or a hand does not fit the format.
-pub fn run(args: &ExportArgs) -> i32 {
-    use crate::cli::exit;
-    let parse = |s: &Option<String>, what: &str| match s.as_deref().map(str::parse::<PlayerId>).transpose() {
-        Ok(k) => Ok(k),
-        Err(e) => {
-            eprintln!("claw-player: {what}: {e}");
-            Err(exit::UNREADABLE)
-        }
-    };
-    let (dealer, hero) = match (parse(&args.dealer, "--dealer"), parse(&args.hero, "--hero")) {
-        (Ok(d), Ok(h)) => (d, h),
-        (Err(c), _) | (_, Err(c)) => return c,
-    };
-    let auditor = crate::audit::Auditor::new(dealer);
-    let separator = match args.format {
-        // Blank lines between hands: three in PokerStars files, none between JSON lines.
-        Format::Pokerstars => "\n\n\n",
-        Format::Ohh => "",
-        Format::Text => "\n",
-    };
-    let mut code = exit::OK;
-    let mut written = 0usize;
-    for f in &args.files {
-        let hands = std::fs::read_to_string(f)
-            .map_err(|e| e.to_string())
-            .and_then(|text| crate::audit::split_hands(&text).map_err(|e| e.to_string()));
-        let hands = match hands {
-            Ok(h) => h,
-            Err(e) => {
-                eprintln!("claw-player: {}: {e}", f.display());
-                code = exit::UNREADABLE;
-                continue;
-            }
-        };
-        let time_ms = std::fs::metadata(f)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_millis() as u64);
-        for (line, t) in hands {
-            let report = match auditor.audit(&t, None) {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!(
-                        "claw-player: {} line {line}: hand {} not exported: {e}",
-                        f.display(),
-                        t.hand_id
-                    );
-                    code = code.max(exit::CHECK_FAILED);
-                    continue;
-                }
-            };
-            let table = args
-                .table
-                .clone()
-                .or_else(|| t.header.as_ref().map(|h| h.room_id.clone()))
-                .unwrap_or_else(|| "game-claw".into());
-            let opts = ExportOptions { time_ms, table, hero };
-            match export(&report.hand, args.format, &opts) {
-                Ok(text) => {
-                    let sep = if written > 0 { separator } else { "" };
-                    // A closed stdout (`| head`) ends the export quietly.
-                    if writeln!(std::io::stdout().lock(), "{sep}{text}").is_err() {
-                        return code;
-                    }
-                    written += 1;
-                }
-                Err(e) => {
-                    eprintln!("claw-player: {} line {line}: hand {}: {e}", f.display(), t.hand_id);
-                    code = exit::UNREADABLE;
-                }
-            }
-        }
-    }
-    eprintln!("claw-player: {written} hands exported");
-    code
-}
-
 #[cfg(test)]
 mod tests {
-    use super::utc;
+    use super::{utc, Format, UnknownFormat};
+
+    #[test]
+    fn formats_are_named_once() {
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>(), Ok(f));
+            assert_eq!(f.to_string(), f.name());
+        }
+        let e = "pokerstar".parse::<Format>().unwrap_err();
+        assert_eq!(e, UnknownFormat("pokerstar".into()));
+        assert_eq!(e.to_string(), r#"unknown format "pokerstar" (one of: pokerstars, ohh, text)"#);
+    }
 
     #[test]
     fn civil_dates() {

@@ -10,16 +10,17 @@
 //! result and the table memory. The first failed check is named
 //! ([`AuditCheck`]).
 //!
-//! The same code runs live at each hand end inside [`crate::node`] and
-//! offline on saved JSON-lines transcripts ([`Auditor::audit_jsonl`],
-//! `claw-player audit`).
+//! The SDK's live verifier feeds the same protocol checks event by event
+//! (`claw_protocol::audit::HandAudit`) with the same replayer; this is the
+//! offline side, on saved JSON-lines transcripts ([`Auditor::audit_jsonl`],
+//! `claw-player audit`, the dealer's web app).
 
 use std::path::Path;
-use std::time::Duration;
 
-pub use claw_games::audit::GamesReplayer;
-use claw_protocol::audit::{audit, check_balances, AuditCheck, AuditError, AuditOptions, AuditReport};
-use claw_protocol::messages::HandRecord;
+use claw_games::audit::GamesReplayer;
+use claw_protocol::audit::{
+    audit, check_balances, check_previous, AuditCheck, AuditError, AuditOptions, AuditReport,
+};
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader};
 use claw_protocol::{Chips, HandId, Identity, PlayerId, Seed};
 
@@ -37,7 +38,10 @@ pub struct Auditor<'a> {
     /// checks that need them are reported as skipped).
     pub allow_pending_reveal: bool,
     /// The room's commission (from the room configuration the dealer
-    /// signed): every seat's `game-start` commission must equal it.
+    /// signed): every seat's `game-start` commission must equal it. Needed
+    /// only for transcripts written before `game-start` carried the room
+    /// configuration (which states it, signed); given as well, both must
+    /// agree.
     pub commission: Option<Chips>,
 }
 
@@ -180,33 +184,36 @@ impl<'a> Auditor<'a> {
     }
 }
 
-/// The cross-hand check `balances` (SPEC.md §11.4) over a set of audited
-/// hands: the hands that passed (or are pending) are grouped by dealer and
-/// room and ordered by hand number; of two hands numbered `k` and `k + 1`,
-/// the later must start each player of both where the earlier left it, less
-/// its commission ([`check_balances`]). A failure becomes the later hand's
-/// verdict. The same hand given twice counts once; two different hands with
-/// one number in one room fail. Hands with a gap between them are not
-/// compared (a hand not given may have moved the chips). Returns how many
-/// pairs were compared.
+/// The cross-hand checks (SPEC.md §11.4) over a set of audited hands: the
+/// hands that passed (or are pending) are grouped by dealer and room (the
+/// room configuration's room, else the header's). A hand that names its
+/// previous hand (`game-start`'s `previous`) is compared with that hand when
+/// it is in the set, whatever their numbers: first `previous-hand`
+/// ([`check_previous`]: it continues that hand; no two hands continue the
+/// same one), then `balances` ([`check_balances`]). A hand that names none
+/// starts a chain (the room opened) and is compared with nothing. A hand
+/// written before that link (no room configuration in its `game-start`) is
+/// compared by number, as then: `k + 1` with `k`. The same hand given twice
+/// counts once; two different hands with one number in one room fail
+/// `previous-hand`. A failure becomes the later hand's verdict. Returns how
+/// many pairs were compared.
 pub fn bind_balances(verdicts: &mut [HandVerdict]) -> usize {
-    use std::collections::BTreeMap;
-    let mut rooms: BTreeMap<(PlayerId, Option<&str>), BTreeMap<u64, usize>> = BTreeMap::new();
+    use std::collections::{BTreeMap, HashMap};
+    let mut rooms: BTreeMap<(PlayerId, Option<String>), BTreeMap<u64, usize>> = BTreeMap::new();
     let mut failures: Vec<(usize, AuditError)> = Vec::new();
+    let fail = |detail: String| AuditError { check: AuditCheck::PreviousHand, detail };
     for (i, v) in verdicts.iter().enumerate() {
         let Ok(r) = &v.outcome else { continue };
-        let by_number = rooms.entry((r.hand.dealer, v.room.as_deref())).or_default();
+        let room = r.hand.room.as_ref().map(|c| c.room_id.clone()).or_else(|| v.room.clone());
+        let by_number = rooms.entry((r.hand.dealer, room)).or_default();
         match by_number.get(&r.hand.hand_number) {
             Some(&j) if verdicts[j].hand_id == v.hand_id => {}
             Some(&j) => failures.push((
                 i,
-                AuditError {
-                    check: AuditCheck::Balances,
-                    detail: format!(
-                        "hands {} and {} both carry hand number {}",
-                        verdicts[j].hand_id, v.hand_id, r.hand.hand_number
-                    ),
-                },
+                fail(format!(
+                    "hands {} and {} both carry hand number {}",
+                    verdicts[j].hand_id, v.hand_id, r.hand.hand_number
+                )),
             )),
             None => {
                 by_number.insert(r.hand.hand_number, i);
@@ -216,12 +223,38 @@ pub fn bind_balances(verdicts: &mut [HandVerdict]) -> usize {
     let mut pairs = 0;
     for by_number in rooms.values() {
         let ordered: Vec<(u64, usize)> = by_number.iter().map(|(n, i)| (*n, *i)).collect();
-        for w in ordered.windows(2) {
-            let ((a, i), (b, j)) = (w[0], w[1]);
-            if a.checked_add(1) != Some(b) {
-                continue;
+        let by_id: HashMap<HandId, usize> = ordered.iter().map(|&(_, i)| (verdicts[i].hand_id, i)).collect();
+        // The hand that continues each hand, by the hand it names.
+        let mut continued: HashMap<HandId, HandId> = HashMap::new();
+        for (k, &(n, j)) in ordered.iter().enumerate() {
+            let Ok(next) = &verdicts[j].outcome else { continue };
+            let prev = match (next.hand.previous, &next.hand.room) {
+                (Some(link), _) => by_id.get(&link.hand_id).copied(),
+                (None, Some(_)) => None,
+                (None, None) => k
+                    .checked_sub(1)
+                    .map(|p| ordered[p])
+                    .filter(|&(m, _)| m.checked_add(1) == Some(n))
+                    .map(|(_, i)| i),
+            };
+            let Some(i) = prev else { continue };
+            let Ok(prev) = &verdicts[i].outcome else { continue };
+            if next.hand.previous.is_some() {
+                if let Some(other) = continued.insert(prev.hand.hand_id, next.hand.hand_id) {
+                    failures.push((
+                        j,
+                        fail(format!(
+                            "hands {other} and {} both continue hand {}",
+                            next.hand.hand_id, prev.hand.hand_id
+                        )),
+                    ));
+                    continue;
+                }
+                if let Err(e) = check_previous(&prev.hand, &next.hand) {
+                    failures.push((j, e));
+                    continue;
+                }
             }
-            let (Ok(prev), Ok(next)) = (&verdicts[i].outcome, &verdicts[j].outcome) else { continue };
             pairs += 1;
             if let Err(e) = check_balances(&prev.hand, &next.hand) {
                 failures.push((j, e));
@@ -234,198 +267,6 @@ pub fn bind_balances(verdicts: &mut [HandVerdict]) -> usize {
         }
     }
     pairs
-}
-
-/// The largest hand record [`fetch_completion`] reads: 1,024 events of the
-/// protocol's largest frame ([`claw_protocol::messages::MAX_FRAME_BYTES`],
-/// 64 MiB). An answer that says it is longer is refused before its body is
-/// read; one that grows past it is dropped there.
-pub const MAX_FETCH_BYTES: usize = 1024 * claw_protocol::messages::MAX_FRAME_BYTES;
-
-/// Deadlines and size cap of a fetch from the dealer's archive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FetchLimits {
-    /// Time to open the connection (TCP and TLS).
-    pub connect_timeout: Duration,
-    /// Silence allowed while waiting for the answer or between two reads of
-    /// its body.
-    pub read_timeout: Duration,
-    /// Time for the whole request, body included (a server that drips its
-    /// answer hits it).
-    pub total_timeout: Duration,
-    /// The largest answer read, in bytes.
-    pub max_bytes: usize,
-}
-
-impl FetchLimits {
-    /// Limits where `timeout` is the connect and read deadline and four
-    /// times it the deadline of the whole request (`claw-player audit
-    /// --fetch-timeout`).
-    pub fn with_timeout(timeout: Duration) -> FetchLimits {
-        FetchLimits {
-            connect_timeout: timeout,
-            read_timeout: timeout,
-            total_timeout: timeout.saturating_mul(4),
-            ..FetchLimits::default()
-        }
-    }
-}
-
-impl Default for FetchLimits {
-    /// Connect 10 s, read 30 s, whole request 120 s, [`MAX_FETCH_BYTES`].
-    fn default() -> FetchLimits {
-        FetchLimits {
-            connect_timeout: Duration::from_secs(10),
-            read_timeout: Duration::from_secs(30),
-            total_timeout: Duration::from_secs(120),
-            max_bytes: MAX_FETCH_BYTES,
-        }
-    }
-}
-
-/// An HTTP client for the dealer's archive, within [`FetchLimits`].
-#[derive(Debug, Clone)]
-pub struct Fetcher {
-    client: reqwest::Client,
-    limits: FetchLimits,
-}
-
-impl Fetcher {
-    /// A client with `limits`.
-    pub fn new(limits: FetchLimits) -> Result<Fetcher, FetchError> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(limits.connect_timeout)
-            .read_timeout(limits.read_timeout)
-            .timeout(limits.total_timeout)
-            .build()
-            .map_err(|e| FetchError::Client(e.to_string()))?;
-        Ok(Fetcher { client, limits })
-    }
-
-    /// Its limits.
-    pub fn limits(&self) -> FetchLimits {
-        self.limits
-    }
-
-    /// `GET url`: the body, within the limits.
-    async fn get(&self, url: &str) -> Result<Vec<u8>, FetchError> {
-        let failed = |e: reqwest::Error| {
-            if e.is_timeout() {
-                FetchError::Timeout { url: url.to_owned() }
-            } else {
-                FetchError::Http { url: url.to_owned(), reason: e.to_string() }
-            }
-        };
-        let mut resp = self.client.get(url).send().await.map_err(failed)?;
-        if !resp.status().is_success() {
-            return Err(FetchError::Http {
-                url: url.to_owned(),
-                reason: format!("status {}", resp.status()),
-            });
-        }
-        let limit = self.limits.max_bytes;
-        let too_large = || FetchError::TooLarge { url: url.to_owned(), limit };
-        if resp.content_length().is_some_and(|n| n > limit as u64) {
-            return Err(too_large());
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(failed)? {
-            if body.len() + chunk.len() > limit {
-                return Err(too_large());
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(body)
-    }
-}
-
-/// Why a pending hand could not be completed from the dealer's archive.
-#[derive(Debug, thiserror::Error)]
-pub enum FetchError {
-    /// The saved transcript has no header naming its room.
-    #[error("the transcript has no header naming its room")]
-    NoRoom,
-    /// The room id cannot be a URL path segment (`.` or `..`, which a URL
-    /// resolves away, or empty).
-    #[error("room id {0:?} cannot be a URL path segment")]
-    BadRoom(String),
-    /// The HTTP client could not be built.
-    #[error("cannot start the HTTP client: {0}")]
-    Client(String),
-    /// No connection, answer or body within the deadlines.
-    #[error("GET {url}: timed out")]
-    Timeout {
-        /// The URL asked.
-        url: String,
-    },
-    /// The answer is longer than the size cap ([`FetchLimits::max_bytes`]).
-    #[error("GET {url}: the answer is larger than {limit} bytes")]
-    TooLarge {
-        /// The URL asked.
-        url: String,
-        /// The cap.
-        limit: usize,
-    },
-    /// The request failed or the answer is not a hand record.
-    #[error("GET {url}: {reason}")]
-    Http {
-        /// The URL asked.
-        url: String,
-        /// What went wrong.
-        reason: String,
-    },
-    /// The dealer's copy is not the saved hand followed by more events: the
-    /// dealer signed two different chains for one hand (a failed audit).
-    #[error("the dealer's archived copy of hand {0} does not extend the saved transcript")]
-    Diverged(HandId),
-}
-
-/// `s` as one URL path segment: every byte but `A-Z a-z 0-9 - . _ ~`
-/// percent-encoded, so that `/`, `?`, `#` and `%` stay inside the segment.
-fn path_segment(s: &str) -> Result<String, FetchError> {
-    // A URL resolves `.` and `..` (also written `%2E`) away: never a segment.
-    if s.is_empty() || s == "." || s == ".." {
-        return Err(FetchError::BadRoom(s.to_owned()));
-    }
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    Ok(out)
-}
-
-/// The archive URL of a hand: `{base}/rooms/{room}/hands/{hand_id}`, the
-/// room id percent-encoded as one path segment.
-pub fn hand_url(base: &str, room: &str, hand_id: HandId) -> Result<String, FetchError> {
-    let room = path_segment(room)?;
-    let hand = path_segment(&hand_id.to_string())?;
-    Ok(format!("{}/rooms/{room}/hands/{hand}", base.trim_end_matches('/')))
-}
-
-/// Completes a saved hand from the dealer's archive
-/// (`GET {base}/rooms/{room}/hands/{hand_id}`, see [`hand_url`]), within
-/// the fetcher's deadlines and size cap: the fetched events must begin with
-/// the saved ones; returns the saved transcript with the events that follow
-/// (its `audit-reveal`, once published). The result is audited like any
-/// transcript: nothing fetched is trusted.
-pub async fn fetch_completion(
-    fetcher: &Fetcher,
-    base: &str,
-    t: &Transcript,
-) -> Result<Transcript, FetchError> {
-    let room = t.header.as_ref().map(|h| h.room_id.clone()).ok_or(FetchError::NoRoom)?;
-    let url = hand_url(base, &room, t.hand_id)?;
-    let body = fetcher.get(&url).await?;
-    let record: HandRecord = serde_json::from_slice(&body)
-        .map_err(|e| FetchError::Http { url: url.clone(), reason: e.to_string() })?;
-    if record.hand_id != t.hand_id || !record.events.starts_with(&t.events) {
-        return Err(FetchError::Diverged(t.hand_id));
-    }
-    Ok(Transcript { events: record.events, ..t.clone() })
 }
 
 /// Splits JSON lines into hands (see [`Auditor::audit_jsonl`]); each with

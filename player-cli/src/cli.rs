@@ -1,17 +1,10 @@
-//! The `claw-player` command line: argument definitions, the JSON-lines
-//! input format read on stdin, and the audit report lines. The binary
-//! (`src/bin/claw-player.rs`) wires these to a [`crate::node::PlayerNode`]
-//! and the [`crate::audit::Auditor`]. Formats: docs/player-cli.md.
+//! The `claw-player` command line: its arguments and exit codes.
+//! Formats: docs/player-cli.md.
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use claw_protocol::messages::QueryType;
-use serde::Deserialize;
-use serde_json::Value;
-
-use crate::audit::HandVerdict;
-use crate::logging::LogFormat;
+use claw_cli_log::LogFormat;
 
 /// `claw-player`: play on a game-claw dealer, or audit saved hands.
 #[derive(Debug, Parser)]
@@ -62,6 +55,7 @@ pub enum Command {
 
 /// The arguments of a command this build lacks, taken as they come so that
 /// the command answers with how to build it.
+#[cfg(not(feature = "solana"))]
 #[derive(Debug, clap::Args)]
 pub struct NotBuilt {
     /// Whatever followed the command (not read).
@@ -70,8 +64,9 @@ pub struct NotBuilt {
 }
 
 /// The one line `approve` / `revoke` answer in a build without `solana`.
+#[cfg(not(feature = "solana"))]
 pub const SOLANA_NOT_BUILT: &str = "this claw-player is built without Solana chips; build and run it with: \
-     cargo run --release -p claw-player --features solana -- …";
+     cargo run --release -p claw-player-cli --features solana -- …";
 
 /// Arguments of `claw-player join`.
 #[derive(Debug, clap::Args)]
@@ -92,10 +87,10 @@ pub struct JoinArgs {
     #[arg(long)]
     pub name: Option<String>,
     /// Leave after this many hands.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
     pub hands: Option<u64>,
     /// Seed of the bot's random choices (default: from the OS).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
     pub bot_seed: Option<u64>,
     /// Allow plain ws:// to a non-loopback host (trusted LAN only).
     #[arg(long)]
@@ -134,113 +129,22 @@ pub struct AuditArgs {
     /// With --fetch: seconds allowed to connect and between two reads of an
     /// answer (a whole answer gets four times it); a larger answer than
     /// 64 MiB is refused.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, allow_negative_numbers = true, value_parser = fetch_seconds)]
     pub fetch_timeout: u64,
     /// The room's commission per player per hand (`commission` of the room
     /// configuration the dealer signed; `claw-player join` prints it in its
     /// `joined` line): every seat's `game-start` commission must equal it.
-    #[arg(long, value_name = "CHIPS")]
+    #[arg(long, value_name = "CHIPS", allow_negative_numbers = true, value_parser = whole_number)]
     pub commission: Option<u64>,
 }
 
-/// One line read on stdin by `claw-player join`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum InputLine {
-    /// Sign and send a game action.
-    Act(Value),
-    /// Ask the dealer; the answer is printed as `query-result`.
-    Query(QueryType),
-    /// Print the node's state (`state` line).
-    State,
-    /// Skip the coming hands, keeping the seat.
-    SitOut,
-    /// Play again from the next hand.
-    SitIn,
-    /// Leave the room and exit.
-    Leave,
-}
+pub use claw_cli_log::whole_number;
 
-/// Why an input line was not understood.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InputError {
-    /// Not a JSON object.
-    #[error("not a JSON object: {0}")]
-    NotJson(String),
-    /// `cmd` is not one of the known commands.
-    #[error("unknown cmd {0:?} (act, query, state, sit-out, sit-in, leave)")]
-    UnknownCommand(String),
-    /// A command without its field.
-    #[error("{0}")]
-    Missing(&'static str),
-}
-
-#[derive(Deserialize)]
-struct RawLine {
-    cmd: Option<String>,
-    action: Option<Value>,
-    query: Option<QueryType>,
-}
-
-/// Parses one stdin line: `{"cmd":"act","action":{…}}`, a bare action
-/// object (`{"type":"call"}`), `{"cmd":"query","query":"my-balance"}`,
-/// `{"cmd":"state"}`, `{"cmd":"sit-out"}`, `{"cmd":"sit-in"}`,
-/// `{"cmd":"leave"}`. Blank lines give `Ok(None)`.
-pub fn parse_input(line: &str) -> Result<Option<InputLine>, InputError> {
-    let line = line.trim();
-    if line.is_empty() {
-        return Ok(None);
-    }
-    let v: Value = serde_json::from_str(line).map_err(|e| InputError::NotJson(e.to_string()))?;
-    if !v.is_object() {
-        return Err(InputError::NotJson("expected an object".into()));
-    }
-    if v.get("cmd").is_none() {
-        return Ok(Some(InputLine::Act(v)));
-    }
-    let raw: RawLine = serde_json::from_value(v).map_err(|e| InputError::NotJson(e.to_string()))?;
-    let cmd = raw.cmd.unwrap_or_default();
-    Ok(Some(match cmd.as_str() {
-        "act" => InputLine::Act(raw.action.ok_or(InputError::Missing("act needs \"action\""))?),
-        "query" => InputLine::Query(raw.query.ok_or(InputError::Missing("query needs \"query\""))?),
-        "state" => InputLine::State,
-        "sit-out" => InputLine::SitOut,
-        "sit-in" => InputLine::SitIn,
-        "leave" => InputLine::Leave,
-        _ => return Err(InputError::UnknownCommand(cmd)),
-    }))
-}
-
-/// The text line `claw-player audit` prints for one hand.
-pub fn verdict_line(file: &str, v: &HandVerdict) -> String {
-    match &v.outcome {
-        Ok(r) if r.complete() => {
-            format!("OK   {file}: hand {} (line {}): {} checks passed", v.hand_id, v.line, r.passed.len())
-        }
-        Ok(r) => format!(
-            "PENDING {file}: hand {} (line {}): {} checks passed, waiting for the reveal: {}",
-            v.hand_id,
-            v.line,
-            r.passed.len(),
-            r.skipped.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
-        ),
-        Err(e) => format!(
-            "FAIL {file}: hand {} (line {}): check {} failed: {}",
-            v.hand_id, v.line, e.check, e.detail
-        ),
-    }
-}
-
-/// The JSON object `claw-player audit --json` prints for one hand.
-pub fn verdict_json(file: &str, v: &HandVerdict) -> Value {
-    match &v.outcome {
-        Ok(r) => serde_json::json!({
-            "file": file, "hand_id": v.hand_id, "line": v.line, "ok": r.complete(),
-            "verdict": v.verdict(), "passed": r.passed, "skipped": r.skipped,
-        }),
-        Err(e) => serde_json::json!({
-            "file": file, "hand_id": v.hand_id, "line": v.line, "ok": false, "verdict": v.verdict(),
-            "check": e.check, "detail": e.detail,
-        }),
+/// `--fetch-timeout`: 1 to 3600 seconds.
+fn fetch_seconds(s: &str) -> Result<u64, String> {
+    match whole_number(s)? {
+        n @ 1..=3600 => Ok(n),
+        n => Err(format!("{n} is out of range: give 1 to 3600 seconds")),
     }
 }
 
@@ -259,27 +163,6 @@ pub mod exit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn input_lines() {
-        assert_eq!(parse_input("").unwrap(), None);
-        assert_eq!(parse_input(r#"{"type":"call"}"#).unwrap(), Some(InputLine::Act(json!({"type":"call"}))));
-        assert_eq!(
-            parse_input(r#"{"cmd":"act","action":{"type":"raise","to":40}}"#).unwrap(),
-            Some(InputLine::Act(json!({"type":"raise","to":40})))
-        );
-        assert_eq!(
-            parse_input(r#"{"cmd":"query","query":"my-balance"}"#).unwrap(),
-            Some(InputLine::Query(QueryType::MyBalance))
-        );
-        assert_eq!(parse_input(r#"{"cmd":"leave"}"#).unwrap(), Some(InputLine::Leave));
-        assert_eq!(parse_input(r#"{"cmd":"state"}"#).unwrap(), Some(InputLine::State));
-        assert!(matches!(parse_input("[1]"), Err(InputError::NotJson(_))));
-        assert!(matches!(parse_input("nope"), Err(InputError::NotJson(_))));
-        assert!(matches!(parse_input(r#"{"cmd":"dance"}"#), Err(InputError::UnknownCommand(_))));
-        assert!(matches!(parse_input(r#"{"cmd":"query"}"#), Err(InputError::Missing(_))));
-    }
 
     #[test]
     fn cli_parses() {
