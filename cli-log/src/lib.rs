@@ -157,6 +157,19 @@ impl Stderr {
     }
 }
 
+/// Parses a whole-number argument, naming a negative one as such (clap
+/// alone takes `-5` for an unknown option: "unexpected argument"). Use
+/// with `allow_negative_numbers = true`.
+pub fn whole_number(s: &str) -> Result<u64, String> {
+    s.parse::<u64>().map_err(|_| {
+        if s.trim_start().starts_with('-') {
+            "negative numbers are not allowed: give a whole number from 0".to_owned()
+        } else {
+            format!("not a whole number: give digits only, from 0 to {}", u64::MAX)
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,17 +212,4 @@ mod tests {
         assert!(!json_requested(&["claw-dealer", "--log-format"]));
         assert!(!json_requested(&["claw-dealer", "--room", "json"]));
     }
-}
-
-/// Parses a whole-number argument, naming a negative one as such (clap
-/// alone takes `-5` for an unknown option: "unexpected argument"). Use
-/// with `allow_negative_numbers = true`.
-pub fn whole_number(s: &str) -> Result<u64, String> {
-    s.parse::<u64>().map_err(|_| {
-        if s.trim_start().starts_with('-') {
-            "negative numbers are not allowed: give a whole number from 0".to_owned()
-        } else {
-            format!("not a whole number: give digits only, from 0 to {}", u64::MAX)
-        }
-    })
 }
