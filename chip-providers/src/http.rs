@@ -212,12 +212,21 @@ pub fn check_url(url: &str, allow_private: bool) -> Result<Url, HttpConfigError>
 /// resolved addresses filtered by [`filter_resolved`], no proxy, no redirects,
 /// TLS only when `base` is https.
 pub fn guarded_client(base: &Url, allow_private: bool) -> reqwest::ClientBuilder {
-    reqwest::Client::builder()
+    client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .https_only(base.scheme() == "https")
         .dns_resolver(Arc::new(GuardedResolver { allow_private }))
         .user_agent(concat!("claw-chips/", env!("CARGO_PKG_VERSION")))
+}
+
+/// A reqwest client builder with the project's one rustls provider (ring)
+/// installed as the process default: reqwest is built without a provider of
+/// its own and would refuse to build a client without it.
+pub fn client_builder() -> reqwest::ClientBuilder {
+    // Err only when a provider is installed already: then that one is used.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
 }
 
 /// Filters resolved addresses by the URL policy: `localhost` must resolve to

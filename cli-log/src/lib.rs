@@ -11,9 +11,11 @@ use std::fmt::Display;
 use std::io::{IsTerminal, Write};
 use std::sync::OnceLock;
 
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// How stderr lines are written (`--log-format`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -29,17 +31,29 @@ pub enum LogFormat {
 static CHOSEN: OnceLock<LogFormat> = OnceLock::new();
 
 /// Installs the global tracing subscriber on stderr: the filter from the
-/// environment variable `env_var` (`RUST_LOG` syntax), else
-/// `default_filter`; `format` is also [`Stderr::chosen`]'s. A second call
-/// does nothing.
+/// environment variable `env_var`, else `default_filter`; `format` is also
+/// [`Stderr::chosen`]'s. A second call does nothing. Filters are
+/// comma-separated `LEVEL` and `target=LEVEL` directives (`RUST_LOG`'s
+/// syntax without span and field filters; tracing-subscriber's `Targets`,
+/// which needs no regex engine in the build).
 pub fn init(format: LogFormat, env_var: &str, default_filter: &str) {
     let _ = CHOSEN.set(format);
-    let filter = EnvFilter::try_from_env(env_var).unwrap_or_else(|_| EnvFilter::new(default_filter));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let filter = filter(std::env::var(env_var).ok().as_deref(), default_filter);
+    let builder = tracing_subscriber::fmt().with_max_level(LevelFilter::TRACE).with_writer(std::io::stderr);
     let _ = match format {
-        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
-        LogFormat::Json => builder.json().with_ansi(false).try_init(),
+        LogFormat::Text => {
+            builder.with_ansi(std::io::stderr().is_terminal()).finish().with(filter).try_init()
+        }
+        LogFormat::Json => builder.json().with_ansi(false).finish().with(filter).try_init(),
     };
+}
+
+/// `from_env` when it parses, else `default_filter`, else `info`.
+fn filter(from_env: Option<&str>, default_filter: &str) -> Targets {
+    from_env
+        .and_then(|v| v.parse().ok())
+        .or_else(|| default_filter.parse().ok())
+        .unwrap_or_else(|| Targets::new().with_default(LevelFilter::INFO))
 }
 
 /// Whether the command line `args` asks for `--log-format json` (read
@@ -173,6 +187,20 @@ pub fn whole_number(s: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filters_take_rust_log_directives_and_fall_back_on_bad_text() {
+        let f = filter(Some("claw_dealer=debug,warn"), "info");
+        assert!(f.would_enable("claw_dealer::room", &tracing::Level::DEBUG));
+        assert!(!f.would_enable("sqlx", &tracing::Level::INFO));
+        assert!(f.would_enable("sqlx", &tracing::Level::WARN));
+        // Unparsable text in the variable: the default.
+        let f = filter(Some("claw_dealer=loud"), "info");
+        assert!(f.would_enable("anything", &tracing::Level::INFO));
+        assert!(!f.would_enable("anything", &tracing::Level::DEBUG));
+        assert!(filter(None, "warn").would_enable("x", &tracing::Level::WARN));
+        assert!(!filter(None, "warn").would_enable("x", &tracing::Level::INFO));
+    }
 
     #[test]
     fn text_lines_name_the_program_and_labelled_ones_the_level() {

@@ -73,14 +73,13 @@ impl ServerTls {
         let private = PrivateKeyDer::from_pem_file(key).map_err(|e| file_err("key", key, e.to_string()))?;
         let refused =
             |reason: String| TlsError::Refused { cert: cert.to_owned(), key: key.to_owned(), reason };
-        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::aws_lc_rs::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| refused(e.to_string()))?
-        .with_no_client_auth()
-        .with_single_cert(chain, private)
-        .map_err(|e| refused(e.to_string()))?;
+        let config =
+            rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .map_err(|e| refused(e.to_string()))?
+                .with_no_client_auth()
+                .with_single_cert(chain, private)
+                .map_err(|e| refused(e.to_string()))?;
         Ok(ServerTls { acceptor: TlsAcceptor::from(Arc::new(config)) })
     }
 

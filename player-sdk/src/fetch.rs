@@ -69,7 +69,9 @@ pub struct Fetcher {
 impl Fetcher {
     /// A client with `limits`.
     pub fn new(limits: FetchLimits) -> Result<Fetcher, FetchError> {
+        let tls = crate::transport::ClientTls::system().map_err(|e| FetchError::Client(e.to_string()))?;
         let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls.rustls_config())
             .connect_timeout(limits.connect_timeout)
             .read_timeout(limits.read_timeout)
             .timeout(limits.total_timeout)
@@ -218,4 +220,31 @@ pub async fn fetch_completion(
         return Err(FetchError::Diverged(t.hand_id));
     }
     Ok(Transcript { events: record.events, ..t.clone() })
+}
+
+/// Fetches a finished hand of `room` whole from the dealer's archive
+/// (`GET {base}/rooms/{room}/hands/{hand_id}`, see [`hand_url`]): the hand a
+/// saved hand names as its previous one (SPEC.md §11.4) when the player
+/// holds no copy, so that the chain check can compare the two. The
+/// transcript's header names `dealer` (the key the naming hand verified
+/// under) and `room`; it is audited like any transcript: nothing fetched is
+/// trusted.
+pub async fn fetch_hand(
+    fetcher: &Fetcher,
+    base: &str,
+    room: &str,
+    hand_id: HandId,
+    dealer: claw_protocol::PlayerId,
+) -> Result<Transcript, FetchError> {
+    let url = hand_url(base, room, hand_id)?;
+    let body = fetcher.get(&url).await?;
+    let record: HandRecord = serde_json::from_slice(&body)
+        .map_err(|e| FetchError::Http { url: url.clone(), reason: e.to_string() })?;
+    if record.hand_id != hand_id || record.room_id != room || record.next_seq.is_some() {
+        return Err(FetchError::Http {
+            url,
+            reason: format!("the answer is not hand {hand_id} of room {room:?} whole"),
+        });
+    }
+    Ok(record.transcript(dealer))
 }

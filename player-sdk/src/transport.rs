@@ -84,6 +84,12 @@ impl ClientTls {
         Ok(ClientTls { extra: Some(format!("--ca {}", path.display())), ..tls })
     }
 
+    /// The rustls configuration, for an HTTP client (reqwest is built
+    /// without a crypto provider of its own).
+    pub(crate) fn rustls_config(&self) -> ClientConfig {
+        (*self.config).clone()
+    }
+
     /// The default roots plus `extra` (DER certificates).
     pub fn with_extra(extra: Vec<CertificateDer<'static>>) -> Result<ClientTls, TlsSetupError> {
         let named = (!extra.is_empty()).then(|| format!("the {} extra CA certificate(s)", extra.len()));
@@ -101,7 +107,7 @@ impl ClientTls {
     }
 
     fn builder(roots: RootCertStore) -> Result<ClientConfig, TlsSetupError> {
-        Ok(ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+        Ok(ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
             .map_err(|e| TlsSetupError::Config(e.to_string()))?
             .with_root_certificates(roots)

@@ -98,7 +98,7 @@ enum Cmd {
 
 #[tokio::main]
 async fn main() -> Result<()> {
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter("warn").init();
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(tracing::Level::WARN).init();
     let cli = Cli::parse();
     let signer = load_key_file(&cli.key_file)?;
     let settings = ChainSettings {

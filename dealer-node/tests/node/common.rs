@@ -57,10 +57,16 @@ impl Fixture {
         cfg: impl FnOnce(NodeConfig) -> NodeConfig,
         builder: impl FnOnce(DealerNode) -> DealerNode,
     ) -> Fixture {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_env("CLAW_TEST_LOG"))
-            .with_test_writer()
-            .try_init();
+        if let Some(filter) = std::env::var("CLAW_TEST_LOG")
+            .ok()
+            .and_then(|v| v.parse::<tracing_subscriber::filter::Targets>().ok())
+        {
+            use tracing_subscriber::layer::SubscriberExt;
+            use tracing_subscriber::util::SubscriberInitExt;
+            let fmt =
+                tracing_subscriber::fmt().with_max_level(tracing::Level::TRACE).with_test_writer().finish();
+            let _ = fmt.with(filter).try_init();
+        }
         let dir = tempfile::tempdir().unwrap();
         let chips = Arc::new(LocalChips::new());
         let mut base = NodeConfig::local(dir.path(), rooms);

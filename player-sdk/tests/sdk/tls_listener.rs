@@ -25,7 +25,7 @@ pub fn self_signed_ca(dir: &Path) -> (PathBuf, CertificateDer<'static>, PrivateK
 /// speaks no HTTP): its port.
 pub async fn serve(cert: CertificateDer<'static>, key: PrivateKeyDer<'static>) -> u16 {
     let config =
-        rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+        rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
             .unwrap()
             .with_no_client_auth()

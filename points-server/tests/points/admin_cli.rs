@@ -230,7 +230,13 @@ async fn logs_to_a_file_are_plain_or_json_lines() {
         assert!(first.starts_with("listening on http://"), "{first}");
         // A refused request logs a warning too.
         let url = first.trim().trim_start_matches("listening on ").to_owned();
-        let r = reqwest::Client::new().get(format!("{url}/v1/balance?account=alice")).send().await.unwrap();
+        let r = claw_chips::http::client_builder()
+            .build()
+            .unwrap()
+            .get(format!("{url}/v1/balance?account=alice"))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 401);
         child.start_kill().unwrap();
         child.wait().await.unwrap();

@@ -406,7 +406,7 @@ async fn auth_errors(db: TestDb) {
         assert_eq!((r.status, r.code()), (401, "unauthorized"));
     }
     // No header at all; a non-Bearer scheme.
-    let raw = reqwest::Client::builder().no_proxy().build().unwrap();
+    let raw = claw_chips::http::client_builder().no_proxy().build().unwrap();
     let r = raw.get(format!("{}/v1/balance?account=alice", s.url())).send().await.unwrap();
     assert_eq!(r.status(), 401);
     let r = raw
@@ -824,7 +824,13 @@ async fn max_group_one_commits_each_alone(db: TestDb) {
     let g = &st.json["group_commit"];
     assert_eq!((g["commits"].as_u64(), g["mutations"].as_u64()), (Some(25), Some(25)), "{}", st.text);
     assert_eq!((g["largest_group"].as_u64(), g["max_group"].as_u64()), (Some(1), Some(1)));
-    let anon = reqwest::Client::new().get(format!("{}/v1/stats", s.url())).send().await.unwrap();
+    let anon = claw_chips::http::client_builder()
+        .build()
+        .unwrap()
+        .get(format!("{}/v1/stats", s.url()))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(anon.status(), 401);
     let report = s.store().verify().await.unwrap();
     assert!(report.ok && report.entries == 24, "{report:?}");

@@ -142,7 +142,7 @@ async fn saved_pending_hands_are_completed_later_by_audit_fetch() {
     let base = format!("http://{}", d.http_addr().unwrap());
 
     // Pending: the endpoint serves exactly what the table saw, no secret.
-    let client = reqwest::Client::new();
+    let client = claw_chips::http::client_builder().build().unwrap();
     for f in &files {
         let t =
             claw_protocol::transcript::Transcript::from_jsonl(&std::fs::read_to_string(f).unwrap()).unwrap();

@@ -77,7 +77,7 @@ impl Resp {
 impl Client {
     pub fn new(base: impl Into<String>) -> Client {
         Client {
-            http: reqwest::Client::builder().no_proxy().build().unwrap(),
+            http: claw_chips::http::client_builder().no_proxy().build().unwrap(),
             base: base.into(),
             token: TOKEN.into(),
         }
