@@ -269,6 +269,37 @@ pub fn bind_balances(verdicts: &mut [HandVerdict]) -> usize {
     pairs
 }
 
+/// SPEC.md §9.5, "A withheld reveal": the failure of a hand still pending
+/// once its reveal is past due — `reveal_delay_ms` (its signed room
+/// configuration's) after its end, plus `grace` for delivery — or `None`
+/// (complete, not past due, or no delay stated: a reveal due at the room's
+/// close). `seen_by` is a time no earlier than the hand's end as the player
+/// saw it (the saved file's last write, which holds the `game-end`), so the
+/// judgement can come late, never early. Pass only a hand the dealer's
+/// archive was just asked for and still answered pending.
+pub fn reveal_overdue(
+    r: &AuditReport,
+    seen_by: std::time::SystemTime,
+    now: std::time::SystemTime,
+    grace: std::time::Duration,
+) -> Option<AuditError> {
+    let delay = r.hand.room.as_ref()?.reveal_delay_ms?;
+    if r.complete() {
+        return None;
+    }
+    let due = seen_by.checked_add(std::time::Duration::from_millis(delay))?.checked_add(grace)?;
+    let late = now.duration_since(due).ok().filter(|d| !d.is_zero())?;
+    Some(AuditError {
+        check: AuditCheck::RevealComplete,
+        detail: format!(
+            "the reveal is withheld: due {delay} ms after the hand's end (its room configuration), \
+             the dealer's archive still has it pending {} s past that and the {} s grace",
+            late.as_secs(),
+            grace.as_secs()
+        ),
+    })
+}
+
 /// Splits JSON lines into hands (see [`Auditor::audit_jsonl`]); each with
 /// the line number it starts on.
 pub fn split_hands(text: &str) -> Result<Vec<(usize, Transcript)>, AuditFileError> {

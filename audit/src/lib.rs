@@ -12,4 +12,6 @@
 mod auditor;
 pub mod export;
 
-pub use auditor::{bind_balances, split_hands, AuditFileError, Auditor, HandVerdict, Verdict};
+pub use auditor::{
+    bind_balances, reveal_overdue, split_hands, AuditFileError, Auditor, HandVerdict, Verdict,
+};

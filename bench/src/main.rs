@@ -528,6 +528,9 @@ struct Report {
     bots_cpu_ms_per_hand: f64,
     dealer_rss_kib: u64,
     dealer_rss_kib_per_connection: f64,
+    /// This process's resident memory (the bots), at the end of the run.
+    bench_rss_kib: u64,
+    bench_rss_kib_per_bot: f64,
     connected: u64,
     connect_failed: u64,
     dropped: u64,
@@ -611,6 +614,7 @@ async fn run(
         (cpu_seconds(pid).unwrap_or(0.0) - dealer_cpu0, cpu_seconds(&me).unwrap_or(0.0) - bots_cpu0);
     let lat1 = dealer_latency(http_port).await;
     let rss = rss_kib(pid).unwrap_or(0);
+    let bench_rss = rss_kib(&me).unwrap_or(0);
     let load_after = loadavg();
     let hands = shared.hands.load(Ordering::Relaxed);
     let mut lat = std::mem::take(&mut *shared.latencies_us.lock().unwrap_or_else(|p| p.into_inner()));
@@ -648,6 +652,8 @@ async fn run(
         } else {
             0.0
         },
+        bench_rss_kib: bench_rss,
+        bench_rss_kib_per_bot: if connected > 0 { bench_rss as f64 / connected as f64 } else { 0.0 },
         connected,
         connect_failed: shared.connect_failed.load(Ordering::Relaxed),
         dropped: shared.closed.load(Ordering::Relaxed),
@@ -684,6 +690,10 @@ fn print_text(r: &Report) {
     println!(
         "  dealer RSS   {} KiB ({:.1} KiB per connection over idle)",
         r.dealer_rss_kib, r.dealer_rss_kib_per_connection
+    );
+    println!(
+        "  load generator RSS {} KiB ({:.1} KiB per bot, everything included)",
+        r.bench_rss_kib, r.bench_rss_kib_per_bot
     );
     println!(
         "  connections  {} seated, {} refused, {} dropped, {} out of chips; {} audit failures, {} incomplete hands",

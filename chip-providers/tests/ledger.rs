@@ -660,3 +660,136 @@ fn older_journal_lines_still_read() {
     let status = r#"{"kind":"status","n":2,"status":"uncertain","error":"x"}"#;
     assert_eq!(serde_json::to_string(&serde_json::from_str::<JournalLine>(status).unwrap()).unwrap(), status);
 }
+
+// ----- daily and rescue grants (REQ-020a) ------------------------------------
+
+mod day_grants {
+    use claw_chips::ledger::welcome::{
+        day_of, DayCaps, Decision, GrantKind, GrantLine, WelcomeBook, WelcomeCaps,
+    };
+    use claw_protocol::Chips;
+
+    use super::acct;
+
+    const DAY_MS: u64 = 86_400_000;
+    /// 2026-12-05 00:00 UTC+8, in unix ms (a day boundary of the grants).
+    const MIDNIGHT: u64 = 1_796_400_000_000;
+
+    fn off() -> WelcomeCaps {
+        WelcomeCaps { amount: Chips::ZERO, total: None, per_period: None }
+    }
+
+    fn days() -> Vec<(GrantKind, DayCaps)> {
+        vec![
+            (
+                GrantKind::Daily,
+                DayCaps { amount: Chips(5_000), below: None, per_account: 1, budget_per_day: Some(12_000) },
+            ),
+            (
+                GrantKind::Rescue,
+                DayCaps {
+                    amount: Chips(1_000),
+                    below: Some(Chips(500)),
+                    per_account: 1,
+                    budget_per_day: None,
+                },
+            ),
+        ]
+    }
+
+    /// Decides and keeps the record, as the node does (line first).
+    fn claim(
+        b: &mut WelcomeBook,
+        rec: &mut Vec<GrantLine>,
+        k: GrantKind,
+        who: &str,
+        bal: u64,
+        at: u64,
+    ) -> Decision {
+        let d = b.decide_day(k, &acct(who), Chips(bal), at);
+        if let Decision::Grant(l) = &d {
+            rec.push(l.clone());
+        }
+        d
+    }
+
+    #[test]
+    fn days_are_utc_plus_8_calendar_days() {
+        assert_eq!(MIDNIGHT % 1000, 0);
+        assert_eq!(day_of(MIDNIGHT), day_of(MIDNIGHT + DAY_MS - 1));
+        assert_eq!(day_of(MIDNIGHT - 1) + 1, day_of(MIDNIGHT));
+    }
+
+    #[test]
+    fn the_daily_grant_is_once_a_day_per_account_within_the_node_budget_across_restarts() {
+        let mut rec = Vec::new();
+        let mut b = WelcomeBook::replay_all(off(), days(), []);
+        let t = MIDNIGHT + 3_600_000;
+        assert!(matches!(claim(&mut b, &mut rec, GrantKind::Daily, "a", 0, t), Decision::Grant(_)));
+        assert_eq!(claim(&mut b, &mut rec, GrantKind::Daily, "a", 0, t + 1), Decision::Already);
+        assert!(matches!(claim(&mut b, &mut rec, GrantKind::Daily, "b", 10_000_000, t), Decision::Grant(_)));
+        // Restart: the record restores the per-account limit and the budget.
+        let mut b = WelcomeBook::replay_all(off(), days(), rec.clone());
+        assert_eq!(claim(&mut b, &mut rec, GrantKind::Daily, "a", 0, t + 60_000), Decision::Already);
+        assert_eq!(b.granted_on(GrantKind::Daily, t), 10_000);
+        // A sybil: the node's 12 000 a day leaves no room for a third 5 000.
+        assert_eq!(claim(&mut b, &mut rec, GrantKind::Daily, "sybil", 0, t), Decision::PeriodUsedUp);
+        // Just before midnight still today; at midnight a new day.
+        assert_eq!(
+            claim(&mut b, &mut rec, GrantKind::Daily, "a", 0, MIDNIGHT + DAY_MS - 1),
+            Decision::Already
+        );
+        assert!(matches!(
+            claim(&mut b, &mut rec, GrantKind::Daily, "a", 0, MIDNIGHT + DAY_MS),
+            Decision::Grant(_)
+        ));
+        assert!(matches!(
+            claim(&mut b, &mut rec, GrantKind::Daily, "sybil", 0, MIDNIGHT + DAY_MS),
+            Decision::Grant(_)
+        ));
+        let b = WelcomeBook::replay_all(off(), days(), rec);
+        assert_eq!(b.granted_on(GrantKind::Daily, MIDNIGHT + DAY_MS), 10_000);
+        assert_eq!(b.granted(), 0, "welcome chips are counted apart");
+    }
+
+    #[test]
+    fn the_rescue_comes_only_below_its_level_once_a_day_and_a_refusal_gives_it_back() {
+        let mut rec = Vec::new();
+        let mut b = WelcomeBook::replay_all(off(), days(), []);
+        let t = MIDNIGHT + 1;
+        assert_eq!(claim(&mut b, &mut rec, GrantKind::Rescue, "a", 500, t), Decision::NotLow);
+        let Decision::Grant(GrantLine::Grant { grant, account, amount, at_ms }) =
+            claim(&mut b, &mut rec, GrantKind::Rescue, "a", 499, t)
+        else {
+            panic!("a rescue below 500")
+        };
+        assert_eq!((grant, amount), (GrantKind::Rescue, Chips(1_000)));
+        assert_eq!(claim(&mut b, &mut rec, GrantKind::Rescue, "a", 0, t + 5), Decision::Already);
+        // The operator account could not pay: refused, not counted.
+        let refused = GrantLine::Refused { grant, account, amount, at_ms };
+        b.apply(&refused);
+        rec.push(refused);
+        let mut b = WelcomeBook::replay_all(off(), days(), rec.clone());
+        assert!(matches!(claim(&mut b, &mut rec, GrantKind::Rescue, "a", 0, t + 9), Decision::Grant(_)));
+        assert_eq!(claim(&mut b, &mut rec, GrantKind::Rescue, "a", 0, t + 10), Decision::Already);
+        // Off: a book without the setting grants nothing.
+        let mut none = WelcomeBook::replay_all(off(), [], []);
+        assert_eq!(none.decide_day(GrantKind::Daily, &acct("z"), Chips::ZERO, t), Decision::NotLow);
+    }
+
+    #[test]
+    fn day_lines_are_told_apart_and_welcome_lines_read_as_before() {
+        let old = r#"{"kind":"grant","account":"a","amount":10,"at_ms":1}"#;
+        let l: GrantLine = serde_json::from_str(old).unwrap();
+        assert!(matches!(l, GrantLine::Grant { grant: GrantKind::Welcome, .. }));
+        assert_eq!(serde_json::to_string(&l).unwrap(), old, "welcome lines are written unchanged");
+        let day =
+            GrantLine::Grant { grant: GrantKind::Daily, account: acct("a"), amount: Chips(5), at_ms: 2 };
+        let text = serde_json::to_string(&day).unwrap();
+        assert!(text.contains(r#""grant":"daily""#), "{text}");
+        // A daily grant does not welcome the account.
+        let caps = WelcomeCaps { amount: Chips(10), total: None, per_period: None };
+        let mut b = WelcomeBook::replay_all(caps, days(), [day]);
+        assert!(b.claim(&acct("a")));
+    }
+}

@@ -1,8 +1,10 @@
 //! The `claw-dealer` binary's library part: the bots demo, the defaults
 //! that depend on where the dealer runs, the points-URL diagnosis, the
 //! Solana demo bank (feature `solana-litesvm`), the rooms file's `[chips]`
-//! table and the build's optional chip providers, shared with its tests.
+//! table, the build's optional chip providers, and the operator's `admin`
+//! commands, shared with its tests.
 
+pub mod admin_cli;
 pub mod defaults;
 pub mod demo;
 pub mod features;

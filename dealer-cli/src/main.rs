@@ -112,6 +112,12 @@ enum RevealArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DealArg {
+    Dealer,
+    Blind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum EntropyArg {
     Joint,
     Dealer,
@@ -123,6 +129,9 @@ fn dur(s: &str) -> Result<Duration, String> {
 
 /// A provably fair card dealer: rooms over WebSocket, every card committed,
 /// every hand auditable.
+///
+/// Operator commands on a running dealer (ban, freeze, abuse signals):
+/// `claw-dealer admin --help`.
 #[derive(Debug, Parser)]
 #[command(name = "claw-dealer", version, about)]
 struct Cli {
@@ -173,6 +182,12 @@ struct Cli {
     /// Shuffle entropy: joint (dealer + player seeds) or dealer.
     #[arg(long, value_enum, default_value = "joint")]
     entropy: EntropyArg,
+    /// Who sees the cards: dealer (it deals, commits and seals every card)
+    /// or blind (a mental-poker deal: the players hold the deck's key and
+    /// shuffle it, the dealer never sees a hidden card; texas-holdem only;
+    /// SPEC.md §9.7).
+    #[arg(long, value_enum, default_value = "dealer")]
+    deal: DealArg,
     /// Game settings as JSON, e.g. '{"small_blind":5,"big_blind":10}'.
     #[arg(long)]
     settings: Option<String>,
@@ -292,6 +307,28 @@ struct Cli {
     /// local play-money default, else no daily cap.
     #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
     welcome_per_day: Option<u64>,
+    /// Daily chips: granted at a join, once per identity and UTC+8 day,
+    /// paid from the operator account (--grants-from); 0 (the default): none.
+    #[arg(long, default_value_t = 0, value_parser = whole_number)]
+    daily_chips: u64,
+    /// Rescue chips: granted at a join to an identity whose balance is below
+    /// --rescue-below, once per identity and UTC+8 day, paid from the
+    /// operator account; 0 (the default): none.
+    #[arg(long, default_value_t = 0, value_parser = whole_number)]
+    rescue_chips: u64,
+    /// The balance under which a join is rescued.
+    #[arg(long, default_value_t = 500, value_parser = whole_number)]
+    rescue_below: u64,
+    /// The most daily chips, and apart the most rescue chips, the node
+    /// grants per UTC+8 day, all identities together (default: 100 × the
+    /// grant).
+    #[arg(long, value_parser = whole_number)]
+    grants_per_day: Option<u64>,
+    /// The account the daily and rescue chips are paid from (default: the
+    /// dealer's own account, where commission and rake are paid). A grant
+    /// it cannot cover is refused: these grants never create chips.
+    #[arg(long)]
+    grants_from: Option<String>,
     /// Chips granted once to the house of a game with a house (blackjack),
     /// at room start. Required for such a game on a dealer reachable from
     /// the network; default 1000000 play-money chips in the demo and on a
@@ -378,6 +415,14 @@ fn room_from_flags(cli: &Cli, game: &str, bankroll: Option<Chips>) -> anyhow::Re
         EntropyArg::Joint => EntropyMode::Joint,
         EntropyArg::Dealer => EntropyMode::Dealer,
     };
+    if cli.deal == DealArg::Blind {
+        if game != "texas-holdem" {
+            anyhow::bail!("--deal blind is offered for texas-holdem only (issue 35), not {game}");
+        }
+        // The players' shuffles order a blind deck: no seed round.
+        r.deal = claw_protocol::messages::DealMode::Blind;
+        r.entropy = EntropyMode::Dealer;
+    }
     if let Some(s) = &cli.settings {
         r.settings = serde_json::from_str(s).context("--settings is not JSON")?;
     }
@@ -755,6 +800,15 @@ fn notices(format: LogFormat) -> Stderr {
 #[tokio::main]
 async fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "admin") {
+        use claw_dealer_cli::admin_cli::{run, AdminCli};
+        let cli = AdminCli::try_parse_from(&args[1..]).unwrap_or_else(|e| e.exit());
+        let code = run(cli).await.unwrap_or_else(|e| {
+            notices(LogFormat::Text).error(format_args!("{e:#}"));
+            1
+        });
+        std::process::exit(code);
+    }
     let asked = notices(if json_requested(&args) { LogFormat::Json } else { LogFormat::Text });
     let matches = match Cli::command().after_long_help(limits_help()).try_get_matches_from(&args) {
         Ok(m) => m,
@@ -977,6 +1031,31 @@ async fn run(mut cli: Cli, say: Stderr) -> anyhow::Result<i32> {
         let welcome = WelcomePlan::resolve(flags, demo, ledger, reach);
         let per_day = welcome.per_day.map(|d| (d, Duration::from_secs(86_400)));
         builder = builder.grants(g, welcome.amount).welcome_total(welcome.total).welcome_per_period(per_day);
+        let day = |amount: u64, below: Option<u64>| claw_chips::ledger::welcome::DayCaps {
+            amount: Chips(amount),
+            below: below.map(Chips),
+            per_account: 1,
+            budget_per_day: Some(cli.grants_per_day.unwrap_or(amount.saturating_mul(100))),
+        };
+        let days = vec![
+            (claw_chips::ledger::welcome::GrantKind::Daily, day(cli.daily_chips, None)),
+            (claw_chips::ledger::welcome::GrantKind::Rescue, day(cli.rescue_chips, Some(cli.rescue_below))),
+        ];
+        let from = match &cli.grants_from {
+            Some(a) => Some(AccountId::new(a.clone()).context("--grants-from")?),
+            None => None,
+        };
+        builder = builder.day_grants(days, from);
+        if cli.daily_chips > 0 || cli.rescue_chips > 0 {
+            say.info(format!(
+                "daily chips: {} once per identity and UTC+8 day; rescue chips: {} below a balance of {} once a day; \
+                 paid from {}",
+                cli.daily_chips,
+                cli.rescue_chips,
+                cli.rescue_below,
+                cli.grants_from.as_deref().unwrap_or("the dealer's account")
+            ));
+        }
         if !demo {
             say.info(welcome.describe());
         }

@@ -10,6 +10,22 @@
 //! - `DELETE /admin/rooms/{room}` closes a room (running hand finished or
 //!   refunded, players told) → `200 {"closed"}`.
 //!
+//! - `POST /admin/players/{id}/ban` `{"reason": "…", "for": "24h"}` bans an
+//!   identity (`for` optional: until lifted; units s, m, h, d): refused at
+//!   the handshake (`banned`), and removed from every room once its running
+//!   hand has settled (`kicked` `banned`, close 4001). `DELETE` lifts it.
+//! - `POST /admin/players/{id}/freeze` (same body) freezes an identity: it
+//!   may connect and see its balance, not sit down (a seated one loses its
+//!   seat once its running hand has settled). `DELETE` lifts it.
+//! - `GET /admin/sanctions` → the bans and freezes in force;
+//!   `GET /admin/players/{id}` → one identity's sanctions and abuse signals;
+//!   `GET /admin/signals?limit=N` → the N identities with the most flags
+//!   (default 50); `GET /admin/audit` → the operator audit log's length
+//!   once its hash chain checks (500 if it does not).
+//!
+//! Every change on an identity is appended to the hash-chained audit log
+//! `DATA_DIR/admin-audit.jsonl` before it takes effect ([`crate::audit_log`]).
+//!
 //! A room opened here with nobody seated for the room expiry is closed.
 //! Each open room is kept in `DATA_DIR/admin-rooms/<room>.json` until it is
 //! closed or expires, so a restarted node serves it again at the same id.
@@ -22,7 +38,7 @@ use axum::extract::{Path as UrlPath, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use claw_games::DynGame;
 use claw_protocol::PlayerId;
@@ -33,7 +49,9 @@ use tokio::sync::{oneshot, watch, Mutex};
 
 use crate::config::RoomConfig;
 use crate::registry::{Listing, Registry};
-use crate::room::{spawn_room, NodeContext, RoomCmd, RoomHandle};
+use crate::room::{spawn_room, unix_ms, NodeContext, RoomCmd, RoomHandle};
+use crate::sanctions::{parse_term, Change, SanctionError};
+use claw_engine::room::BarKind;
 
 /// Name of the admin token file in the data directory.
 pub const TOKEN_FILE: &str = "admin.token";
@@ -346,11 +364,136 @@ async fn expire_when_empty(a: Arc<Admin>, room: RoomHandle) {
     }
 }
 
+/// The body of a ban or freeze.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetBar {
+    reason: String,
+    #[serde(default, rename = "for")]
+    term: Option<String>,
+}
+
+/// The identity in a path, or why not (a 400 answer).
+fn player_id(text: &str) -> Result<PlayerId, Box<Response>> {
+    text.parse().map_err(|_| Box::new(error(StatusCode::BAD_REQUEST, "not a player id (64 hex characters)")))
+}
+
+async fn set_bar(a: &Admin, id: &str, kind: BarKind, body: &[u8]) -> Response {
+    let player = match player_id(id) {
+        Ok(p) => p,
+        Err(r) => return *r,
+    };
+    let req: SetBar = match serde_json::from_slice(body) {
+        Ok(r) => r,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("body: {e}")),
+    };
+    let duration = match req.term.as_deref().map(parse_term).transpose() {
+        Ok(d) => d,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("for: {e}")),
+    };
+    let change = Change::Set { kind, reason: req.reason, duration, by: "admin".into() };
+    apply(a, player, change).await
+}
+
+async fn apply(a: &Admin, player: PlayerId, change: Change) -> Response {
+    match a.ctx.sanctions.change(player, change, unix_ms()).await {
+        Ok((set, found)) => {
+            crate::metrics::inc(&a.ctx.metrics.sanction_actions);
+            tracing::info!(player = %player, sanction = ?set, "admin API: sanction changed");
+            crate::sanctions::enforce(&a.ctx, &a.registry, player).await;
+            match set {
+                Some(s) => (StatusCode::CREATED, Json(json!({ "sanction": s }))).into_response(),
+                None if found => Json(json!({ "lifted": player })).into_response(),
+                None => error(StatusCode::NOT_FOUND, "no such sanction in force"),
+            }
+        }
+        Err(e @ SanctionError::Reason) => error(StatusCode::BAD_REQUEST, e.to_string()),
+        Err(e) => {
+            tracing::error!(player = %player, error = %e, "admin API: the sanction could not be stored");
+            error(StatusCode::INTERNAL_SERVER_ERROR, "the sanction could not be stored")
+        }
+    }
+}
+
+async fn ban(State(a): State<Arc<Admin>>, UrlPath(id): UrlPath<String>, body: axum::body::Bytes) -> Response {
+    set_bar(&a, &id, BarKind::Ban, &body).await
+}
+
+async fn freeze(
+    State(a): State<Arc<Admin>>,
+    UrlPath(id): UrlPath<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    set_bar(&a, &id, BarKind::Freeze, &body).await
+}
+
+async fn lift(a: &Admin, id: &str, kind: BarKind) -> Response {
+    match player_id(id) {
+        Ok(p) => apply(a, p, Change::Lift(kind)).await,
+        Err(r) => *r,
+    }
+}
+
+async fn unban(State(a): State<Arc<Admin>>, UrlPath(id): UrlPath<String>) -> Response {
+    lift(&a, &id, BarKind::Ban).await
+}
+
+async fn unfreeze(State(a): State<Arc<Admin>>, UrlPath(id): UrlPath<String>) -> Response {
+    lift(&a, &id, BarKind::Freeze).await
+}
+
+async fn sanctions(State(a): State<Arc<Admin>>) -> Response {
+    Json(json!({ "sanctions": a.ctx.sanctions.list(unix_ms()) })).into_response()
+}
+
+async fn player(State(a): State<Arc<Admin>>, UrlPath(id): UrlPath<String>) -> Response {
+    let player = match player_id(&id) {
+        Ok(p) => p,
+        Err(r) => return *r,
+    };
+    let sanctions: Vec<_> =
+        a.ctx.sanctions.list(unix_ms()).into_iter().filter(|s| s.player == player).collect();
+    let signals = a.ctx.metrics.conduct.of(&player).unwrap_or_default();
+    Json(json!({ "player": player, "sanctions": sanctions, "signals": signals })).into_response()
+}
+
+#[derive(Deserialize)]
+struct Limit {
+    limit: Option<usize>,
+}
+
+async fn signals(
+    State(a): State<Arc<Admin>>,
+    axum::extract::Query(q): axum::extract::Query<Limit>,
+) -> Response {
+    let top = a.ctx.metrics.conduct.top(q.limit.unwrap_or(50).min(1000));
+    let rows: Vec<_> = top.into_iter().map(|(p, s)| json!({ "player": p, "signals": s })).collect();
+    Json(json!({ "signals": rows })).into_response()
+}
+
+async fn audit(State(a): State<Arc<Admin>>) -> Response {
+    let path = a.ctx.sanctions.audit_path().to_owned();
+    match tokio::task::spawn_blocking(move || crate::audit_log::verify(&path)).await {
+        Ok(Ok(lines)) => Json(json!({ "lines": lines, "chain": "ok" })).into_response(),
+        Ok(Err(e)) => {
+            tracing::error!(severity = crate::metrics::CRITICAL, error = %e, "the operator audit log's hash chain is broken");
+            error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+        }
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
 /// The routes under `/admin`, behind the bearer token.
 pub(crate) fn router(a: Arc<Admin>) -> Router {
     Router::new()
         .route("/admin/rooms", get(list).post(open))
         .route("/admin/rooms/{room}", delete(close))
+        .route("/admin/players/{id}", get(player))
+        .route("/admin/players/{id}/ban", post(ban).delete(unban))
+        .route("/admin/players/{id}/freeze", post(freeze).delete(unfreeze))
+        .route("/admin/sanctions", get(sanctions))
+        .route("/admin/signals", get(signals))
+        .route("/admin/audit", get(audit))
         .layer(middleware::from_fn_with_state(Arc::clone(&a), auth))
         .with_state(a)
 }

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use claw_chips::hand_journal::{read_lines, HandFile, Journal};
-use claw_chips::ledger::welcome::{Decision, GrantLine, WelcomeBook, WelcomeCaps};
+use claw_chips::ledger::welcome::{DayCaps, Decision, GrantKind, GrantLine, WelcomeBook, WelcomeCaps};
 use claw_chips::ledger::{
     HandStep, JournalLine, Ledger, LedgerEffect, LedgerInput, Outcome, Policy, Report, Settlement,
 };
@@ -113,6 +113,25 @@ impl ChipDesk {
     /// The provider's name, for logs.
     pub fn provider_name(&self) -> &'static str {
         self.provider.name()
+    }
+
+    /// Moves `amount` from `from` to `to` in one atomic, idempotent call
+    /// (an operator-funded grant: refused, nothing moved, when `from`
+    /// cannot cover it).
+    pub async fn transfer(
+        &self,
+        key: &IdempotencyKey,
+        from: &AccountId,
+        to: &AccountId,
+        amount: Chips,
+        memo: &str,
+    ) -> Result<(), ChipError> {
+        let ops = [
+            claw_chips::ChipOp::new(ChipOpKind::Debit, from, amount, memo),
+            claw_chips::ChipOp::new(ChipOpKind::Credit, to, amount, memo),
+        ];
+        // Same key each attempt: the provider applies it once.
+        self.retrying(true, || self.provider.settle(key, &ops)).await
     }
 
     /// How the provider moves chips (per call, or per hand).
@@ -262,6 +281,15 @@ impl LedgerIo {
         match c {
             Completion::Input(i) => i,
             Completion::File(FileDone { hand, file, journal, result }) => {
+                // Open journals and their age, for `/metrics` (an alert on a
+                // hand whose chips stay unsettled).
+                if let Some(m) = &self.metrics {
+                    if journal.is_some() && file.is_some() {
+                        m.journals.opened(hand.to_string(), crate::room::unix_ms());
+                    } else if file.is_none() && result.is_ok() {
+                        m.journals.closed(&hand.to_string());
+                    }
+                }
                 if let Some(j) = journal {
                     self.journals.insert(hand.room.clone(), j);
                 }
@@ -342,6 +370,9 @@ impl LedgerIo {
                 None => Err("the room's journal is not open".into()),
             }),
             LedgerEffect::Drop { hand } => {
+                if let Some(m) = &self.metrics {
+                    m.journals.closed(&hand.to_string());
+                }
                 self.files.remove(&hand);
             }
             LedgerEffect::Call { hand, id, op } => {
@@ -375,6 +406,9 @@ impl LedgerIo {
         match r {
             Report::Holding { hand, held } => {
                 tracing::warn!(%hand, "the chip service did not answer a refund; retried in the background");
+                if let Some(m) = m {
+                    inc(&m.settlement_retries);
+                }
                 let total = held.iter().fold(0u64, |t, (_, n)| t.saturating_add(*n));
                 if let Some(m) = m {
                     inc(&m.refunds_pending);
@@ -398,6 +432,7 @@ impl LedgerIo {
             Report::ProviderPending { hand, error } => {
                 tracing::warn!(%hand, %error, "not confirmed by the chip provider; retrying in the background");
                 if let Some(m) = m {
+                    inc(&m.settlement_retries);
                     inc(&m.refunds_pending);
                 }
             }
@@ -410,7 +445,10 @@ impl LedgerIo {
                 }
             }
             Report::ArchiveRetry { hand, error } => {
-                tracing::warn!(%hand, %error, "closing a chip journal failed; retrying")
+                tracing::warn!(%hand, %error, "closing a chip journal failed; retrying");
+                if let Some(m) = m {
+                    inc(&m.settlement_retries);
+                }
             }
             Report::LeftOut { hand, account, error } => {
                 tracing::warn!(%hand, %account, %error, "no stake: left out of the hand")
@@ -621,6 +659,8 @@ const WELCOME_FILE: &str = "welcome.jsonl";
 /// account" hold across restarts (issue #28).
 pub struct WelcomeDesk {
     book: std::sync::Mutex<WelcomeBook>,
+    /// The operator account that pays the daily and rescue grants.
+    funder: Option<AccountId>,
     file: PathBuf,
     /// Serialises appends (lines in decision order).
     write: tokio::sync::Mutex<()>,
@@ -629,6 +669,16 @@ pub struct WelcomeDesk {
 impl WelcomeDesk {
     /// Reads the record in `data_dir` (blocking: call off the async workers).
     pub fn load(data_dir: &Path, caps: WelcomeCaps) -> std::io::Result<WelcomeDesk> {
+        WelcomeDesk::load_all(data_dir, caps, [])
+    }
+
+    /// [`WelcomeDesk::load`] of a node that also grants the daily or rescue
+    /// grants of `days` (blocking: call off the async workers).
+    pub fn load_all(
+        data_dir: &Path,
+        caps: WelcomeCaps,
+        days: impl IntoIterator<Item = (GrantKind, DayCaps)>,
+    ) -> std::io::Result<WelcomeDesk> {
         let file = data_dir.join(WELCOME_FILE);
         let lines = match std::fs::read_to_string(&file) {
             Ok(text) => text
@@ -640,8 +690,24 @@ impl WelcomeDesk {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(e),
         };
-        let book = WelcomeBook::replay(caps, lines);
-        Ok(WelcomeDesk { book: std::sync::Mutex::new(book), file, write: tokio::sync::Mutex::new(()) })
+        let book = WelcomeBook::replay_all(caps, days, lines);
+        Ok(WelcomeDesk {
+            book: std::sync::Mutex::new(book),
+            funder: None,
+            file,
+            write: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// The daily and rescue grants are paid from `account`.
+    pub fn funded_by(mut self, account: AccountId) -> WelcomeDesk {
+        self.funder = Some(account);
+        self
+    }
+
+    /// The operator account that pays the daily and rescue grants.
+    pub fn funder(&self) -> Option<&AccountId> {
+        self.funder.as_ref()
     }
 
     fn book(&self) -> std::sync::MutexGuard<'_, WelcomeBook> {
@@ -651,6 +717,11 @@ impl WelcomeDesk {
     /// Claims `account` for this run's one look at it (false: seen or welcomed before).
     pub fn claim(&self, account: &AccountId) -> bool {
         self.book().claim(account)
+    }
+
+    /// Decides the daily or rescue grant of `account` at its `balance`.
+    pub fn decide_day(&self, kind: GrantKind, account: &AccountId, balance: Chips, now_ms: u64) -> Decision {
+        self.book().decide_day(kind, account, balance, now_ms)
     }
 
     /// Decides a claimed account's grant at its `balance`.
@@ -674,8 +745,8 @@ impl WelcomeDesk {
         .map_err(|e| e.to_string())
         .and_then(|r| r.map_err(|e| e.to_string()));
         if r.is_err() {
-            if let GrantLine::Grant { account, amount, at_ms } = line {
-                self.book().apply(&GrantLine::Refused { account, amount, at_ms });
+            if let GrantLine::Grant { grant, account, amount, at_ms } = line {
+                self.book().apply(&GrantLine::Refused { grant, account, amount, at_ms });
             }
         }
         r
@@ -683,8 +754,8 @@ impl WelcomeDesk {
 
     /// A grant refused for good: recorded, and taken back from the budgets.
     pub async fn refused(&self, line: GrantLine) {
-        let GrantLine::Grant { account, amount, at_ms } = line else { return };
-        let back = GrantLine::Refused { account, amount, at_ms };
+        let GrantLine::Grant { grant, account, amount, at_ms } = line else { return };
+        let back = GrantLine::Refused { grant, account, amount, at_ms };
         self.book().apply(&back);
         if let Err(e) = self.record(back).await {
             tracing::warn!(error = %e, "could not record a refused welcome grant");
@@ -938,7 +1009,8 @@ mod tests {
     fn the_welcome_record_is_read_back_with_its_budgets() {
         let data = tempfile::tempdir().unwrap();
         let caps = WelcomeCaps { amount: Chips(10), total: Some(15), per_period: None };
-        let line = GrantLine::Grant { account: acct("a"), amount: Chips(10), at_ms: 1 };
+        let line =
+            GrantLine::Grant { grant: Default::default(), account: acct("a"), amount: Chips(10), at_ms: 1 };
         std::fs::write(
             data.path().join(WELCOME_FILE),
             format!("{}\n{{\"kind\":\"gra", serde_json::to_string(&line).unwrap()),

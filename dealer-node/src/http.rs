@@ -1,7 +1,10 @@
 //! Health and Prometheus metrics over HTTP (axum), on their own listener so
 //! that the game port only ever speaks WebSocket.
 //!
-//! `GET /health` → `200 ok` with a JSON summary; `GET /metrics` → the
+//! `GET /health` → `200 ok` with a JSON summary (the process answers);
+//! `GET /ready` → `200` when the node can deal (the chip provider answers,
+//! the data directory takes a synced write, a room is open), else `503`
+//! with the reasons; `GET /metrics` → the
 //! Prometheus text exposition; `GET /rooms/{room}/hands/{hand}` → an
 //! archived hand's [`HandRecord`] (by hand id or number), so that a player
 //! or audit bot can fetch a hand and its deferred reveal later. None exposes
@@ -56,6 +59,8 @@ pub struct HttpState {
     /// The browser app and its API (`crate::web`), if served.
     #[cfg(feature = "web")]
     pub web: Option<crate::web::WebState>,
+    /// What the rooms share: the chip desk and the data directory (`/ready`).
+    pub node: Arc<crate::room::NodeContext>,
 }
 
 async fn health(State(s): State<HttpState>) -> impl IntoResponse {
@@ -68,6 +73,46 @@ async fn health(State(s): State<HttpState>) -> impl IntoResponse {
         "connections_open": s.metrics.connections_open.load(Relaxed),
         "hands_finished": s.metrics.hands_finished.load(Relaxed),
     }))
+}
+
+/// Longest `/ready` waits for the chip provider.
+const READY_CHIP_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// `GET /ready`: 200 `{"status":"ready"}`, or 503 `{"status":"not-ready",
+/// "reasons":[…]}` (the details are logged, not served).
+async fn ready(State(s): State<HttpState>) -> Response {
+    let mut reasons: Vec<&str> = Vec::new();
+    if s.rooms.all().iter().all(|(r, _)| r.is_closed()) {
+        reasons.push("no room is open");
+    }
+    let dir = s.node.data_dir.clone();
+    let probe = tokio::task::spawn_blocking(move || {
+        let p = dir.join(".ready-probe");
+        crate::archive::write_atomic(&p, "ready\n").and_then(|()| std::fs::remove_file(&p))
+    })
+    .await;
+    if !matches!(probe, Ok(Ok(()))) {
+        tracing::warn!(result = ?probe, "ready probe: the data directory is not writable");
+        reasons.push("the archive (data directory) is not writable");
+    }
+    let desk = &s.node.desk;
+    match tokio::time::timeout(READY_CHIP_TIMEOUT, desk.balance(&desk.dealer_account)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "ready probe: the chip provider failed");
+            reasons.push("the chip provider is unreachable");
+        }
+        Err(_) => reasons.push("the chip provider did not answer in 2 s"),
+    }
+    if reasons.is_empty() {
+        Json(serde_json::json!({ "status": "ready" })).into_response()
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(serde_json::json!({ "status": "not-ready", "reasons": reasons })),
+        )
+            .into_response()
+    }
 }
 
 async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
@@ -120,7 +165,7 @@ async fn security_headers(req: Request, next: Next) -> Response {
     response
 }
 
-/// The router: `/health`, `/metrics`, `/rooms/{room}/hands/{hand}` and the
+/// The router: `/health`, `/ready`, `/metrics`, `/rooms/{room}/hands/{hand}` and the
 /// web app ([`crate::web`]), every answer with [`security_headers`].
 pub fn router(state: HttpState) -> Router {
     #[cfg(feature = "web")]
@@ -133,6 +178,7 @@ pub fn router(state: HttpState) -> Router {
         .route_layer(middleware::from_fn_with_state(Arc::clone(&state.reads), reads::limit));
     Router::new()
         .route("/health", get(health))
+        .route("/ready", get(ready))
         .route("/metrics", get(metrics))
         .merge(archive)
         .with_state(state)

@@ -10,6 +10,7 @@
 
 pub mod admin;
 pub mod archive;
+pub mod audit_log;
 pub mod chips;
 pub mod config;
 pub mod conn;
@@ -21,6 +22,7 @@ pub mod node;
 pub mod pending;
 pub mod registry;
 pub mod room;
+pub mod sanctions;
 pub mod server;
 pub mod tls;
 #[cfg(feature = "web")]

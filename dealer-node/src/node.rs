@@ -32,7 +32,7 @@ use crate::registry::Registry;
 use crate::room::{spawn_room, NodeContext, RoomCmd, RoomEvent, RoomHandle};
 use crate::server::{serve, ServerState};
 use crate::tls::ServerTls;
-use claw_chips::ledger::welcome::WelcomeCaps;
+use claw_chips::ledger::welcome::{DayCaps, GrantKind, WelcomeCaps};
 
 /// Why a node could not start.
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +65,10 @@ pub enum NodeError {
         /// Why.
         source: std::io::Error,
     },
+    /// The sanctions file or the operator's audit log cannot be read (or
+    /// the log's hash chain is broken).
+    #[error(transparent)]
+    Sanctions(#[from] crate::sanctions::SanctionError),
     /// A room cannot start.
     #[error("room {room}: {reason}")]
     Room {
@@ -83,6 +87,8 @@ pub struct DealerNode {
     welcome_grant: Chips,
     welcome_total: Option<u64>,
     welcome_window: Option<(u64, std::time::Duration)>,
+    day_grants: Vec<(GrantKind, DayCaps)>,
+    grants_from: Option<AccountId>,
     identity: Option<Identity>,
     games: Vec<Arc<dyn DynGame>>,
     tls: Option<ServerTls>,
@@ -102,6 +108,8 @@ impl DealerNode {
             welcome_grant: Chips::ZERO,
             welcome_total: None,
             welcome_window: None,
+            day_grants: Vec::new(),
+            grants_from: None,
             identity: None,
             games: Vec::new(),
             tls: None,
@@ -149,6 +157,15 @@ impl DealerNode {
     /// in each window of `period` (none: no such cap).
     pub fn welcome_per_period(mut self, limit: Option<(u64, std::time::Duration)>) -> DealerNode {
         self.welcome_window = limit;
+        self
+    }
+
+    /// The daily and rescue grants (REQ-020a; with [`DealerNode::grants`]),
+    /// paid from `from` (none: the dealer's own account, where commission
+    /// and rake go).
+    pub fn day_grants(mut self, days: Vec<(GrantKind, DayCaps)>, from: Option<AccountId>) -> DealerNode {
+        self.day_grants = days;
+        self.grants_from = from;
         self
     }
 
@@ -201,6 +218,8 @@ impl DealerNode {
             welcome_grant,
             welcome_total,
             welcome_window,
+            day_grants,
+            grants_from,
             identity,
             games,
             tls,
@@ -245,24 +264,44 @@ impl DealerNode {
                     outcome = %rec.outcome, debits = rec.totals.debits, credits = rec.totals.credits,
                     "finished a hand interrupted by a crash")
                 }
-                Err((path, e)) => tracing::error!(journal = %path.display(), error = %e,
-                    "could not finish an interrupted hand; will retry at next start"),
+                Err((path, e)) => {
+                    tracing::error!(severity = crate::metrics::CRITICAL, journal = %path.display(), error = %e,
+                    "could not finish an interrupted hand; will retry at next start")
+                }
             }
         }
+        let days_on = day_grants.iter().any(|(_, c)| c.amount.0 > 0);
         let welcome = match (&grants, welcome_grant.0) {
-            (Some(_), n) if n > 0 => {
+            (Some(_), n) if n > 0 || days_on => {
                 let caps =
                     WelcomeCaps { amount: welcome_grant, total: welcome_total, per_period: welcome_window };
                 let dir = config.data_dir.clone();
-                let loaded = tokio::task::spawn_blocking(move || WelcomeDesk::load(&dir, caps))
-                    .await
-                    .map_err(std::io::Error::other)
-                    .and_then(|r| r);
-                Some(loaded.map_err(dir_err)?)
+                let loaded =
+                    tokio::task::spawn_blocking(move || WelcomeDesk::load_all(&dir, caps, day_grants))
+                        .await
+                        .map_err(std::io::Error::other)
+                        .and_then(|r| r);
+                let funder = grants_from.unwrap_or_else(|| desk.dealer_account.clone());
+                Some(loaded.map_err(dir_err)?.funded_by(funder))
             }
             _ => None,
         };
+        let dir = config.data_dir.clone();
+        let sanctions = tokio::task::spawn_blocking(move || crate::sanctions::Sanctions::load(&dir))
+            .await
+            .map_err(|e| NodeError::DataDir {
+            path: config.data_dir.display().to_string(),
+            source: std::io::Error::other(e),
+        })??;
         let metrics = Arc::new(Metrics::default());
+        let cap = config.limits.max_connections as u64;
+        metrics.connections_max.store(cap, std::sync::atomic::Ordering::Relaxed);
+        let l = &config.limits;
+        metrics.conduct.set_rule((l.abuse_flags > 0).then_some(claw_engine::conduct::Rule {
+            flags: l.abuse_flags,
+            window_hands: l.abuse_window_hands.max(1),
+            ban: l.abuse_ban,
+        }));
         let (events, _) = broadcast::channel(1024);
         let ctx = Arc::new(NodeContext {
             dealer: Arc::clone(&dealer),
@@ -274,6 +313,7 @@ impl DealerNode {
             data_dir: config.data_dir.clone(),
             limits: config.limits.clone(),
             events: events.clone(),
+            sanctions: Arc::new(sanctions),
         });
         let mut handles = Vec::new();
         for (cfg, game) in config.rooms.iter().cloned().zip(room_games) {
@@ -307,6 +347,7 @@ impl DealerNode {
         let (stop_tx, stop_rx) = watch::channel(false);
         let state = Arc::new(ServerState::new(Arc::clone(&rooms), Arc::clone(&ctx), tls.clone()));
         let server = tokio::spawn(serve(listener, state, stop_rx.clone()));
+        tokio::spawn(crate::sanctions::run_rule(Arc::clone(&ctx), Arc::clone(&rooms), stop_rx.clone()));
         let http_addr = match config.http_listen {
             Some(a) => {
                 let admin = admin.as_ref().map(|cfg| {
@@ -335,6 +376,7 @@ impl DealerNode {
                     rooms: Arc::clone(&rooms),
                     admin,
                     reads: Arc::clone(&reads),
+                    node: Arc::clone(&ctx),
                     #[cfg(feature = "web")]
                     web: Some(
                         crate::web::WebState::new(dealer.id(), Arc::clone(&rooms), reads)

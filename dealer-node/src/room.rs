@@ -71,6 +71,9 @@ pub struct NodeContext {
     pub limits: Limits,
     /// Finished and voided hands, for the demo summary and tests.
     pub events: broadcast::Sender<RoomEvent>,
+    /// Bans and freezes of identities (checked at the handshake, applied
+    /// by every room).
+    pub sanctions: Arc<crate::sanctions::Sanctions>,
 }
 
 /// A request to a room task.
@@ -119,6 +122,13 @@ pub enum RoomCmd {
     /// Hold new hands (true) or allow them again (false); the demo holds
     /// the first hand until every bot is seated.
     Hold(bool),
+    /// The ban or freeze that now applies to `player` (none: lifted).
+    Bar {
+        /// The identity.
+        player: claw_protocol::PlayerId,
+        /// What applies.
+        bar: Option<claw_engine::room::Bar>,
+    },
 }
 
 /// How the server reaches a room.
@@ -260,6 +270,12 @@ pub fn spawn_room(
     );
     core.continue_from(first_hand_number);
     core.publish_left_pending(left_pending);
+    let at = now();
+    for s in ctx.sanctions.list(at.unix_ms) {
+        if let Some(bar) = ctx.sanctions.bar_of(&s.player, at.unix_ms) {
+            core.handle(at, Input::Bar { player: s.player, bar: Some(bar) });
+        }
+    }
     let driver = Driver {
         core,
         ctx,
@@ -279,7 +295,7 @@ pub fn spawn_room(
     tokio::spawn(async move {
         // A bug in a room ends that room only; say so loudly.
         if let Err(e) = task.await {
-            tracing::error!(room = %id, error = %e, "room task failed; the room is closed");
+            tracing::error!(severity = crate::metrics::CRITICAL, room = %id, error = %e, "room task failed; the room is closed");
         }
     });
     Ok(handle)
@@ -389,6 +405,7 @@ impl Driver {
                 let _ = reply.send(self.core.snapshot());
             }
             RoomCmd::Hold(h) => self.core.handle(now(), Input::Hold(h)),
+            RoomCmd::Bar { player, bar } => self.core.handle(now(), Input::Bar { player, bar }),
         }
     }
 
@@ -459,6 +476,9 @@ impl Driver {
                     let _ = self.archive_tx.send((id, write));
                 }
                 Effect::Report(e) => {
+                    if let RoomEvent::HandFinished { players, net, .. } = &e {
+                        self.ctx.metrics.conduct.settled(players, net);
+                    }
                     let _ = self.ctx.events.send(e);
                 }
             }
@@ -487,6 +507,7 @@ async fn lookup(ctx: &NodeContext, accounts: &Accounts, room: &str, call: ChipCa
         ChipCall::JoinBalance(p) => {
             let account = AccountId::from(p);
             welcome(ctx, &account).await;
+            day_grants(ctx, &account).await;
             ChipOutcome::Balance(ctx.desk.balance(&account).await.map_err(failure))
         }
         // Once per room, whatever the amount: a new amount does not grant again.
@@ -558,6 +579,50 @@ async fn welcome(ctx: &NodeContext, account: &AccountId) {
             w.refused(line).await;
         }
         Err(e) => tracing::warn!(error = %e, "welcome grant failed"),
+    }
+}
+
+/// The daily grant, then the rescue grant (REQ-020a), each when its caps
+/// allow it at this join: recorded before it is asked for (as the welcome
+/// grant), then paid from the operator account in one atomic transfer keyed
+/// `<kind>/<account>/<at_ms>`. A transfer the operator account cannot cover
+/// is refused and not counted: the grants never create chips.
+async fn day_grants(ctx: &NodeContext, account: &AccountId) {
+    use claw_chips::ledger::welcome::{GrantKind, GrantLine};
+    let Some(w) = &ctx.welcome else { return };
+    let Some(from) = w.funder() else { return };
+    for kind in [GrantKind::Daily, GrantKind::Rescue] {
+        let Ok(balance) = ctx.desk.balance(account).await else { return };
+        let line = match w.decide_day(kind, account, balance, unix_ms()) {
+            Decision::Grant(line) => line,
+            Decision::PeriodUsedUp | Decision::TotalUsedUp => {
+                inc(&ctx.metrics.welcome_refused);
+                tracing::warn!(account = %account, grant = kind.name(), "grant: the node's budget for today is used up");
+                continue;
+            }
+            Decision::Already | Decision::NotLow => continue,
+        };
+        let GrantLine::Grant { amount, at_ms, .. } = line else { continue };
+        let Ok(key) = IdempotencyKey::new(format!("{}/{account}/{at_ms}", kind.name())) else { continue };
+        if let Err(e) = w.record(line.clone()).await {
+            tracing::error!(account = %account, error = %e, "grant could not be recorded; not granted");
+            return;
+        }
+        match ctx.desk.transfer(&key, from, account, amount, &format!("{} chips", kind.name())).await {
+            Ok(()) => {
+                inc(&ctx.metrics.welcome_grants);
+                ctx.metrics.welcome_chips.fetch_add(amount.0, std::sync::atomic::Ordering::Relaxed);
+                tracing::info!(account = %account, %amount, grant = kind.name(), "grant paid from the operator account");
+            }
+            Err(e) if !e.is_retryable() => {
+                inc(&ctx.metrics.welcome_refused);
+                tracing::warn!(error = %e, grant = kind.name(), "grant refused (operator account)");
+                w.refused(line).await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, grant = kind.name(), "grant failed; counted (its key makes a retry a no-op)")
+            }
+        }
     }
 }
 

@@ -167,7 +167,7 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
     let full = permit.is_none();
     let authenticated = async {
         let (mut ws, room, open) = upgrade(&state, stream, peer, deadline, full).await?;
-        let end = handshake(&state, &mut ws, &room, deadline).await;
+        let end = handshake(&state, &mut ws, &room, deadline, ip).await;
         Some((ws, room, open, end))
     };
     let authenticated = tokio::select! {
@@ -409,7 +409,13 @@ fn decode_refusal(e: &DecodeError) -> ServerMessage {
 }
 
 /// Steps 1–4 of the handshake on `ws`, all before `deadline`.
-async fn handshake(state: &ServerState, ws: &mut Ws, room: &RoomHandle, deadline: Instant) -> HandshakeEnd {
+async fn handshake(
+    state: &ServerState,
+    ws: &mut Ws,
+    room: &RoomHandle,
+    deadline: Instant,
+    ip: IpAddr,
+) -> HandshakeEnd {
     let ctx = &state.ctx;
     let mut hs = ServerHandshake::new(Arc::clone(&ctx.dealer), room.id.clone(), room.public_config.clone());
     let mut rng = OsRng;
@@ -488,6 +494,16 @@ async fn handshake(state: &ServerState, ws: &mut Ws, room: &RoomHandle, deadline
     };
     // The player proved its key: ask the room to admit it.
     let player = verified.player.signing;
+    // A banned identity is refused by name (after the signature: a relay
+    // cannot learn who is banned).
+    if let Some(ban) = ctx.sanctions.ban_of(&player, unix_ms()) {
+        tracing::info!(room = %room.id, player = %player.short(), "banned identity refused");
+        let mut r = reject(&mut hs, RejectReason::Banned);
+        r.message = Some(ban.text());
+        send_rejected(ws, &r).await;
+        return HandshakeEnd::Failed;
+    }
+    ctx.metrics.conduct.seen_from(&player, ip);
     let Some(identity) = state.per_identity.try_take(player, ctx.limits.max_conns_per_identity) else {
         tracing::info!(room = %room.id, player = %player.short(), "too many connections for this identity");
         let r = reject(&mut hs, RejectReason::Busy);
@@ -558,7 +574,13 @@ async fn send_rejected(ws: &mut Ws, r: &Rejected) {
     if let Some(f) = crate::room::encode(&ServerMessage::Rejected(r.clone())) {
         let _ = tokio::time::timeout(Duration::from_secs(2), ws.send(Message::Text(f))).await;
     }
-    let close = CloseFrame { code: CloseCode::Policy, reason: r.reason.code().into() };
+    // A ban closes with its own code (the client must not retry); any other
+    // refusal with 1008.
+    let code = match r.reason {
+        RejectReason::Banned => claw_protocol::close::BANNED,
+        _ => claw_protocol::close::POLICY,
+    };
+    let close = CloseFrame { code: CloseCode::from(code), reason: r.reason.code().into() };
     let _ = tokio::time::timeout(Duration::from_secs(2), ws.send(Message::Close(Some(close)))).await;
 }
 

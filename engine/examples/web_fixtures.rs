@@ -2,8 +2,9 @@
 //! the five games dealt by the real engine with fixed seeds (Guandan with
 //! single and double tribute, face down and face up; hands with a
 //! commission), tampered and re-signed copies, and for each file the Rust
-//! auditor's verdict (`claw_protocol::audit::audit`, no replayer) in
-//! `cases.json`, which `npm test` in web/ compares with the browser audit.
+//! auditor's verdict (`claw_protocol::audit::audit` with the games'
+//! replayer, so check 13 `replay` runs) in `cases.json`, which `npm test` in
+//! web/ compares with the browser audit (its own TypeScript replay).
 //!
 //! Regenerate (deterministic: same seeds, same bytes):
 //!
@@ -115,7 +116,13 @@ impl Out {
             fs::write(self.dir.join(&k), v.to_key_file().expect("key").as_str()).expect("key");
             k
         });
-        let opts = AuditOptions { viewer, commission: commission.map(Chips), ..AuditOptions::default() };
+        let replayer = claw_games::audit::GamesReplayer::default();
+        let opts = AuditOptions {
+            viewer,
+            commission: commission.map(Chips),
+            replayer: Some(&replayer),
+            ..AuditOptions::default()
+        };
         let rust = match audit(&tr, &opts) {
             Ok(r) => json!({
                 "ok": true,

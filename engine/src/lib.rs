@@ -7,11 +7,13 @@
 //! - [`room`]: the [`RoomCore`](room::RoomCore) state machine: players,
 //!   seats, timers, queries, hands; chip calls and archive writes as effects.
 //! - [`metrics`]: the node's counters (plain atomics).
+//! - [`conduct`]: abuse signals per identity and the rule that bans on them.
 //!
 //! The crate never reads a clock, never draws randomness of its own and does
 //! no I/O: time, randomness and the results of I/O are inputs (the sans-IO
 //! split of quinn-proto and rustls). `dealer-node` is the tokio driver.
 
+pub mod conduct;
 pub mod hand;
 pub mod metrics;
 pub mod room;

@@ -5,6 +5,12 @@ use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+/// The value of the `severity` field on log events a pager must see at once
+/// (a chip conservation failure, a refund left unfinished, a broken audit
+/// chain): `tracing::error!(severity = CRITICAL, …)`. The binaries' JSON
+/// logs carry it as `"severity":"CRITICAL"` for a log shipper to route.
+pub const CRITICAL: &str = "CRITICAL";
+
 /// Upper bounds (seconds) of the action-latency histogram buckets.
 const BUCKETS: [f64; 12] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0];
 
@@ -82,9 +88,48 @@ pub struct Metrics {
     pub archive_audits: AtomicU64,
     /// Archive reads refused by the per-address rate (`429`).
     pub archive_rate_limited: AtomicU64,
+    /// The node's connection cap (`max_connections`), for budget alerts (gauge).
+    pub connections_max: AtomicU64,
+    /// Settlements, refunds and journal closes the chip service did not
+    /// confirm at once, retried in the background.
+    pub settlement_retries: AtomicU64,
+    /// Identities banned now (gauge, set by the node).
+    pub bans_active: AtomicU64,
+    /// Identities frozen now (gauge, set by the node).
+    pub freezes_active: AtomicU64,
+    /// Operator actions on identities (ban, unban, freeze, unfreeze; rule bans too).
+    pub sanction_actions: AtomicU64,
+    /// Hands' chip journals not yet closed, by when they were opened.
+    pub journals: OpenJournals,
+    /// Abuse signals per identity (only aggregates are rendered).
+    pub conduct: crate::conduct::Conduct,
     latency_buckets: [AtomicU64; BUCKETS.len()],
     latency_count: AtomicU64,
     latency_sum_ns: AtomicU64,
+}
+
+/// The chip journals of hands still open (keyed by `room/hand`), with the
+/// unix time each was opened: `/metrics` shows the oldest, for an alert on
+/// a hand whose chips stay unsettled.
+#[derive(Debug, Default)]
+pub struct OpenJournals(std::sync::Mutex<std::collections::HashMap<String, u64>>);
+
+impl OpenJournals {
+    /// A journal was opened at `unix_ms`.
+    pub fn opened(&self, key: String, unix_ms: u64) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(key, unix_ms);
+    }
+
+    /// A journal was closed (settled or refunded).
+    pub fn closed(&self, key: &str) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+    }
+
+    /// How many are open, and when the oldest was opened (unix ms).
+    pub fn oldest(&self) -> (usize, Option<u64>) {
+        let g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        (g.len(), g.values().min().copied())
+    }
 }
 
 /// Adds one to a counter.
@@ -246,6 +291,35 @@ impl Metrics {
             "Archive reads refused by the per-address rate.",
             g(&self.archive_rate_limited),
         );
+        one(
+            "claw_connections_max",
+            "gauge",
+            "The node's connection cap (limit max_connections).",
+            g(&self.connections_max),
+        );
+        one(
+            "claw_settlement_retries_total",
+            "counter",
+            "Settlements, refunds and journal closes not confirmed at once, retried in the background.",
+            g(&self.settlement_retries),
+        );
+        one("claw_bans_active", "gauge", "Identities banned now.", g(&self.bans_active));
+        one("claw_freezes_active", "gauge", "Identities frozen now.", g(&self.freezes_active));
+        one(
+            "claw_sanction_actions_total",
+            "counter",
+            "Bans, unbans, freezes and unfreezes (operator and abuse rule).",
+            g(&self.sanction_actions),
+        );
+        let (open, oldest) = self.journals.oldest();
+        one("claw_chip_journals_open", "gauge", "Hands' chip journals not yet closed.", open as u64);
+        one(
+            "claw_chip_journal_oldest_open_timestamp_seconds",
+            "gauge",
+            "Unix time the oldest open chip journal was opened (0: none open).",
+            oldest.unwrap_or(0) / 1000,
+        );
+        self.conduct.render(&mut s);
         let _ = writeln!(
             s,
             "# HELP claw_action_latency_seconds Time from an action's arrival to its broadcast.\n\

@@ -193,6 +193,7 @@ impl Table {
             between_hands_ms: 0,
             seed_timeout_ms: 1_000,
             reveal_delay_ms: None,
+            deal: Default::default(),
         }
     }
 

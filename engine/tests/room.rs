@@ -939,6 +939,9 @@ mod rules;
 #[path = "room/spec_defaults.rs"]
 mod spec_defaults;
 
+#[path = "room/blind.rs"]
+mod blind;
+
 #[test]
 fn a_hand_query_asked_before_the_settlement_completes_waits_for_the_record() {
     let mut h = Harness::new(3, |_| {});
@@ -977,6 +980,18 @@ fn a_hand_query_asked_before_the_settlement_completes_waits_for_the_record() {
 
 #[path = "room/committed.rs"]
 mod committed;
+
+#[path = "room/matches.rs"]
+mod matches;
+
+#[path = "room/deadlines.rs"]
+mod deadlines;
+
+#[path = "room/lifecycle.rs"]
+mod lifecycle;
+
+#[path = "room/removal.rs"]
+mod removal;
 
 /// Issue #28 (kill -9): a hand's end goes out only after its archive write
 /// and its settlement were queued, so a driver that runs the effects after

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::plugin::{
-    ActionOption, DealtCard, GameDetails, GameError, GameMeta, GamePlugin, HandResult, PendingAction,
-    PlayerInfo,
+    ActionOption, DealtCard, GameDetails, GameError, GameMeta, GamePlugin, HandResult, MatchStop,
+    PendingAction, PlayerInfo,
 };
 
 /// A game behind a pointer; see [`GamePlugin`] for what each method means.
@@ -25,6 +25,13 @@ pub trait DynGame: Send + Sync {
     fn create_deck(&self, settings: &Value) -> Result<Vec<CardId>, GameError>;
     fn scripted_deck(&self, settings: &Value, hand_number: u64) -> Result<Option<Vec<CardId>>, GameError>;
     fn entry_chips(&self, settings: &Value) -> Result<Chips, GameError>;
+    /// [`GamePlugin::match_time_limit`] (None also for bad settings).
+    fn match_time_limit(&self, settings: &Value) -> Option<u64>;
+    /// [`GamePlugin::match_begins`]; `null` (a fresh table) begins one, and
+    /// so does a memory that does not parse.
+    fn match_begins(&self, memory: &Value) -> bool;
+    /// [`GamePlugin::end_match`], memory as JSON (None when it does not parse).
+    fn end_match(&self, memory: &Value, stop: MatchStop) -> Option<Value>;
     fn new_hand(
         &self,
         settings: &Value,
@@ -119,6 +126,20 @@ impl<G: GamePlugin> DynGame for Erased<G> {
 
     fn entry_chips(&self, settings: &Value) -> Result<Chips, GameError> {
         Ok(self.0.entry_chips(&self.settings(settings)?))
+    }
+
+    fn match_time_limit(&self, settings: &Value) -> Option<u64> {
+        self.0.match_time_limit(&self.settings(settings).ok()?)
+    }
+
+    fn match_begins(&self, memory: &Value) -> bool {
+        memory.is_null()
+            || from_json::<G::Memory>(memory, "table memory").is_ok_and(|m| self.0.match_begins(&m))
+    }
+
+    fn end_match(&self, memory: &Value, stop: MatchStop) -> Option<Value> {
+        let m: G::Memory = from_json(memory, "table memory").ok()?;
+        self.0.end_match(&m, stop).map(|m| to_json(&m))
     }
 
     fn new_hand(

@@ -15,7 +15,7 @@ pub mod texas_holdem;
 pub use dynamic::{DynGame, DynHand};
 pub use plugin::{
     ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
-    GameMeta, GamePlugin, HandEvent, HandResult, PendingAction, PlayerInfo, PokerVariant,
+    GameMeta, GamePlugin, HandEvent, HandResult, MatchStop, PendingAction, PlayerInfo, PokerVariant,
 };
 pub use runner::{
     check_conservation, replay, replay_checked, ActError, ActionInput, HandRunner, RecordedAction,

@@ -181,6 +181,21 @@ pub enum GameError {
     UnknownGame(String),
 }
 
+/// Why the dealer ends a game's match from outside its rules (the rules
+/// never read a clock nor see a connection): the next hand carries the
+/// request in its table memory ([`GamePlugin::end_match`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchStop {
+    /// The match ran longer than the game's time limit ([`GamePlugin::match_time_limit`]).
+    Timeout,
+    /// The player of `seat` (its seat in the match's last hand) left the
+    /// room past its reconnect window, or said leave.
+    Left {
+        /// The seat that left.
+        seat: Seat,
+    },
+}
+
 /// The rules of one game.
 pub trait GamePlugin: Send + Sync + 'static {
     /// Everything the rules know about a hand in progress, hidden cards
@@ -294,6 +309,25 @@ pub trait GamePlugin: Send + Sync + 'static {
     /// join below it. Default: none.
     fn entry_chips(&self, _settings: &Self::Settings) -> Chips {
         Chips::ZERO
+    }
+
+    /// A game whose hands are deals of a longer match (Guandan): how long,
+    /// in seconds, a match may run under these settings. Default: no limit.
+    fn match_time_limit(&self, _settings: &Self::Settings) -> Option<u64> {
+        None
+    }
+
+    /// Whether a hand from `memory` is the first of a match (the dealer's
+    /// match clock starts). Default: every hand is a match of its own.
+    fn match_begins(&self, _memory: &Self::Memory) -> bool {
+        true
+    }
+
+    /// The table memory that makes the next hand end the running match for
+    /// `stop`, or None when the game has no match to end (default). Called
+    /// only when `match_begins` is false.
+    fn end_match(&self, _memory: &Self::Memory, _stop: MatchStop) -> Option<Self::Memory> {
+        None
     }
 
     /// The settlement as typed data, once `is_over` (None for games that do

@@ -257,6 +257,10 @@ pub fn check_conservation(
     Ok(())
 }
 
+/// The deck a blind table's rules run over (defined once, in the protocol:
+/// the dealer's engine and the auditor's replay build it alike).
+pub use claw_protocol::messages::deck_view_fill;
+
 /// A recorded action: which seat did what (timeouts included).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordedAction {

@@ -3,8 +3,8 @@
 
 use std::io::Write;
 
-use claw_audit::{bind_balances, split_hands, AuditFileError, Auditor, HandVerdict, Verdict};
-use claw_player::fetch::{fetch_completion, FetchError, FetchLimits, Fetcher};
+use claw_audit::{bind_balances, reveal_overdue, split_hands, AuditFileError, Auditor, HandVerdict, Verdict};
+use claw_player::fetch::{fetch_completion, fetch_hand, FetchError, FetchLimits, Fetcher};
 use claw_protocol::audit::{AuditCheck, AuditError, AuditReport};
 use claw_protocol::{CardId, Chips, Identity, PlayerId, Seat};
 use serde_json::{json, Value};
@@ -58,8 +58,11 @@ pub fn run(a: AuditArgs) -> i32 {
     let mut verdicts: Vec<HandVerdict> = Vec::new();
     // Per file: its name, and its error when it could not be read.
     let mut files: Vec<(String, usize, Option<AuditFileError>)> = Vec::new();
+    let grace = std::time::Duration::from_secs(a.reveal_grace);
     for f in &a.files {
         let name = f.display().to_string();
+        // No earlier than the player saw the end of every hand in the file.
+        let written = std::fs::metadata(f).and_then(|m| m.modified()).ok();
         let hands = std::fs::read_to_string(f)
             .map_err(|source| AuditFileError::Io { path: name.clone(), source })
             .and_then(|text| split_hands(&text))
@@ -80,6 +83,13 @@ pub fn run(a: AuditArgs) -> i32 {
                                 if Verdict::of(&outcome) == Verdict::Ok {
                                     completed += 1;
                                     keep = Some(full);
+                                }
+                                // Still pending at the dealer: past due, withheld.
+                                let now = std::time::SystemTime::now();
+                                if let (Ok(r), Some(seen)) = (&outcome, written) {
+                                    if let Some(e) = reveal_overdue(r, seen, now, grace) {
+                                        outcome = Err(e);
+                                    }
                                 }
                             }
                             Err(e @ FetchError::Diverged(_)) => {
@@ -110,6 +120,19 @@ pub fn run(a: AuditArgs) -> i32 {
             }
             Err(e) => files.push((name, verdicts.len(), Some(e))),
         }
+    }
+    // The previous hands the files name but do not hold, fetched so that
+    // the chain check compares every given hand with the one it continues.
+    let given = verdicts.len();
+    if let Some((rt, client, base)) = &fetch {
+        let fetched = fetch_previous(rt, client, base, &auditor, &verdicts);
+        if !fetched.is_empty() {
+            stderr().info(format_args!(
+                "{} previous hand(s) fetched to compare the chain of hands",
+                fetched.len()
+            ));
+        }
+        verdicts.extend(fetched);
     }
     bind_balances(&mut verdicts);
     // A closed stdout (`| head`) ends the audit quietly: no panic, no more output.
@@ -160,6 +183,21 @@ pub fn run(a: AuditArgs) -> i32 {
             }
         }
     }
+    // A fetched previous hand is reported only when it fails its own audit.
+    let base = a.fetch.as_deref().unwrap_or_default();
+    for v in verdicts[given..].iter().filter(|v| v.verdict() == Verdict::Failed) {
+        let name = match &v.room {
+            Some(room) => claw_player::fetch::hand_url(base, room, v.hand_id).unwrap_or_default(),
+            None => base.to_owned(),
+        };
+        let text =
+            if a.json { verdict_json(&name, v, None).to_string() } else { verdict_line(&name, v, None) };
+        if writeln!(out, "{text}").is_err() {
+            return code;
+        }
+        failed += 1;
+        code = exit::CHECK_FAILED;
+    }
     if !a.json {
         stderr().info(format_args!(
             "{ok} hands audited OK, {pending} pending (reveal not out yet), {failed} failed"
@@ -170,6 +208,46 @@ pub fn run(a: AuditArgs) -> i32 {
     } else {
         code
     }
+}
+
+/// The hands the audited `verdicts` name as their previous hand (SPEC.md
+/// §11.4) and do not hold, fetched whole from the dealer's archive at
+/// `base` and audited (line 0: no file). A hand that cannot be fetched is
+/// left out with a warning: the hand naming it is then compared with
+/// nothing, as without `--fetch`.
+fn fetch_previous(
+    rt: &tokio::runtime::Runtime,
+    client: &Fetcher,
+    base: &str,
+    auditor: &Auditor<'_>,
+    verdicts: &[HandVerdict],
+) -> Vec<HandVerdict> {
+    let held: std::collections::HashSet<_> = verdicts.iter().map(|v| v.hand_id).collect();
+    let mut asked = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for v in verdicts {
+        let Ok(r) = &v.outcome else { continue };
+        let Some(link) = r.hand.previous else { continue };
+        let Some(room) = r.hand.room.as_ref().map(|c| c.room_id.clone()).or_else(|| v.room.clone()) else {
+            continue;
+        };
+        if held.contains(&link.hand_id) || !asked.insert((r.hand.dealer, room.clone(), link.hand_id)) {
+            continue;
+        }
+        match rt.block_on(fetch_hand(client, base, &room, link.hand_id, r.hand.dealer)) {
+            Ok(t) => out.push(HandVerdict {
+                hand_id: t.hand_id,
+                room: Some(room),
+                line: 0,
+                outcome: auditor.audit(&t, None),
+            }),
+            Err(e) => stderr().warn(format_args!(
+                "hand {} names hand {} as its previous hand, which could not be fetched: {e}",
+                v.hand_id, link.hand_id
+            )),
+        }
+    }
+    out
 }
 
 /// Replaces `path` with `hands` as JSON lines: written to a temporary file

@@ -124,6 +124,9 @@ pub struct AuditArgs {
     /// fetched from `URL/rooms/ROOM/hands/HAND` and, when its reveal is
     /// out, audited complete. The fetched events must extend the saved ones;
     /// a completion that audits OK is written back into the file (atomically).
+    /// A hand the files name as a previous hand but do not hold is fetched
+    /// too, so that the chain check compares every hand with the one it
+    /// continues.
     #[arg(long, value_name = "URL")]
     pub fetch: Option<String>,
     /// With --fetch: seconds allowed to connect and between two reads of an
@@ -131,6 +134,12 @@ pub struct AuditArgs {
     /// 64 MiB is refused.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, allow_negative_numbers = true, value_parser = fetch_seconds)]
     pub fetch_timeout: u64,
+    /// With --fetch: a hand the dealer's archive still has pending this many
+    /// seconds after its reveal was due (its room's `reveal_delay_ms` after
+    /// the file was last written) fails `reveal-complete`: the dealer
+    /// withholds it (SPEC.md §9.5).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, allow_negative_numbers = true, value_parser = whole_number)]
+    pub reveal_grace: u64,
     /// The room's commission per player per hand (`commission` of the room
     /// configuration the dealer signed; `claw-player join` prints it in its
     /// `joined` line): every seat's `game-start` commission must equal it.

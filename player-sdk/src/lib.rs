@@ -6,6 +6,7 @@
 //! [`fetch`] completes a saved pending hand from the dealer's archive. The
 //! `claw-player` binary is the `claw-player-cli` package (player-cli/).
 
+mod blind;
 pub mod bots;
 pub mod fetch;
 pub mod invite;

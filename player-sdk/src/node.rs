@@ -187,6 +187,7 @@ fn refusal_text(reason: Option<JoinRejectReason>, message: &str) -> String {
         Some(JoinRejectReason::AlreadySeated) => "this identity already holds a seat (another connection)",
         Some(JoinRejectReason::RoomClosed) => "the room is closed",
         Some(JoinRejectReason::NotAuthenticated) => "the handshake did not complete on this connection",
+        Some(JoinRejectReason::Frozen) => "the operator froze this identity: it may not sit down",
         Some(JoinRejectReason::Other) | None => "no reason given",
     }
     .to_owned()
@@ -217,6 +218,7 @@ fn dealer_error_text(code: ErrorCode) -> &'static str {
         ErrorCode::RateLimited => "too many messages",
         ErrorCode::NotAllowed => "a message that needs a completed handshake or a seat",
         ErrorCode::BadSeed => "a refused player seed",
+        ErrorCode::BadShare => "a refused blind-table message",
         ErrorCode::Internal => "an internal failure (retry)",
     }
 }
@@ -483,6 +485,9 @@ pub struct NodeState {
     pub hand: Option<HandView>,
     /// The pending turn, if it is this player's turn.
     pub turn: Option<YourTurn>,
+    /// Whose turn it is at the table and until when, as the last `turn`
+    /// (another player's) or `your-turn` (this player's) said.
+    pub acting: Option<(HandId, claw_protocol::messages::Acting)>,
 }
 
 enum Command {
@@ -517,6 +522,16 @@ fn unix_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// Bytes read from the socket at a time. tungstenite's default (128 KiB, and
+/// as much again for writes) is held for the connection's life: 10,000 bots
+/// in one load generator held gigabytes. The dealer's frames are small; a
+/// larger one is read in several steps.
+const READ_BUFFER_BYTES: usize = 8 * 1024;
+
+/// Frame bytes gathered before they go to the socket (a player sends one
+/// frame at a time).
+const WRITE_BUFFER_BYTES: usize = 4 * 1024;
+
 /// Dials and runs the handshake; returns the socket and the session.
 async fn open(
     invite: &Invite,
@@ -526,6 +541,8 @@ async fn open(
     deadline: Instant,
 ) -> Result<(Ws, ClientSession), NodeError> {
     let config = WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .write_buffer_size(WRITE_BUFFER_BYTES)
         .max_message_size(Some(MAX_FRAME_BYTES))
         .max_frame_size(Some(MAX_FRAME_BYTES));
     let mut ws = timeout_at(deadline, transport::connect(invite.ws_url.as_str(), tls, config))
@@ -631,6 +648,7 @@ impl PlayerNode {
             closing: false,
             last_turn: None,
             resuming: false,
+            blind: crate::blind::BlindSeat::for_room(session.room_config.as_str()),
         };
         let task = tokio::spawn(actor.run(ws, cmd_rx));
         let handle = NodeHandle { id: me.id(), cmd: cmd_tx, state };
@@ -870,6 +888,8 @@ struct Actor {
     /// Reconnected, and the join not answered yet: frames now are the
     /// dealer's resend of the running hand.
     resuming: bool,
+    /// A blind table's seat (SPEC.md §9.7): keys, shuffles, shares.
+    blind: Option<crate::blind::BlindSeat>,
 }
 
 enum Exit {
@@ -1206,11 +1226,34 @@ impl Actor {
                 }
             }
             ServerMessage::Event(env) => match check_event(&mut self.verifier, &env) {
-                Ok(Some(u)) => self.on_update(ws, u).await?,
-                Ok(None) => {}
+                Ok(u) => {
+                    // Blind tables: answer what the event asks (verified first).
+                    let asks = match self.blind.as_mut() {
+                        Some(b) => {
+                            for (position, card) in b.opened(&env) {
+                                self.verifier.receive_blind_card(&env.hand_id, position, card);
+                            }
+                            b.on_event(&self.me, &env, &mut OsRng)
+                        }
+                        None => Vec::new(),
+                    };
+                    for m in asks {
+                        send(ws, &m).await?;
+                    }
+                    if let Some(u) = u {
+                        self.on_update(ws, u).await?;
+                    }
+                }
                 Err(e) => self.on_failure(e),
             },
+            ServerMessage::Turn(t) => self.update_state(|s| s.acting = Some((t.hand_id, t.acting))),
             ServerMessage::YourTurn(t) => {
+                let acting = claw_protocol::messages::Acting {
+                    player: self.me.id(),
+                    seat: t.seat,
+                    deadline_ms: t.deadline_ms,
+                };
+                self.update_state(|s| s.acting = Some((t.hand_id, acting)));
                 let key = (t.hand_id, t.seq, t.deadline_ms);
                 if self.last_turn.replace(key) == Some(key) {
                     // The same turn with a warning: shown in the state (if

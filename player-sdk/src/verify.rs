@@ -313,6 +313,16 @@ impl SessionVerifier {
         self.hands.iter_mut().find(|(h, _)| h == hand).map(|(_, t)| t)
     }
 
+    /// A blind table's hole card this player opened itself (the others'
+    /// published shares and its own, SPEC.md §9.7): into its hand's view.
+    pub(crate) fn receive_blind_card(&mut self, hand: &HandId, position: u16, card: CardId) {
+        if let Some(t) = self.tracker(hand) {
+            if !t.view.my_positions.iter().any(|(p, _)| *p == position) {
+                receive(&mut t.view, position, card);
+            }
+        }
+    }
+
     /// Records the seed this player sent for `hand` (it must be published).
     pub fn set_my_seed(&mut self, hand: &HandId, seed: Seed) {
         if let Some(t) = self.tracker(hand) {
@@ -681,6 +691,16 @@ impl HandTracker {
                 let audit = self.audit.finish(Some(&GamesReplayer::default()), false);
                 Ok(Some(Update::AuditCompleted { hand_id, audit: Box::new(audit) }))
             }
+            // Blind tables (SPEC.md §9.7) are not played by the SDK yet: the
+            // transcript audit refuses their events at `structure` above.
+            // Blind tables (SPEC.md §9.7): checked by the audit above; the
+            // node answers them (`crate::blind`).
+            EventBody::BlindKeys(_)
+            | EventBody::BlindShuffle(_)
+            | EventBody::BlindSkip(_)
+            | EventBody::BlindRequest(_)
+            | EventBody::BlindShares(_)
+            | EventBody::BlindReveal(_) => Ok(None),
         }
     }
 

@@ -13,6 +13,8 @@
 //! [`Replayer`] (the player SDK does, with `claw_games::audit::GamesReplayer`).
 //! The first failed check is reported by name ([`AuditCheck`]).
 
+mod blind;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -480,7 +482,7 @@ fn check_continues(prev: &HandLink, next: &NextHand<'_>) -> Result<(), AuditErro
                 named.hand_number, prev.hand_number
             ));
         }
-        if *next.memory != prev.memory_after {
+        if !continues_memory(next.memory, &prev.memory_after) {
             return fail(format!(
                 "it starts from table memory {}, that hand left {}",
                 next.memory, prev.memory_after
@@ -505,6 +507,27 @@ fn check_continues(prev: &HandLink, next: &NextHand<'_>) -> Result<(), AuditErro
         return fail("its dealer encryption key differs".into());
     }
     Ok(())
+}
+
+/// The member of a table memory by which the dealer ends a game's match
+/// from outside its rules (SPEC.md §9.5 `memory`; Guandan's `end_request`).
+pub const END_REQUEST: &str = "end_request";
+
+/// Whether a hand's table `memory` continues `after`, its previous hand's
+/// `memory_after`: equal to it, or an object equal to it with the member
+/// [`END_REQUEST`] added (whether the game accepts that member is the
+/// replay's check 13).
+fn continues_memory(memory: &Value, after: &Value) -> bool {
+    match (memory, after) {
+        _ if memory == after => true,
+        (Value::Object(m), Value::Object(a)) => {
+            !a.contains_key(END_REQUEST)
+                && m.contains_key(END_REQUEST)
+                && m.len() == a.len() + 1
+                && a.iter().all(|(k, v)| m.get(k) == Some(v))
+        }
+        _ => false,
+    }
 }
 
 /// The cross-hand check `previous-hand` (SPEC.md §11.4) of two hands of a
@@ -621,6 +644,13 @@ fn check_shuffle(
                 return Err(AuditError::new(AuditCheck::Shuffle, "deck length differs"));
             }
         }
+        // Refused at `structure` before this (the blind events come first).
+        DeckMode::Blind => {
+            return Err(AuditError::new(
+                AuditCheck::Shuffle,
+                "blind hands are not audited yet (SPEC.md §9.7)",
+            ))
+        }
         DeckMode::Scripted => {
             let mut a = start.deck.clone();
             let mut b = order.to_vec();
@@ -708,8 +738,8 @@ pub struct HandAudit<'a> {
 enum Progress {
     /// Nothing accepted yet.
     AwaitPrepare,
-    /// `hand-prepare` accepted.
-    AwaitStart(HandPrepare),
+    /// `hand-prepare` accepted (and, blind tables, the key and shuffle events).
+    AwaitStart(HandPrepare, blind::BlindSetup),
     /// `game-start` accepted.
     Hand(Box<HandState>),
 }
@@ -734,6 +764,8 @@ struct HandState {
     my_cards: Vec<CardOpening>,
     ending: Ending,
     actions_verified: bool,
+    /// Blind tables: the deck, its requests, shares and opened cards.
+    blind: Option<Box<blind::BlindAudit>>,
 }
 
 /// The end of a hand.
@@ -938,17 +970,25 @@ impl<'a> HandAudit<'a> {
             (Progress::AwaitPrepare, EventBody::HandPrepare(p)) => {
                 let accepted =
                     Accepted { body: EventBody::HandPrepare(p.clone()), mine: Vec::new(), action: None };
-                (Progress::AwaitStart(p), accepted)
+                (Progress::AwaitStart(p, blind::BlindSetup::default()), accepted)
             }
             (Progress::AwaitPrepare, b) => {
                 return Err(structure(format!("event {seq}: expected hand-prepare, got {}", b.type_name())))
             }
-            (Progress::AwaitStart(prepare), EventBody::GameStart(g)) => {
-                let state = self.start(env.hand_id, prepare, g.clone())?;
+            (
+                Progress::AwaitStart(p, mut setup),
+                b @ (EventBody::BlindKeys(_) | EventBody::BlindShuffle(_) | EventBody::BlindSkip(_)),
+            ) => {
+                let accepted = Accepted { body: b.clone(), mine: Vec::new(), action: None };
+                setup.accept(seq, b)?;
+                (Progress::AwaitStart(p, setup), accepted)
+            }
+            (Progress::AwaitStart(prepare, setup), EventBody::GameStart(g)) => {
+                let state = self.start(env.hand_id, prepare, setup, g.clone())?;
                 let accepted = Accepted { body: EventBody::GameStart(g), mine: Vec::new(), action: None };
                 (Progress::Hand(Box::new(state)), accepted)
             }
-            (Progress::AwaitStart(_), b) => {
+            (Progress::AwaitStart(..), b) => {
                 return Err(structure(format!("event {seq}: expected game-start, got {}", b.type_name())))
             }
             (Progress::Hand(mut h), b) => {
@@ -962,7 +1002,13 @@ impl<'a> HandAudit<'a> {
 
     /// `game-start`: structure (the room configuration included), then
     /// player seeds, Merkle root, commission, and live the previous hand.
-    fn start(&self, hand_id: HandId, p: HandPrepare, g: GameStart) -> Result<HandState, AuditError> {
+    fn start(
+        &self,
+        hand_id: HandId,
+        p: HandPrepare,
+        setup: blind::BlindSetup,
+        g: GameStart,
+    ) -> Result<HandState, AuditError> {
         let n = g.players.len();
         if n == 0 || n > crate::limits::MAX_PLAYERS_PER_HAND {
             return Err(structure(format!("{n} players")));
@@ -977,9 +1023,13 @@ impl<'a> HandAudit<'a> {
         if g.entropy != p.entropy {
             return Err(structure("entropy mode differs between hand-prepare and game-start"));
         }
+        let is_blind = g.deck_mode == DeckMode::Blind;
+        if is_blind != setup.seen() {
+            return Err(structure("deck mode blind exactly when the blind events come (SPEC.md §9.7)"));
+        }
         if g.deck.is_empty()
             || g.deck.len() > crate::limits::MAX_DECK_POSITIONS
-            || g.deck.len() != g.leaves.len()
+            || (!is_blind && g.deck.len() != g.leaves.len())
         {
             return Err(structure(format!("deck of {} cards with {} leaves", g.deck.len(), g.leaves.len())));
         }
@@ -1017,7 +1067,8 @@ impl<'a> HandAudit<'a> {
             }
         }
         let player_seeds = self.check_player_seeds(&hand_id, &g, seat)?;
-        if merkle_root(&g.leaves) != g.root {
+        let blind = if is_blind { Some(Box::new(setup.start(hand_id, &p.players, &g)?)) } else { None };
+        if !is_blind && merkle_root(&g.leaves) != g.root {
             return Err(AuditError::new(AuditCheck::MerkleRoot, "root is not the Merkle root of the leaves"));
         }
         check_commission(&g.players, room.as_ref().map(|r| r.commission), self.commission)?;
@@ -1065,6 +1116,7 @@ impl<'a> HandAudit<'a> {
             ending: Ending::Playing,
             actions_verified: false,
             start: g,
+            blind,
         })
     }
 
@@ -1235,14 +1287,34 @@ impl HandState {
             | EventBody::ActionResult(_)
             | EventBody::TimeoutAction(_)
                 if playing => {}
+            EventBody::BlindRequest(_) | EventBody::BlindShares(_) | EventBody::BlindReveal(_)
+                if playing && self.blind.is_some() => {}
             b => return bad(format!("{} not allowed here", b.type_name())),
         }
         let mut mine = Vec::new();
         let mut action = None;
         match &body {
             EventBody::PhaseDeal(d) | EventBody::NewCard(d) => self.deal(seq, d, &mut mine)?,
-            EventBody::Reveal(r) => self.reveal(seq, r)?,
-            EventBody::CardTransfer(x) => self.card_transfer(seq, x, &mut mine)?,
+            EventBody::Reveal(r) if self.blind.is_none() => self.reveal(seq, r)?,
+            EventBody::CardTransfer(x) if self.blind.is_none() => self.card_transfer(seq, x, &mut mine)?,
+            EventBody::Reveal(_) | EventBody::CardTransfer(_) => {
+                return bad(format!("{} in a blind hand", body.type_name()))
+            }
+            EventBody::BlindRequest(r) => {
+                let holders = self.cards.holders.clone();
+                if let Some(b) = self.blind.as_mut() {
+                    b.request(seq, r, &holders)?;
+                }
+            }
+            EventBody::BlindShares(x) => {
+                if !self.seat_ok(x.seat) {
+                    return bad("shares of a missing seat".into());
+                }
+                if let Some(b) = self.blind.as_mut() {
+                    b.shares(seq, x)?;
+                }
+            }
+            EventBody::BlindReveal(r) => self.blind_reveal(seq, &r.positions)?,
             EventBody::Chips(c) => {
                 if let Some(m) =
                     c.moves.iter().find(|m| matches!(m.party, ChipParty::Seat(s) if !self.seat_ok(s)))
@@ -1327,7 +1399,7 @@ impl HandState {
 
     /// A `phase-deal` or `new-card`: structure, deal order, opened cards.
     fn deal(&mut self, seq: u64, d: &DealEvent, mine: &mut Vec<CardOpening>) -> Result<(), AuditError> {
-        let size = self.start.leaves.len();
+        let size = self.blind.as_ref().map_or(self.start.leaves.len(), |b| b.len());
         for c in &d.cards {
             if let DealTo::Player(s) = c.target {
                 if !self.seat_ok(s) {
@@ -1336,6 +1408,8 @@ impl HandState {
             }
             let to_player = matches!(c.target, DealTo::Player(_));
             let ok = match c.face {
+                // Blind: the dealer has nothing to open or seal (SPEC.md §9.7).
+                _ if self.blind.is_some() => c.opening.is_none() && c.sealed.is_none(),
                 CardFace::Up => c.opening.is_some() && c.sealed.is_none(),
                 CardFace::Down => c.opening.is_none() && c.sealed.is_some() == to_player,
             };
@@ -1364,6 +1438,9 @@ impl HandState {
         let mut cards = Vec::with_capacity(d.cards.len());
         for c in &d.cards {
             let mut card = None;
+            if let (Some(b), CardFace::Up) = (&self.blind, c.face) {
+                card = Some(b.shown(seq, c.position, "face-up card")?);
+            }
             if let Some(o) = &c.opening {
                 if o.position != c.position {
                     return Err(AuditError::new(
@@ -1385,6 +1462,24 @@ impl HandState {
             cards.push(AnnouncedCard { position: c.position, target: c.target, face: c.face, card });
         }
         self.announced.push(AnnouncedEvent::Dealt { phase: d.phase.clone(), cards });
+        Ok(())
+    }
+
+    /// A `blind-reveal`: deal order (face-down dealt positions), and each
+    /// card opened by its shares before.
+    fn blind_reveal(&mut self, seq: u64, positions: &[u16]) -> Result<(), AuditError> {
+        for p in positions {
+            let order = |d: String| Err(AuditError::new(AuditCheck::DealOrder, format!("event {seq}: {d}")));
+            match self.cards.faces.get_mut(usize::from(*p)) {
+                Some(f @ CardFace::Down) => *f = CardFace::Up,
+                Some(CardFace::Up) => return order(format!("reveal of position {p} already face up")),
+                None => return order(format!("reveal of undealt position {p}")),
+            }
+            if let Some(b) = &self.blind {
+                b.shown(seq, *p, "revealed card")?;
+            }
+        }
+        self.announced.push(AnnouncedEvent::Reveal { positions: positions.to_vec() });
         Ok(())
     }
 
@@ -1550,7 +1645,16 @@ impl HandState {
         allow_pending_reveal: bool,
     ) -> Result<AuditReport, AuditError> {
         let (end, reveal) = self.end().ok_or_else(|| structure("no game-end: the hand is not finished"))?;
-        let secrets = self.secrets(end, reveal)?;
+        let secrets = match &self.blind {
+            // Blind: only the dealer seed; no card is the dealer's to open.
+            Some(_) => {
+                if !end.openings.is_empty() || reveal.is_some_and(|a| !a.openings.is_empty()) {
+                    return Err(structure("a blind hand's end opens no position"));
+                }
+                end.dealer_seed.or(reveal.map(|a| a.dealer_seed)).map(|s| (s, Vec::new()))
+            }
+            None => self.secrets(end, reveal)?,
+        };
         let complete = match &secrets {
             Some(_) => true,
             None if self.start.reveal == RevealPolicy::Deferred && allow_pending_reveal => false,
@@ -1596,11 +1700,20 @@ impl HandState {
             }
             None => None,
         };
-        let deck_order =
-            secrets.as_ref().map(|(_, openings)| openings.iter().map(|o| o.card).collect::<Vec<_>>());
+        if let Some(b) = &self.blind {
+            b.all_public_shown(&self.cards.faces)?;
+        }
+        let deck_order = match &self.blind {
+            // The replay's deck: the deck view (SPEC.md §9.7).
+            Some(b) => Some(
+                crate::messages::deck_view_fill(&self.start.deck, &b.view)
+                    .ok_or_else(|| structure("the deck view does not fit the deck"))?,
+            ),
+            None => secrets.as_ref().map(|(_, openings)| openings.iter().map(|o| o.card).collect::<Vec<_>>()),
+        };
         check_deck_mode(self.start.deck_mode, script.as_ref(), deck_order.as_deref())?;
         let deck_checked = script.is_some();
-        if let (Some((seed, _)), Some(order)) = (&secrets, &deck_order) {
+        if let (Some((seed, _)), Some(order), None) = (&secrets, &deck_order, &self.blind) {
             check_shuffle(&self.start, seed, &self.player_seeds, order)?;
         }
         if let Some((_, openings)) = &secrets {

@@ -179,6 +179,8 @@ pub enum RejectReason {
     /// The hello's SDK is the reference SDK on another release line than
     /// the dealer's ([`check_sdk_version`]).
     SdkVersionMismatch,
+    /// The operator banned this identity (reason and expiry in `message`).
+    Banned,
 }
 
 impl RejectReason {
@@ -200,6 +202,7 @@ impl RejectReason {
             RejectReason::Busy => "busy",
             RejectReason::Refused => "refused",
             RejectReason::SdkVersionMismatch => "sdk-version-mismatch",
+            RejectReason::Banned => "banned",
         }
     }
 }
@@ -913,6 +916,7 @@ mod tests {
             RejectReason::BadResponseSignature,
             RejectReason::Busy,
             RejectReason::SdkVersionMismatch,
+            RejectReason::Banned,
         ] {
             assert_eq!(serde_json::to_string(&r).unwrap(), format!("\"{}\"", r.code()));
         }

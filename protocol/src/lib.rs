@@ -8,6 +8,7 @@
 
 pub mod bytes;
 pub mod card;
+pub mod close;
 pub mod commit;
 pub mod hand;
 pub mod handshake;

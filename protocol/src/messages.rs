@@ -23,12 +23,18 @@ use serde_json::value::RawValue;
 
 use crate::bytes::{sha256, Digest};
 
+mod blind;
 mod client;
 mod events;
 mod server;
 
 /// The hand vocabulary the messages use ([`crate::hand`]).
 pub use crate::hand::{ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealTo, HandResult};
+pub use blind::{
+    blind_deck_digest, blind_key_signing_body, blind_shuffle_signing_body, deck_view_fill, BlindKeyMsg,
+    BlindKeys, BlindRequest, BlindReveal, BlindShares, BlindSharesMsg, BlindShuffle, BlindShuffleMsg,
+    BlindSkip, DealMode, PositionShare, RequestedPosition, SeatKey, SkipReason,
+};
 pub use client::{
     action_signing_body, player_seed_signing_body, ClientMessage, JoinRequest, PlayerSeed, Query, QueryType,
     SignedAction,
@@ -41,7 +47,7 @@ pub use events::{
 pub use server::{
     Acting, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, HandAnswer, HandRecord, JoinRejectReason,
     JoinResponse, KickReason, Kicked, PlayerStatus, QueryData, QueryError, QueryErrorCode, QueryResult,
-    RevealState, RoomConfig, RoomPhase, ServerMessage, TablePlayer, YourTurn,
+    RevealState, RoomConfig, RoomPhase, ServerMessage, TablePlayer, Turn, YourTurn,
 };
 
 /// The protocol name and version carried by the handshake and transcript

@@ -46,11 +46,15 @@ pub enum Purpose {
     Leave,
     /// A player binding an EVM address to their id in a chip vault (docs/chips-evm.md).
     EvmBinding,
+    /// A player's per-hand mental-poker key share (blind tables, SPEC.md §9.7).
+    BlindKey,
+    /// A player's shuffle of a blind table's deck (SPEC.md §9.7).
+    BlindShuffle,
 }
 
 impl Purpose {
     /// Every purpose, in declaration order.
-    pub const ALL: [Purpose; 14] = [
+    pub const ALL: [Purpose; 16] = [
         Purpose::Hello,
         Purpose::Challenge,
         Purpose::Response,
@@ -65,6 +69,8 @@ impl Purpose {
         Purpose::Reconnect,
         Purpose::Leave,
         Purpose::EvmBinding,
+        Purpose::BlindKey,
+        Purpose::BlindShuffle,
     ];
 
     /// The ASCII tag `claw/v1/<purpose>` (without the `0x00` separator).
@@ -84,6 +90,8 @@ impl Purpose {
             Purpose::Reconnect => b"claw/v1/reconnect",
             Purpose::Leave => b"claw/v1/leave",
             Purpose::EvmBinding => b"claw/v1/evm-binding",
+            Purpose::BlindKey => b"claw/v1/blind-key",
+            Purpose::BlindShuffle => b"claw/v1/blind-shuffle",
         }
     }
 }

@@ -1,8 +1,10 @@
 // The transcript audit of SPEC.md §11, in the browser. Every check carries
 // its SPEC name; each failure says which event, which field and the first
 // byte where the computed and the published values differ. The game-rule
-// replay (check 13) needs the Rust rules and is reported as skipped. The
-// checks run check by check over the whole hand, except that `commission`
+// replay (check 13) runs the TypeScript rules of ./replay, written from
+// SPEC.md §14 and the game pages and checked against the Rust replay on a
+// corpus of random hands (test/replay.test.mjs). The checks run check by
+// check over the whole hand, except that `commission`
 // (14) runs right after `merkle-root`, where the Rust auditor runs it (at
 // `game-start`); results are listed in SPEC order.
 
@@ -11,6 +13,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { chacha20orig } from '@noble/ciphers/chacha.js';
 import { hsalsa, xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
 import { rawMembers } from './rawjson';
+import { replay as replayRules, hasRules, normalizeSettings as normalizeReplaySettings } from './replay/index';
 
 export type Bytes = Uint8Array;
 
@@ -395,6 +398,96 @@ function roomConfigShape(room: any, fail: (d: string) => AuditFailure): void {
   if (room.reveal_delay_ms != null && !chips('reveal_delay_ms')) throw bad('reveal_delay_ms is not an unsigned integer');
 }
 
+/** A transcript's deal target in the §13.1 notation. */
+function targetText(t: any): string {
+  if (t?.to === 'player') return `s${t.seat}`;
+  const short: Record<string, string> = { community: 'c', burn: 'b', house: 'h' };
+  return short[t?.to] ?? JSON.stringify(t);
+}
+
+/**
+ * Check 13 (§11.2): replays the hand with the TypeScript rules (./replay)
+ * over the verified inputs — `game-start`'s game, settings, players,
+ * balances and memory, the opened deck order, the actions of the
+ * `action-result` and `timeout-action` events — and compares, in order,
+ * every deal, chip movement, reveal and card transfer the dealer announced
+ * (and after how many of them each action came), the timeout actions with
+ * the game's auto action, the result (`summary` aside: informational) and
+ * `memory_after`. Returns the pass detail; throws `AuditFailure('replay')`.
+ */
+function replayCheck(gs: any, mid: any[], end: any, order: string[]): string {
+  const fail = (d: string) => new AuditFailure('replay', d);
+  const norm = normalizeReplaySettings(gs.game, gs.settings);
+  if (norm !== undefined && !jsonEqual(norm, gs.settings)) {
+    throw fail(`game-start settings ${JSON.stringify(gs.settings)} are not the game's own form ${JSON.stringify(norm)}`);
+  }
+  const announced: any[] = [];
+  const marks: number[] = [];
+  const acts: { seat: number; action: any; timeout: boolean; what: string }[] = [];
+  mid.forEach((b, k) => {
+    const what = `transcript event ${k + 2}`;
+    if (b.type === 'phase-deal' || b.type === 'new-card') {
+      announced.push(['deal', b.phase, b.cards.map((c: any) => `${c.position}:${order[c.position]}>${targetText(c.target)}/${c.face === 'up' ? 'u' : 'd'}`)]);
+    } else if (b.type === 'chips') {
+      for (const m of b.moves) announced.push([m.op, m.party?.kind === 'seat' ? m.party.seat : m.party?.kind, m.amount, m.reason]);
+    } else if (b.type === 'reveal') {
+      announced.push(['reveal', b.openings.map((o: any) => o.position)]);
+    } else if (b.type === 'card-transfer') {
+      announced.push(['transfer', b.position, b.from, b.to, b.face === 'up' ? 'u' : 'd']);
+    } else if (b.type === 'action-result' || b.type === 'timeout-action') {
+      marks.push(announced.length);
+      acts.push({ seat: b.seat, action: b.action, timeout: b.type === 'timeout-action', what });
+    }
+  });
+  const v = {
+    game: gs.game,
+    settings: gs.settings,
+    balances: gs.players.map((p: any) => p.balance),
+    memory: gs.memory ?? null,
+    deck_top: order,
+    actions: acts.map((a) => [a.seat, a.action] as [number, any]),
+    players: gs.players.map((p: any) => p.id),
+  };
+  const trace = { marks: [] as number[], autos: [] as any[] };
+  let got;
+  try {
+    got = replayRules(v, trace);
+  } catch (e) {
+    throw fail(`the rules refuse the hand: ${(e as Error).message}`);
+  }
+  const show = (x: any) => (x === undefined ? 'nothing' : JSON.stringify(x));
+  const n = Math.max(announced.length, got.events.length);
+  for (let i = 0; i < n; i++) {
+    if (!jsonEqual(announced[i], got.events[i])) {
+      throw fail(`announced event ${i} (deals, chip movements, reveals and transfers in order): the dealer announced ${show(announced[i])}, the rules give ${show(got.events[i])}`);
+    }
+  }
+  const traced = trace.marks.length === acts.length;
+  if (traced) {
+    acts.forEach((a, i) => {
+      if (marks[i] !== trace.marks[i]) {
+        throw fail(`action ${i} (${a.what}) comes after ${marks[i]} announced events, the rules take it after ${trace.marks[i]}`);
+      }
+      if (a.timeout && !jsonEqual(a.action, trace.autos[i])) {
+        throw fail(`timeout action ${i} (${a.what}) of seat ${a.seat} is ${JSON.stringify(a.action)}, the game's auto action is ${JSON.stringify(trace.autos[i])}`);
+      }
+    });
+  }
+  const r = end.result;
+  for (const k of ['winners', 'net', 'house_net', 'rake'] as const) {
+    if (!jsonEqual(r[k], (got.result as any)[k])) throw fail(`game-end result.${k} is ${JSON.stringify(r[k])}, the rules give ${JSON.stringify((got.result as any)[k])}`);
+  }
+  if (!jsonEqual(end.memory_after, got.memory_after)) {
+    throw fail(`game-end memory_after is ${JSON.stringify(end.memory_after)}, the rules give ${JSON.stringify(got.memory_after)}`);
+  }
+  const timeouts = acts.filter((a) => a.timeout).length;
+  return (
+    `${acts.length} actions (${timeouts} timeouts) replayed with the browser's ${gs.game} rules: ${announced.length} deals, chip movements, reveals and transfers, ` +
+    `the result and the table memory as announced` +
+    (traced ? '' : ' (where each action falls among them and the timeout actions are not compared: this game\'s replay does not trace them)')
+  );
+}
+
 /** Runs the checks of §11.2 in order; stops at the first failure. */
 export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
   const results: CheckResult[] = [];
@@ -744,7 +837,14 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
       nActions++;
     });
     pass('action-signatures', `${nActions} player actions signed by their players`);
-    results.push({ check: 'replay', status: 'skipped', detail: 'the game-rule replay needs the Rust rules: run claw-player audit on this file' });
+    // 13. replay
+    if (!revealed) {
+      results.push({ check: 'replay', status: 'skipped', detail: 'deferred reveal pending: the rules replay needs every card' });
+    } else if (!hasRules(gs.game)) {
+      results.push({ check: 'replay', status: 'skipped', detail: `no rules for game ${JSON.stringify(gs.game)} in the browser: run claw-player audit on this file` });
+    } else {
+      pass('replay', replayCheck(gs, bodies.slice(2, endAt), end, out.deckOrder as string[]));
+    }
     out.ok = true;
   } catch (e) {
     if (e instanceof AuditFailure) {

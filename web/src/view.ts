@@ -12,12 +12,18 @@ export async function getJson(url: string): Promise<any> {
   return r.json();
 }
 
+/** A card's face as drawn: rank and suit symbol (the pack index dropped); red for hearts, diamonds and the red joker. */
+export function cardFace(card: string): { text: string; red: boolean } {
+  const red = /[dh]/.test(card[1] ?? '') || card.startsWith('RJ');
+  const text = card.replace(/#\d+$/, '').replace(/^(.)([cdhs])$/, (_, r, s) => r + { c: '♣', d: '♦', h: '♥', s: '♠' }[s as 'c']);
+  return { text, red };
+}
+
 /** A card as drawn on the table: rank and suit symbol, red for hearts, diamonds and the red joker. */
 export function cardHtml(card: string | null, mine = false): string {
   if (!card) return '<span class="card back">??</span>';
-  const red = /[dh]/.test(card[1] ?? '') || card.startsWith('RJ');
-  const face = card.replace(/#\d+$/, '').replace(/^(.)([cdhs])$/, (_, r, s) => r + { c: '♣', d: '♦', h: '♥', s: '♠' }[s as 'c']);
-  return `<span class="card${red ? ' red' : ''}${mine ? ' mine' : ''}" title="${esc(card)}">${esc(face)}</span>`;
+  const { text, red } = cardFace(card);
+  return `<span class="card${red ? ' red' : ''}${mine ? ' mine' : ''}" title="${esc(card)}">${esc(text)}</span>`;
 }
 
 /** A game action in words: `raise (to 20)`. */
@@ -25,7 +31,7 @@ export function describeAction(a: any): string {
   if (!a || typeof a !== 'object') return JSON.stringify(a);
   const extra = Object.entries(a)
     .filter(([k]) => k !== 'type')
-    .map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(' ') : v}`)
+    .map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(' ') : v && typeof v === 'object' ? Object.values(v).join(' ') : v}`)
     .join(', ');
   return extra ? `${a.type} (${extra})` : String(a.type);
 }

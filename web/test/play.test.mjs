@@ -210,6 +210,52 @@ test('a reloaded page resumes its seat with the session\'s reconnect token and e
   again.leave();
 });
 
+test('a dropped connection is redialled with backoff and resumes the session (SPEC §8.6); every hand still verifies', { skip, timeout: 90_000 }, async (t) => {
+  const { invite } = await table(t);
+  const inv = C.parseInvite(invite);
+  const sockets = [];
+  const client = new C.PlayClient({
+    ...inv,
+    identity: K.generateIdentity(),
+    socket: (url) => {
+      const ws = new WebSocket(url);
+      sockets.push(ws);
+      return ws;
+    },
+  });
+  await client.connect();
+  const seat = client.state.seat;
+  await play(client, (s) => s.handsAudited >= 1 || s.failure !== null, 30_000);
+  const statuses = [];
+  const watch = client.onChange;
+  // The network drops the socket (not the page: no leave, no close()).
+  sockets[0].close(4000, 'network gone');
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not resumed: ${JSON.stringify(client.state.log.slice(-6))}`)), 20_000);
+    client.onChange = (s) => {
+      statuses.push(s.status);
+      if (s.status === 'seated' && statuses.includes('reconnecting')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+  });
+  client.onChange = watch;
+  assert.equal(sockets.length, 2, 'one redial');
+  assert.equal(client.state.seat, seat, 'the same seat');
+  assert.ok(client.state.log.some((l) => l.includes('session resumed')));
+  const before = client.state.handsAudited;
+  const s = await play(client, (st) => st.handsAudited >= before + 2 || st.failure !== null, 60_000);
+  assert.equal(s.failure, null, JSON.stringify(s.failure));
+  assert.equal(s.hand.audit.ok, true);
+  assert.ok(client.acted >= 1, 'the resumed client acted');
+  // A close by the page itself is no drop: no redial.
+  client.leave();
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(client.state.status, 'closed');
+  assert.equal(sockets.length, 2);
+});
+
 /**
  * A TCP proxy that relays a WebSocket and rewrites the dealer's text frames
  * with `mutate` (same byte length: the frame header stays valid), counting

@@ -1,9 +1,14 @@
-//! Welcome-grant budgets kept with the grants: each grant is a line the
-//! node appends (synced) before it asks for the chips, and a restart reads
-//! the lines back, so "once per account", the node's total and the
-//! period's budget hold across restarts. Sans-IO: the node stores the lines.
+//! Operator grants and their budgets, kept with the grants: each grant is a
+//! line the node appends (synced) before it asks for the chips, and a
+//! restart reads the lines back, so every per-account limit and node budget
+//! holds across restarts. Three kinds: the welcome grant (once per account,
+//! minted by the provider's operator grant), and the daily and rescue
+//! grants (REQ-020a: at most `per_account` a day per account and
+//! `budget_per_day` chips a day for the node, paid from an operator
+//! account, the rescue only below a balance). Days are UTC+8 calendar days.
+//! Sans-IO: the node stores the lines and moves the chips.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use claw_protocol::Chips;
@@ -11,13 +16,44 @@ use serde::{Deserialize, Serialize};
 
 use crate::AccountId;
 
-/// A line of the welcome record (`welcome.jsonl` in the data directory).
+/// Which grant a line records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GrantKind {
+    /// Once per account (lines written before the other kinds have none).
+    #[default]
+    Welcome,
+    /// Claimed by a join, once a day.
+    Daily,
+    /// At a join with a balance below the rescue level, once a day.
+    Rescue,
+}
+
+impl GrantKind {
+    fn is_welcome(&self) -> bool {
+        *self == GrantKind::Welcome
+    }
+
+    /// The name in idempotency keys and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            GrantKind::Welcome => "welcome",
+            GrantKind::Daily => "daily",
+            GrantKind::Rescue => "rescue",
+        }
+    }
+}
+
+/// A line of the grant record (`welcome.jsonl` in the data directory).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum GrantLine {
     /// Chips reserved for `account`, written before the grant is asked
     /// for: counted whatever the call's outcome.
     Grant {
+        /// Which grant.
+        #[serde(default, skip_serializing_if = "GrantKind::is_welcome")]
+        grant: GrantKind,
         /// Who.
         account: AccountId,
         /// How many.
@@ -28,6 +64,9 @@ pub enum GrantLine {
     /// The grant was refused for good: its chips are not counted and the
     /// account may be welcomed again.
     Refused {
+        /// Which grant.
+        #[serde(default, skip_serializing_if = "GrantKind::is_welcome")]
+        grant: GrantKind,
         /// Who.
         account: AccountId,
         /// How many.
@@ -48,6 +87,25 @@ pub struct WelcomeCaps {
     pub per_period: Option<(u64, Duration)>,
 }
 
+/// The settings of the daily or the rescue grant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DayCaps {
+    /// Chips per grant (0: off).
+    pub amount: Chips,
+    /// Granted only to a balance below this (none: any balance).
+    pub below: Option<Chips>,
+    /// Grants per account and day.
+    pub per_account: u32,
+    /// Chips the node grants of this kind per day, all accounts together
+    /// (none: only the operator account's balance bounds them).
+    pub budget_per_day: Option<u64>,
+}
+
+/// The UTC+8 calendar day of `unix_ms` (days since 1970-01-01 in UTC+8).
+pub fn day_of(unix_ms: u64) -> u64 {
+    unix_ms.saturating_add(8 * 3_600_000) / 86_400_000
+}
+
 /// What to do about one account.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
@@ -55,7 +113,7 @@ pub enum Decision {
     Grant(GrantLine),
     /// Welcomed before (this run or, from the record, an earlier one).
     Already,
-    /// Its balance is not below the grant.
+    /// Its balance is not below the grant (the rescue level).
     NotLow,
     /// The node's total is used up.
     TotalUsedUp,
@@ -72,16 +130,101 @@ pub struct WelcomeBook {
     granted: u64,
     /// The current window: its start (unix ms) and the chips granted in it.
     window: Option<(u64, u64)>,
+    /// The daily and rescue settings (none: off).
+    days: HashMap<GrantKind, DayCaps>,
+    /// Per kind: the day counted and the chips granted on it.
+    day_used: HashMap<GrantKind, (u64, u64)>,
+    /// Per kind and account: the day counted and its grants on it.
+    day_count: HashMap<(GrantKind, AccountId), (u64, u32)>,
 }
 
 impl WelcomeBook {
     /// The book of a node that granted what `lines` record.
     pub fn replay(caps: WelcomeCaps, lines: impl IntoIterator<Item = GrantLine>) -> WelcomeBook {
-        let mut b = WelcomeBook { caps, seen: HashSet::new(), granted: 0, window: None };
+        WelcomeBook::replay_all(caps, [], lines)
+    }
+
+    /// The book of a node that also grants the daily or rescue grants of
+    /// `days` and granted what `lines` record.
+    pub fn replay_all(
+        caps: WelcomeCaps,
+        days: impl IntoIterator<Item = (GrantKind, DayCaps)>,
+        lines: impl IntoIterator<Item = GrantLine>,
+    ) -> WelcomeBook {
+        let days = days.into_iter().filter(|(k, c)| !k.is_welcome() && c.amount.0 > 0).collect();
+        let mut b = WelcomeBook {
+            caps,
+            seen: HashSet::new(),
+            granted: 0,
+            window: None,
+            days,
+            day_used: HashMap::new(),
+            day_count: HashMap::new(),
+        };
         for l in lines {
             b.apply(&l);
         }
         b
+    }
+
+    /// Chips of `kind` granted on the day of `now_ms`.
+    pub fn granted_on(&self, kind: GrantKind, now_ms: u64) -> u64 {
+        self.day_used.get(&kind).filter(|(d, _)| *d == day_of(now_ms)).map_or(0, |(_, n)| *n)
+    }
+
+    /// Decides the daily or rescue grant of `account` at `balance` at
+    /// `now_ms`; a grant is counted at once, so two joins at the same time
+    /// cannot both take the day's last one.
+    pub fn decide_day(
+        &mut self,
+        kind: GrantKind,
+        account: &AccountId,
+        balance: Chips,
+        now_ms: u64,
+    ) -> Decision {
+        let Some(caps) = self.days.get(&kind).copied() else { return Decision::NotLow };
+        if caps.below.is_some_and(|b| balance >= b) {
+            return Decision::NotLow;
+        }
+        let day = day_of(now_ms);
+        let mine =
+            self.day_count.get(&(kind, account.clone())).filter(|(d, _)| *d == day).map_or(0, |(_, n)| *n);
+        if mine >= caps.per_account {
+            return Decision::Already;
+        }
+        if caps
+            .budget_per_day
+            .is_some_and(|b| self.granted_on(kind, now_ms).saturating_add(caps.amount.0) > b)
+        {
+            return Decision::PeriodUsedUp;
+        }
+        let line =
+            GrantLine::Grant { grant: kind, account: account.clone(), amount: caps.amount, at_ms: now_ms };
+        self.apply(&line);
+        Decision::Grant(line)
+    }
+
+    /// Counts a daily or rescue line (`grant`: a grant; else a refusal,
+    /// which gives back what its grant took on its day).
+    fn count_day(&mut self, kind: GrantKind, account: &AccountId, amount: Chips, at_ms: u64, grant: bool) {
+        let day = day_of(at_ms);
+        let used = self.day_used.entry(kind).or_insert((day, 0));
+        let count = self.day_count.entry((kind, account.clone())).or_insert((day, 0));
+        if grant {
+            // Lines come in time order: a later day starts afresh.
+            if used.0 < day {
+                *used = (day, 0);
+            }
+            if count.0 < day {
+                *count = (day, 0);
+            }
+        }
+        if used.0 == day {
+            used.1 = if grant { used.1.saturating_add(amount.0) } else { used.1.saturating_sub(amount.0) };
+        }
+        if count.0 == day {
+            count.1 = if grant { count.1.saturating_add(1) } else { count.1.saturating_sub(1) };
+        }
     }
 
     /// Chips granted in all.
@@ -116,7 +259,8 @@ impl WelcomeBook {
                 return Decision::PeriodUsedUp;
             }
         }
-        let line = GrantLine::Grant { account: account.clone(), amount, at_ms: now_ms };
+        let line =
+            GrantLine::Grant { grant: GrantKind::Welcome, account: account.clone(), amount, at_ms: now_ms };
         self.apply(&line);
         Decision::Grant(line)
     }
@@ -131,13 +275,19 @@ impl WelcomeBook {
     /// Counts a line (read back, or just decided).
     pub fn apply(&mut self, line: &GrantLine) {
         match line {
-            GrantLine::Grant { account, amount, at_ms } => {
+            GrantLine::Grant { grant, account, amount, at_ms } if !grant.is_welcome() => {
+                self.count_day(*grant, account, *amount, *at_ms, true)
+            }
+            GrantLine::Refused { grant, account, amount, at_ms } if !grant.is_welcome() => {
+                self.count_day(*grant, account, *amount, *at_ms, false)
+            }
+            GrantLine::Grant { account, amount, at_ms, .. } => {
                 self.seen.insert(account.clone());
                 self.granted = self.granted.saturating_add(amount.0);
                 let (start, used) = self.window_at(*at_ms).unwrap_or((*at_ms, 0));
                 self.window = Some((start, used.saturating_add(amount.0)));
             }
-            GrantLine::Refused { account, amount, at_ms } => {
+            GrantLine::Refused { account, amount, at_ms, .. } => {
                 self.seen.remove(account);
                 self.granted = self.granted.saturating_sub(amount.0);
                 if let Some((start, used)) = self.window {
@@ -198,11 +348,12 @@ mod tests {
     fn a_refused_grant_is_not_counted_and_the_account_may_come_back() {
         let mut b = WelcomeBook::replay(caps(), []);
         assert!(b.claim(&acct("a")));
-        let Decision::Grant(GrantLine::Grant { account, amount, at_ms }) = b.decide(&acct("a"), Chips(5), 7)
+        let Decision::Grant(GrantLine::Grant { account, amount, at_ms, .. }) =
+            b.decide(&acct("a"), Chips(5), 7)
         else {
             panic!()
         };
-        let refused = GrantLine::Refused { account, amount, at_ms };
+        let refused = GrantLine::Refused { grant: GrantKind::Welcome, account, amount, at_ms };
         let b = WelcomeBook::replay(caps(), [b_line(&acct("a"), 7), refused]);
         assert_eq!(b.granted(), 0);
         assert!(!b.is_welcomed(&acct("a")));
@@ -211,6 +362,6 @@ mod tests {
     }
 
     fn b_line(a: &AccountId, at_ms: u64) -> GrantLine {
-        GrantLine::Grant { account: a.clone(), amount: Chips(10_000), at_ms }
+        GrantLine::Grant { grant: GrantKind::Welcome, account: a.clone(), amount: Chips(10_000), at_ms }
     }
 }

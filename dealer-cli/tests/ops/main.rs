@@ -32,6 +32,7 @@ mod pg;
 mod reveals;
 #[cfg(feature = "evm")]
 mod rooms_chips;
+mod sanctions;
 mod scale;
 #[cfg(feature = "solana-litesvm")]
 mod solana;

@@ -709,3 +709,121 @@ async fn an_action_padded_to_the_frame_limit_is_refused_and_cannot_void_the_hand
         assert_eq!(report.hands_audited, 1, "player {i}: the hand was played out and audited");
     }
 }
+
+/// Issue 31 (REQ-020a): the daily and rescue grants, farmed. Sybils
+/// (fresh identities), repeated claims (a second room, a second
+/// connection) and a restart of the node over the same data directory get
+/// at most one daily and one rescue grant per identity and day, within the
+/// node's budget per day; every chip granted comes out of the operator
+/// account (no chip is created), and an operator account that cannot pay
+/// grants nothing.
+#[tokio::test]
+async fn daily_and_rescue_grants_cannot_be_farmed_by_sybils_repeats_or_restarts() {
+    use claw_chips::ledger::welcome::{DayCaps, GrantKind};
+    use claw_chips::{AccountId, ChipProvider, LocalChips};
+    use claw_dealer::{DealerNode, NodeConfig};
+    use claw_protocol::Chips;
+    let dir = tempfile::tempdir().unwrap();
+    let chips = Arc::new(LocalChips::new());
+    let operator = AccountId::new("operator").unwrap();
+    chips.grant(&operator, Chips(20_000)).await.unwrap();
+    let days = vec![
+        (
+            GrantKind::Daily,
+            DayCaps { amount: Chips(5_000), below: None, per_account: 1, budget_per_day: Some(10_000) },
+        ),
+        (
+            GrantKind::Rescue,
+            DayCaps {
+                amount: Chips(1_000),
+                below: Some(Chips(500)),
+                per_account: 1,
+                budget_per_day: Some(3_000),
+            },
+        ),
+    ];
+    let start = |from: AccountId| {
+        let (chips, days, dir) = (chips.clone(), days.clone(), dir.path().to_owned());
+        async move {
+            let rooms = vec![RoomConfig::new("a", "high-card"), RoomConfig::new("b", "high-card")];
+            let mut config = NodeConfig::local(&dir, rooms);
+            config.limits.ping_interval = Duration::from_secs(10);
+            DealerNode::builder(config)
+                .local_chips(chips, Chips::ZERO)
+                .day_grants(days, Some(from))
+                .game(claw_engine::testgame::high_card())
+                .launch()
+                .await
+                .unwrap()
+        }
+    };
+    let joins = |node: &claw_dealer::NodeHandle, room: &'static str, seed: u8| {
+        let (addr, dealer) = (node.addr(), node.dealer_id());
+        async move {
+            let me = Arc::new(Identity::from_seed([seed; 32]));
+            // A second session while the first one's seat is held is
+            // refused at the handshake: a claim that gets nothing too.
+            match Client::connect(addr, room, dealer, me, None).await {
+                Ok(mut c) => c.join().await.accepted,
+                Err(_) => false,
+            }
+        }
+    };
+    let balance = |seed: u8| {
+        let chips = chips.clone();
+        async move { chips.balance(&AccountId::from(Identity::from_seed([seed; 32]).id())).await.unwrap().0 }
+    };
+    let node = start(operator.clone()).await;
+    // Six sybils: two daily grants fill the day's 10 000; the next three are
+    // rescued (balance 0 < 500) within the rescue budget of 3 000; the sixth
+    // gets nothing and cannot sit down.
+    for seed in 1..=6 {
+        assert_eq!(joins(&node, "a", seed).await, seed <= 5, "sybil {seed}");
+    }
+    let got: Vec<u64> = futures_util::future::join_all((1..=6).map(balance)).await;
+    assert_eq!(got, vec![5_000, 5_000, 1_000, 1_000, 1_000, 0]);
+    // Repeated claims: the same identities in the other room, twice.
+    for _ in 0..2 {
+        for seed in 1..=6 {
+            let _ = joins(&node, "b", seed).await;
+        }
+    }
+    let again: Vec<u64> = futures_util::future::join_all((1..=6).map(balance)).await;
+    assert_eq!(again, got, "no second grant the same day");
+    node.shutdown(Duration::ZERO).await;
+    // A restart over the same data directory: the record holds.
+    let node = start(operator.clone()).await;
+    for seed in 1..=7 {
+        let _ = joins(&node, "a", seed).await;
+    }
+    let after: Vec<u64> = futures_util::future::join_all((1..=7).map(balance)).await;
+    assert_eq!(
+        after,
+        vec![5_000, 5_000, 1_000, 1_000, 1_000, 0, 0],
+        "budgets and per-identity limits restored"
+    );
+    assert_eq!(chips.balance(&operator).await.unwrap(), Chips(7_000), "13 000 paid by the operator");
+    assert_eq!(chips.total().await, 20_000, "no chip was created");
+    node.shutdown(Duration::ZERO).await;
+    // An operator account that cannot pay: refused, nothing moves, and the
+    // refusal is not counted against the budget.
+    let broke = AccountId::new("broke").unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let node = {
+        let mut config = NodeConfig::local(other.path(), vec![RoomConfig::new("a", "high-card")]);
+        config.limits.ping_interval = Duration::from_secs(10);
+        DealerNode::builder(config)
+            .local_chips(chips.clone(), Chips::ZERO)
+            .day_grants(days.clone(), Some(broke))
+            .game(claw_engine::testgame::high_card())
+            .launch()
+            .await
+            .unwrap()
+    };
+    assert!(!joins(&node, "a", 8).await, "nothing to pay the grant with");
+    assert_eq!(balance(8).await, 0);
+    assert_eq!(chips.total().await, 20_000);
+    let record = std::fs::read_to_string(other.path().join("welcome.jsonl")).unwrap();
+    assert!(record.contains(r#""kind":"refused""#), "{record}");
+    node.shutdown(Duration::ZERO).await;
+}

@@ -16,7 +16,11 @@
 //! needs; the room executes them, then [`Hand::commit`]s the step (which
 //! publishes it) or [`Hand::rollback`]s it when a debit was refused.
 
+mod blind;
 mod wire;
+
+use blind::{BlindDeal, Resume};
+pub use blind::{BlindError, BlindProgress};
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -27,9 +31,10 @@ use claw_games::{
 };
 use claw_protocol::hand::{ChipMove, ChipParty, HandEvent, HandResult};
 use claw_protocol::messages::{
-    config_hash, ActionRejectCode, ActionResult, AuditReveal, DeckMode, EncodeError, EntropyMode, EventBody,
-    GameEnd, GameStart, HandPlayer, HandPrepare, PlayerSeed, PreviousHand, RawJson, RevealPolicy, RoomConfig,
-    SeatSeed, SignedAction, TimeoutAction, TimeoutReason, YourTurn,
+    blind_deck_digest, config_hash, ActionRejectCode, ActionResult, AuditReveal, BlindRequest, DealMode,
+    DeckMode, EncodeError, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare, PlayerSeed,
+    PreviousHand, RawJson, RevealPolicy, RoomConfig, SeatSeed, SignedAction, TimeoutAction, TimeoutReason,
+    YourTurn,
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptBuilder, TranscriptError};
 use claw_protocol::{
@@ -102,6 +107,14 @@ pub enum EngineError {
     /// The game says it is over but gives no result.
     #[error("the game is over but has no result")]
     NoResult,
+    /// A blind table (SPEC.md §9.7) cannot go on: a configuration it does
+    /// not support, missing key shares, no accepted shuffle, a call out of
+    /// its phase.
+    #[error("blind deal: {0}")]
+    Blind(String),
+    /// A mental-poker value of the hand's own state failed (never expected).
+    #[error("blind deal: {0}")]
+    Mental(#[from] claw_protocol::mental::MentalError),
 }
 
 /// Why a player's action was refused (sent back as `action-rejected`).
@@ -180,6 +193,8 @@ pub struct GameSpec {
     /// The room's public configuration, the exact text the handshake signs:
     /// carried by every `game-start` ([`GameSpec::for_room`]).
     pub room_config: Option<RawJson>,
+    /// Dealer-dealt (default) or blind (SPEC.md §9.7, [`GameSpec::blind`]).
+    pub deal: DealMode,
 }
 
 impl GameSpec {
@@ -206,7 +221,24 @@ impl GameSpec {
             reveal,
             seed_timeout_ms,
             room_config: None,
+            deal: DealMode::Dealer,
         })
+    }
+
+    /// The same spec dealing blind (SPEC.md §9.7): Texas Hold'em only, with
+    /// `entropy = dealer` (the order comes from the players' shuffles).
+    pub fn blind(mut self) -> Result<GameSpec, EngineError> {
+        if self.meta.name != "texas-holdem" {
+            return Err(EngineError::Blind(format!(
+                "deal = \"blind\" is offered for texas-holdem only (issue 35), not {}",
+                self.meta.name
+            )));
+        }
+        if self.entropy != EntropyMode::Dealer {
+            return Err(EngineError::Blind("a blind table has entropy = \"dealer\"".into()));
+        }
+        self.deal = DealMode::Blind;
+        Ok(self)
     }
 
     /// The same spec for the room whose public configuration is `room`
@@ -216,7 +248,10 @@ impl GameSpec {
     pub fn for_room(mut self, room: &RoomConfig) -> Result<GameSpec, EngineError> {
         self.room_config = Some(RawJson::from_value(room)?);
         self.seed_timeout_ms = room.seed_timeout_ms;
-        Ok(self)
+        match room.deal {
+            DealMode::Blind => self.blind(),
+            DealMode::Dealer => Ok(self),
+        }
     }
 }
 
@@ -252,6 +287,9 @@ pub struct HandSeat {
 struct Pending {
     kind: PendingKind,
     events: Vec<HandEvent>,
+    /// Blind tables: positions the step needs opened before it can be
+    /// published (its `events` were computed over the old deck view).
+    open: Vec<claw_protocol::messages::RequestedPosition>,
 }
 
 enum PendingKind {
@@ -293,6 +331,9 @@ pub struct Committed {
     pub your_turn: Option<YourTurn>,
     /// The hand's end, when it is over.
     pub end: Option<HandEnd>,
+    /// Blind tables: the hand waits for decryption shares
+    /// ([`Hand::add_blind_shares`]) before it names a player or goes on.
+    pub awaits_shares: bool,
 }
 
 /// A finished hand's outcome.
@@ -316,6 +357,8 @@ impl HandEnd {
 }
 
 struct Running {
+    /// A blind table: deals carry no openings, reveals no cards.
+    blind: bool,
     deck_mode: DeckMode,
     declared: Vec<CardId>,
     order: Vec<CardId>,
@@ -379,6 +422,8 @@ pub struct Hand {
     dealer_seed: Seed,
     tb: TranscriptBuilder,
     state: State,
+    /// Blind tables: the mental-poker deal.
+    blind: Option<Box<BlindDeal>>,
 }
 
 impl Hand {
@@ -410,6 +455,13 @@ impl Hand {
             seed_timeout_ms: spec.seed_timeout_ms,
         });
         let env = tb.append(&dealer, &body)?;
+        let blind = match spec.deal {
+            DealMode::Dealer => None,
+            DealMode::Blind => {
+                let declared = spec.game.create_deck(&spec.settings)?;
+                Some(Box::new(BlindDeal::new(hand_id, n, &declared)?))
+            }
+        };
         let hand = Hand {
             spec,
             dealer,
@@ -421,6 +473,7 @@ impl Hand {
             dealer_seed,
             tb,
             state: State::Preparing { seeds: vec![None; n] },
+            blind,
         };
         Ok((hand, env))
     }
@@ -456,7 +509,9 @@ impl Hand {
 
     /// Whether player seeds are being collected.
     pub fn collecting_seeds(&self) -> bool {
-        matches!(self.state, State::Preparing { .. }) && self.spec.entropy == EntropyMode::Joint
+        matches!(self.state, State::Preparing { .. })
+            && self.spec.entropy == EntropyMode::Joint
+            && self.blind.is_none()
     }
 
     /// Records a seat's signed seed (entropy `joint`, before start).
@@ -500,8 +555,25 @@ impl Hand {
         if declared.is_empty() || declared.len() > claw_protocol::limits::MAX_DECK_POSITIONS {
             return Err(EngineError::Deck(format!("deck of {} cards", declared.len())));
         }
-        let (deck_mode, order) = match spec.game.scripted_deck(&spec.settings, self.hand_number)? {
-            Some(d) => (DeckMode::Scripted, d),
+        let scripted = match &self.blind {
+            Some(b) => {
+                if b.joint_key().is_none() || b.shuffler().is_some() {
+                    return Err(EngineError::Blind("the key shares and shuffles are not complete".into()));
+                }
+                if b.accepted_shuffles() == 0 {
+                    return Err(EngineError::Blind(
+                        "no shuffle was accepted: the order would be public".into(),
+                    ));
+                }
+                let order = b.filled().ok_or_else(|| EngineError::Deck("deck view".into()))?;
+                Some((DeckMode::Blind, order))
+            }
+            None => {
+                spec.game.scripted_deck(&spec.settings, self.hand_number)?.map(|d| (DeckMode::Scripted, d))
+            }
+        };
+        let (deck_mode, order) = match scripted {
+            Some(d) => d,
             None => {
                 let seeds: Vec<Option<Seed>> = seeds.iter().map(|s| s.map(|s| s.seed)).collect();
                 (DeckMode::Shuffled, shuffle(&declared, &shuffle_seed(&self.dealer_seed, &seeds)))
@@ -511,7 +583,9 @@ impl Hand {
             return Err(EngineError::Deck("scripted deck length differs from the game's deck".into()));
         }
         let seeds: Vec<SeatSeed> = seeds.iter().flatten().copied().collect();
-        let mut salt_bytes = vec![0u8; 32 * order.len()];
+        // A blind deck is committed by its ciphertexts: no salts, no leaves.
+        let salted = if self.blind.is_some() { 0 } else { order.len() };
+        let mut salt_bytes = vec![0u8; 32 * salted];
         rng.fill_bytes(&mut salt_bytes);
         let salts: Vec<Salt> = salt_bytes.chunks_exact(32).filter_map(Salt::from_slice).collect();
         let leaves: Vec<Digest> = order
@@ -529,7 +603,9 @@ impl Hand {
             order.clone(),
         )?;
         let n = self.seats.len();
+        let open = self.blind.as_ref().map_or(Vec::new(), |b| b.needed(&events));
         let run = Box::new(Running {
+            blind: self.blind.is_some(),
             deck_mode,
             declared,
             opened: vec![false; order.len()],
@@ -544,8 +620,9 @@ impl Hand {
             remaining: self.seats.iter().map(|s| i128::from(s.balance.0)).collect(),
             public: None,
         });
-        let moves = wire::moves(&events);
-        self.state = State::Running { run, pending: Some(Pending { kind: PendingKind::Start, events }) };
+        let moves = if open.is_empty() { wire::moves(&events) } else { Vec::new() };
+        self.state =
+            State::Running { run, pending: Some(Pending { kind: PendingKind::Start, events, open }) };
         Ok(Step { moves })
     }
 
@@ -563,6 +640,9 @@ impl Hand {
 
     /// The seat whose action the hand waits for.
     pub fn to_act(&self) -> Option<Seat> {
+        if self.awaits_shares() {
+            return None;
+        }
         match &self.state {
             State::Running { run, pending: None } => run.runner.hand().to_act(),
             _ => None,
@@ -605,6 +685,9 @@ impl Hand {
                 return Err(ActionReject::new(C::NotYourTurn, "the hand is not waiting for an action"))
             }
         };
+        if self.blind.as_ref().is_some_and(|b| b.request.is_some()) {
+            return Err(ActionReject::new(C::NotYourTurn, "the hand waits for decryption shares"));
+        }
         if run.runner.hand().to_act() != Some(seat) {
             return Err(ActionReject::new(C::NotYourTurn, "not your turn"));
         }
@@ -618,9 +701,10 @@ impl Hand {
         // check and apply it in one call (on refusal nothing changed).
         match run.runner.act_as(seat, ActionInput::Text(signed.action.as_str())) {
             Ok(events) => {
-                let moves = wire::moves(&events);
+                let open = self.blind.as_ref().map_or(Vec::new(), |b| b.needed(&events));
+                let moves = if open.is_empty() { wire::moves(&events) } else { Vec::new() };
                 if let State::Running { pending, .. } = &mut self.state {
-                    *pending = Some(Pending { kind: PendingKind::Action { seat, signed }, events });
+                    *pending = Some(Pending { kind: PendingKind::Action { seat, signed }, events, open });
                 }
                 Ok(Step { moves })
             }
@@ -648,10 +732,14 @@ impl Hand {
         if run.runner.hand().to_act() != Some(seat) {
             return Err(EngineError::NotToAct(seat));
         }
+        if self.blind.as_ref().is_some_and(|b| b.request.is_some()) {
+            return Err(EngineError::Blind("the hand waits for decryption shares".into()));
+        }
         let action = run.runner.hand().auto_action(seat).ok_or(EngineError::NoAutoAction(seat))?;
         let events = run.runner.act(seat, &action)?;
-        let moves = wire::moves(&events);
-        *pending = Some(Pending { kind: PendingKind::Timeout { seat, action, reason }, events });
+        let open = self.blind.as_ref().map_or(Vec::new(), |b| b.needed(&events));
+        let moves = if open.is_empty() { wire::moves(&events) } else { Vec::new() };
+        *pending = Some(Pending { kind: PendingKind::Timeout { seat, action, reason }, events, open });
         Ok(Step { moves })
     }
 
@@ -677,6 +765,9 @@ impl Hand {
         let State::Running { run, .. } = &mut self.state else {
             return Err(EngineError::WrongPhase { call: "rebuild", phase });
         };
+        if let Some(b) = &self.blind {
+            run.order = b.filled().ok_or_else(|| EngineError::Deck("deck view".into()))?;
+        }
         let spec = &self.spec;
         let (mut runner, _) = HandRunner::start(
             spec.game.as_ref(),
@@ -704,6 +795,12 @@ impl Hand {
             return Err(EngineError::NothingPending);
         };
         let p = pending.take().ok_or(EngineError::NothingPending)?;
+        if !p.open.is_empty() {
+            // Blind: the step needs cards opened first; it stays pending.
+            let positions = p.open.clone();
+            *pending = Some(p);
+            return self.blind_request(positions, Resume::Step);
+        }
         let mut bodies: Vec<EventBody> = Vec::new();
         match p.kind {
             PendingKind::Start => {
@@ -735,7 +832,10 @@ impl Hand {
                     player_seeds: run.seeds.clone(),
                     deck: run.declared.clone(),
                     leaves: run.leaves.clone(),
-                    root: merkle_root(&run.leaves),
+                    root: match &self.blind {
+                        Some(b) => blind_deck_digest(&self.hand_id, b.deck()),
+                        None => merkle_root(&run.leaves),
+                    },
                 }));
             }
             PendingKind::Action { seat, signed } => {
@@ -763,6 +863,7 @@ impl Hand {
                 run.remaining[s.index()] += m.delta();
             }
         }
+        let p_events_len = p.events.len();
         run.events.extend(p.events);
         let mut end = None;
         if run.runner.hand().is_over() {
@@ -786,9 +887,21 @@ impl Hand {
                 reveal_pending: self.spec.reveal == RevealPolicy::Deferred,
             });
         }
+        // Blind: the owners of the private cards just dealt need every
+        // other seat's share before the hand goes on.
+        let mut awaits_shares = false;
+        if let (Some(b), None) = (self.blind.as_mut(), &end) {
+            let private = BlindDeal::private_deals(&run.events[run.events.len() - p_events_len..]);
+            if !private.is_empty() && b.request(private.clone(), Resume::Turn).is_some() {
+                bodies.push(EventBody::BlindRequest(BlindRequest { positions: private }));
+                awaits_shares = true;
+            }
+        }
         // One burst: the dealer signs its last event (SPEC.md §10.1).
         let events = self.tb.append_burst(&self.dealer, &bodies)?;
-        let your_turn = if end.is_some() {
+        let your_turn = if awaits_shares {
+            None
+        } else if end.is_some() {
             let reveal = match self.spec.reveal {
                 RevealPolicy::Full => Reveal::NotOwed,
                 RevealPolicy::Deferred => Reveal::Owed,
@@ -801,7 +914,7 @@ impl Hand {
         } else {
             self.to_act().map(|seat| self.your_turn(seat, deadline_ms))
         };
-        Ok(Committed { events, your_turn, end })
+        Ok(Committed { events, your_turn, end, awaits_shares })
     }
 
     /// The `your-turn` message for `seat`.
@@ -882,5 +995,7 @@ fn shown_openings(run: &Running) -> Vec<CardOpening> {
         .collect()
 }
 
+#[cfg(test)]
+mod blind_tests;
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,9 @@
 //! opening and sealing the cards.
 
 use claw_protocol::hand::{CardFace, ChipMove, DealTo, HandEvent};
-use claw_protocol::messages::{CardTransfer, ChipsMoved, DealEvent, DealtCardMsg, EventBody, Reveal};
+use claw_protocol::messages::{
+    BlindReveal, CardTransfer, ChipsMoved, DealEvent, DealtCardMsg, EventBody, Reveal,
+};
 use claw_protocol::{CardOpening, HandId};
 use rand_core::CryptoRngCore;
 
@@ -47,6 +49,22 @@ pub(super) fn event_bodies<R: CryptoRngCore + ?Sized>(
                 let mut msgs = Vec::with_capacity(cards.len());
                 for c in cards {
                     let p = usize::from(c.position);
+                    if run.blind {
+                        // Blind: the dealer has no card to open or seal
+                        // (SPEC.md §9.7); the shares open it.
+                        if c.face == CardFace::Up {
+                            run.opened[p] = true;
+                        }
+                        let msg = DealtCardMsg {
+                            position: c.position,
+                            target: c.target,
+                            face: c.face,
+                            opening: None,
+                            sealed: None,
+                        };
+                        msgs.push(msg);
+                        continue;
+                    }
                     let salt = *run
                         .salts
                         .get(p)
@@ -79,6 +97,12 @@ pub(super) fn event_bodies<R: CryptoRngCore + ?Sized>(
                 };
                 let deal = DealEvent { phase: phase.clone(), cards: msgs };
                 out.push(if one_player { EventBody::NewCard(deal) } else { EventBody::PhaseDeal(deal) });
+            }
+            HandEvent::Reveal { positions } if run.blind => {
+                out.push(EventBody::BlindReveal(BlindReveal { positions: positions.clone() }));
+            }
+            HandEvent::Transfer { .. } if run.blind => {
+                return Err(EngineError::Deck("a blind table cannot transfer a card (SPEC.md §9.7)".into()));
             }
             HandEvent::Reveal { positions } => {
                 let mut openings = Vec::with_capacity(positions.len());

@@ -173,6 +173,11 @@ pub struct RoomConfig {
     /// Close the room after this many hands (demos); none = run forever.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_hands: Option<u64>,
+    /// `dealer` (default): the dealer deals and seals; `blind`: a
+    /// mental-poker deal the dealer cannot see (SPEC.md §9.7; Texas
+    /// Hold'em, `entropy = "dealer"`).
+    #[serde(default, skip_serializing_if = "claw_protocol::messages::DealMode::is_dealer")]
+    pub deal: claw_protocol::messages::DealMode,
     /// Chips granted to the house account at start when the chip provider
     /// supports operator grants (the local ledger); games with a house bank.
     #[serde(default)]
@@ -192,6 +197,12 @@ pub struct RoomConfig {
     /// ([`default_dissolve_after`]); `0s` = never.
     #[serde(default, with = "opt_dur", skip_serializing_if = "Option::is_none")]
     pub dissolve_after: Option<Duration>,
+    /// The seeds' room lifecycle (a created room nobody joins within 60 s
+    /// is dissolved; a dissolved or emptied room is gone): a room with no
+    /// seat taken for this long closes, and a room whose table is dissolved
+    /// closes at once. Unset (the default, a node's standing rooms): never.
+    #[serde(default, with = "opt_dur", skip_serializing_if = "Option::is_none")]
+    pub expire_after: Option<Duration>,
 }
 
 /// The game's default for [`RoomConfig::dissolve_after`]
@@ -275,9 +286,11 @@ impl RoomConfig {
             entropy: EntropyMode::Joint,
             max_hands: None,
             house_bankroll: Chips::ZERO,
+            deal: Default::default(),
             warn_time_left: d_warn_time_left(),
             low_balance_warning: Chips::ZERO,
             dissolve_after: None,
+            expire_after: None,
         }
     }
 
@@ -368,6 +381,19 @@ impl RoomConfig {
         if !(self.settings.is_null() || self.settings.is_object()) {
             return Err(self.err("settings must be a table"));
         }
+        if self.deal == claw_protocol::messages::DealMode::Blind {
+            if meta.name != "texas-holdem" {
+                return Err(self.err(format!(
+                    "deal = \"blind\" is offered for texas-holdem only (issue 35), not {}",
+                    meta.name
+                )));
+            }
+            if self.entropy != EntropyMode::Dealer {
+                return Err(self.err(
+                    "deal = \"blind\" needs entropy = \"dealer\" (the players' shuffles order the deck)",
+                ));
+            }
+        }
         self.settings = normalize_with_bets(game.as_ref(), &self.settings, self.min_bet, self.max_bet)
             .map_err(|e| self.err(format!("settings: {e}")))?;
         Ok(game)
@@ -392,6 +418,7 @@ impl RoomConfig {
             between_hands_ms: u64::try_from(self.between_hands.as_millis()).unwrap_or(u64::MAX),
             seed_timeout_ms: u64::try_from(self.seed_timeout.as_millis()).unwrap_or(u64::MAX),
             reveal_delay_ms: self.reveal_delay.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            deal: self.deal,
         }
     }
 }
@@ -514,6 +541,14 @@ pub struct Limits {
     pub http_archive_reads_per_sec: u32,
     /// HTTP port: the burst of archive reads one address may make at once.
     pub http_archive_burst: u32,
+    /// Abuse rule: this many flags (hands voided by its input, turns timed
+    /// out, disconnects on its turn) within `abuse_window_hands` of an
+    /// identity's hands ban it for `abuse_ban` (0: no rule).
+    pub abuse_flags: u32,
+    /// Abuse rule: the hands the flags are counted over.
+    pub abuse_window_hands: u32,
+    /// Abuse rule: how long the ban lasts.
+    pub abuse_ban: Duration,
 }
 
 impl Default for Limits {
@@ -547,6 +582,9 @@ impl Default for Limits {
             http_max_conns_per_addr: 32,
             http_archive_reads_per_sec: 20,
             http_archive_burst: 40,
+            abuse_flags: 0,
+            abuse_window_hands: 10,
+            abuse_ban: Duration::from_secs(24 * 3600),
         }
     }
 }
@@ -646,6 +684,9 @@ limit_table!(
     http_max_conns_per_addr,
     http_archive_reads_per_sec,
     http_archive_burst,
+    abuse_flags,
+    abuse_window_hands,
+    abuse_ban,
 );
 
 #[cfg(test)]

@@ -178,7 +178,7 @@ impl RoomCore {
     pub(super) fn dealable(&self, id: &PlayerId) -> bool {
         self.roster.get(id).is_some_and(|p| {
             p.seat.is_some() && matches!(p.presence, Presence::Online(_)) && p.sit_out.is_none()
-        })
+        }) && self.unbarred(id)
     }
 
     /// Charges the next ready player, gives back the commission of a charged
@@ -251,11 +251,12 @@ impl RoomCore {
             return self.abandon_start(now);
         }
         let hand_number = self.hands.first_number + self.hands.played + self.hands.voided;
+        let carried = self.match_carried(now);
         let prepared = Hand::prepare(
             self.spec.clone(),
             self.dealer.clone(),
             seats,
-            self.hands.carried.clone(),
+            carried,
             hand_number,
             hand_id,
             &mut *self.rng,
@@ -268,8 +269,11 @@ impl RoomCore {
             }
         };
         inc(&self.metrics.hands_started);
-        let seeds = hand.collecting_seeds();
+        // Blind tables collect key shares in the seed window (SPEC.md §9.7).
+        let seeds = hand.collecting_seeds() || hand.is_blind();
         let players: Vec<PlayerId> = hand.seats().iter().map(|s| s.id).collect();
+        self.metrics.conduct.dealt(&players);
+        self.match_dealt(&players);
         tracing::debug!(room = %self.cfg.id, hand = %hand_id, hand_number, players = players.len(), "hand prepared");
         // Until the seeds arrive (or the hand starts at once below).
         let seeds_until = now.at + self.cfg.seed_timeout;

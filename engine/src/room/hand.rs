@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use claw_games::ChipParty;
 use claw_protocol::messages::{
-    ActionRejectCode, ActionRejected, ErrorCode, PlayerSeed, RoomPhase, ServerMessage, SignedAction,
-    TimeoutReason, YourTurn,
+    ActionRejectCode, ActionRejected, BlindKeyMsg, BlindSharesMsg, BlindShuffleMsg, ErrorCode, PlayerSeed,
+    RoomPhase, ServerMessage, SignedAction, TimeoutReason, YourTurn,
 };
 use claw_protocol::transcript::EventEnvelope;
 use claw_protocol::{Chips, HandId, PlayerId, Seat};
@@ -19,7 +19,7 @@ use super::settle::{PendingReveal, VoidCause};
 use super::{
     encode, Account, ChipCall, ChipFailure, ChipMove, ChipOutcome, EffectId, Now, Presence, RoomCore, Waiting,
 };
-use crate::hand::{Carried, Hand, Step};
+use crate::hand::{BlindProgress, Carried, Hand, Step};
 use crate::metrics::inc;
 
 pub use claw_protocol::messages::MAX_HAND_STAKE;
@@ -55,6 +55,8 @@ pub(super) struct Hands {
     /// Reveals owed for archived hands (the reveals themselves are in the
     /// archive's pending store, not here).
     pub deferred: Vec<PendingReveal>,
+    /// The running match (its clock and who left it).
+    pub matched: super::matches::MatchWatch,
 }
 
 impl Default for Table {
@@ -117,6 +119,11 @@ enum Stage {
     Turn(Turn),
     /// The chip moves of a step (`players`: whose balance each move sets).
     Chips { id: EffectId, origin: Origin, players: Vec<Option<PlayerId>> },
+    /// Blind tables (SPEC.md §9.7): a seat's shuffle, until the deadline.
+    Shuffle { seat: Seat, deadline: Instant },
+    /// Blind tables: decryption shares, until the deadline; `origin` of the
+    /// step that waits for them (none: hole cards just dealt).
+    Shares { deadline: Instant, origin: Option<Origin> },
 }
 
 /// The player the hand waits for.
@@ -180,6 +187,7 @@ impl Table {
                 Stage::Seeds { deadline } => Some(*deadline),
                 Stage::Turn(t) => Some(t.warn_at.map_or(t.deadline, |w| w.min(t.deadline))),
                 Stage::Chips { .. } => None,
+                Stage::Shuffle { deadline, .. } | Stage::Shares { deadline, .. } => Some(*deadline),
             },
             _ => None,
         }
@@ -260,6 +268,8 @@ impl RoomCore {
                 self.timeout_action(now, seat)
             }
             Stage::Turn(t) if t.warn_at.is_some_and(|w| w <= now.at) => self.warn_turn(),
+            Stage::Shuffle { deadline, .. } if *deadline <= now.at => self.blind_shuffle_timeout(now),
+            Stage::Shares { deadline, .. } if *deadline <= now.at => self.blind_shares_timeout(now),
             _ => {}
         }
     }
@@ -270,6 +280,10 @@ impl RoomCore {
         if h.hand.started() {
             return;
         }
+        if h.hand.is_blind() && !self.blind_ready_to_start(now) {
+            return;
+        }
+        let Table::Playing(h) = &mut self.hands.table else { return };
         match h.hand.start(&mut *self.rng) {
             Ok(step) => self.drive(now, step, Origin::Start),
             Err(e) => self.void_hand(now, VoidCause::Game, &format!("the game could not start: {e}")),
@@ -316,6 +330,7 @@ impl RoomCore {
             Err(e) => return self.void_hand(now, VoidCause::Game, &format!("auto action failed: {e}")),
         }
         if let (Some(id), TimeoutReason::Timeout) = (actor, reason) {
+            self.metrics.conduct.flag(&id, crate::conduct::Flag::Timeout);
             self.count_timeout(now, &id);
         }
     }
@@ -332,7 +347,7 @@ impl RoomCore {
         tracing::info!(room = %self.cfg.id, player = %id.short(), timeouts = limit, "never acts: sat out");
         inc(&self.metrics.sat_out_idle);
         self.sit_out(now, id, true);
-        self.hurry_away_turn(now);
+        self.hurry_and_announce(now);
     }
 
     /// Runs a step and what follows it (see [`RoomCore::left_to_act`]).
@@ -349,6 +364,9 @@ impl RoomCore {
         while let Some(seat) = next.take() {
             let Table::Playing(h) = &mut self.hands.table else { return };
             if h.hand.leave_voids(seat) {
+                if let Some(id) = h.players.get(seat.index()) {
+                    self.metrics.conduct.flag(id, crate::conduct::Flag::Voided);
+                }
                 return self.void_hand(now, VoidCause::Left, &format!("the player of {seat} left"));
             }
             inc(&self.metrics.timeouts);
@@ -481,6 +499,13 @@ impl RoomCore {
             self.finish_hand(now, end, &c.events);
             return None;
         }
+        if c.awaits_shares {
+            // Blind: decryption shares first (the step, or the next turn, waits).
+            let Table::Playing(h) = &mut self.hands.table else { return None };
+            let origin = h.hand.has_pending_step().then_some(origin);
+            h.stage = Stage::Shares { deadline: later.at, origin };
+            return None;
+        }
         let Some(turn) = c.your_turn else {
             self.void_hand(now, VoidCause::Game, "the game waits for nobody");
             return None;
@@ -497,15 +522,40 @@ impl RoomCore {
         self.hurry_away_turn(now);
         let turn = self.with_warnings(turn, low_time);
         self.send(&actor, &ServerMessage::YourTurn(turn));
+        self.announce_turn();
         None
+    }
+
+    /// Tells the hand's other players whom it waits for and until when
+    /// (`turn`, SPEC.md §9.4): when a turn starts and when its deadline moves.
+    pub(super) fn announce_turn(&mut self) {
+        let Table::Playing(h) = &self.hands.table else { return };
+        let Stage::Turn(t) = &h.stage else { return };
+        let Some(actor) = h.players.get(t.seat.index()).copied() else { return };
+        let acting =
+            claw_protocol::messages::Acting { player: actor, seat: t.seat, deadline_ms: t.deadline_ms };
+        let msg = ServerMessage::Turn(claw_protocol::messages::Turn { hand_id: h.hand.hand_id(), acting });
+        let others: Vec<PlayerId> = h.players.iter().filter(|p| **p != actor).copied().collect();
+        if let Some(f) = encode(&msg) {
+            self.send_frame(&others, f);
+        }
+    }
+
+    /// [`RoomCore::hurry_away_turn`], and the other players are told when
+    /// the deadline moved.
+    pub(super) fn hurry_and_announce(&mut self, now: Now) {
+        if self.hurry_away_turn(now) {
+            self.announce_turn();
+        }
     }
 
     /// When the player to act is away, its turn ends `away_timeout` from
     /// now if that is sooner than its deadline (an away player does not
     /// cost the table the full action timeout).
-    pub(super) fn hurry_away_turn(&mut self, now: Now) {
-        let Table::Playing(h) = &mut self.hands.table else { return };
-        let Stage::Turn(t) = &mut h.stage else { return };
+    /// Returns whether the deadline moved.
+    pub(super) fn hurry_away_turn(&mut self, now: Now) -> bool {
+        let Table::Playing(h) = &mut self.hands.table else { return false };
+        let Stage::Turn(t) = &mut h.stage else { return false };
         let away = h
             .players
             .get(t.seat.index())
@@ -516,7 +566,9 @@ impl RoomCore {
             t.deadline = soon.at;
             t.deadline_ms = soon.unix_ms;
             t.warn_at = None; // nobody reads it
+            return true;
         }
+        false
     }
 
     /// The player to act gets (again) a fresh turn.
@@ -533,6 +585,7 @@ impl RoomCore {
             self.send(&id, &ServerMessage::YourTurn(turn));
         }
         self.hurry_away_turn(now);
+        self.announce_turn();
     }
 
     /// `turn` with its `warning` (informational, unsigned): the time left
@@ -618,5 +671,151 @@ impl RoomCore {
     pub(super) fn hands_deadline(&self) -> Option<Instant> {
         let reveals = self.hands.deferred.iter().filter_map(|d| d.at);
         [self.hands.table.deadline(), self.hands.next_at].into_iter().flatten().chain(reveals).min()
+    }
+}
+
+/// Blind tables (SPEC.md §9.7, docs/blind-deal.md §II.6): the key phase
+/// (within the seed window), the shuffles in seat order, the share requests.
+impl RoomCore {
+    /// Whether a blind message of `id` is one the running hand may wait
+    /// for (it then costs no rate-limit token when accepted).
+    pub(super) fn expects_blind(&self, id: &PlayerId) -> bool {
+        self.hands.table.hand().is_some_and(|h| h.is_blind() && h.seat_of(id).is_some())
+    }
+
+    /// The seat of `id` in the running blind hand, or an error to it.
+    fn blind_seat(&mut self, id: &PlayerId) -> Option<Seat> {
+        let seat = self.hands.table.hand().filter(|h| h.is_blind()).and_then(|h| h.seat_of(id));
+        if seat.is_none() {
+            self.error_to(id, ErrorCode::BadShare, "you are not in a blind hand");
+        }
+        seat
+    }
+
+    /// A refused blind message: an error to the sender, a rate-limit token.
+    fn blind_refused(&mut self, now: Now, id: &PlayerId, why: String) {
+        let _ = self.take_token(id, now.at);
+        self.error_to(id, ErrorCode::BadShare, why);
+    }
+
+    /// Before the blind hand's start: closes the key phase (or voids the
+    /// hand when a key share is missing) and waits for the shuffles.
+    /// True once every seat has shuffled or been skipped.
+    fn blind_ready_to_start(&mut self, now: Now) -> bool {
+        let Table::Playing(h) = &mut self.hands.table else { return false };
+        if !h.hand.blind_keys_closed() {
+            match h.hand.close_blind_keys() {
+                Ok(env) => self.broadcast(&[env]),
+                Err(e) => {
+                    self.void_hand(now, VoidCause::Game, &e.to_string());
+                    return false;
+                }
+            }
+        }
+        let Table::Playing(h) = &mut self.hands.table else { return false };
+        match h.hand.blind_shuffler() {
+            Some(seat) => {
+                let deadline = now.after(self.cfg.action_timeout).at;
+                if !matches!(h.stage, Stage::Shuffle { seat: s, .. } if s == seat) {
+                    h.stage = Stage::Shuffle { seat, deadline };
+                }
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// A seat's key share.
+    pub(super) fn player_blind_key(&mut self, now: Now, id: &PlayerId, msg: BlindKeyMsg) {
+        let Some(seat) = self.blind_seat(id) else { return };
+        let Table::Playing(h) = &mut self.hands.table else { return };
+        if let Err(e) = h.hand.add_blind_key(seat, &msg) {
+            return self.blind_refused(now, id, e.to_string());
+        }
+        if h.hand.blind_keys_complete() {
+            self.start_dealing(now);
+        }
+    }
+
+    /// A seat's shuffle: accepted, or refused and the seat skipped.
+    pub(super) fn player_blind_shuffle(&mut self, now: Now, id: &PlayerId, msg: BlindShuffleMsg) {
+        let Some(seat) = self.blind_seat(id) else { return };
+        let Table::Playing(h) = &mut self.hands.table else { return };
+        match h.hand.add_blind_shuffle(seat, &msg) {
+            Ok((env, why)) => {
+                self.broadcast(&[env]);
+                if let Some(why) = why {
+                    tracing::info!(room = %self.cfg.id, player = %id.short(), %why, "blind shuffle refused: skipped");
+                    self.blind_refused(now, id, why.to_string());
+                }
+                self.start_dealing(now);
+            }
+            Err(e) => self.blind_refused(now, id, e.to_string()),
+        }
+    }
+
+    /// The shuffler's time ran out: skipped.
+    fn blind_shuffle_timeout(&mut self, now: Now) {
+        let Table::Playing(h) = &mut self.hands.table else { return };
+        match h.hand.skip_blind_shuffle() {
+            Ok(env) => {
+                self.broadcast(&[env]);
+                self.start_dealing(now);
+            }
+            Err(e) => self.void_hand(now, VoidCause::Game, &e.to_string()),
+        }
+    }
+
+    /// A seat's decryption shares.
+    pub(super) fn player_blind_shares(&mut self, now: Now, id: &PlayerId, msg: BlindSharesMsg) {
+        let Some(seat) = self.blind_seat(id) else { return };
+        let later = now.after(self.cfg.action_timeout);
+        let Table::Playing(h) = &mut self.hands.table else { return };
+        let origin = match &h.stage {
+            Stage::Shares { origin, .. } => *origin,
+            _ => return self.blind_refused(now, id, "no decryption shares are asked for now".into()),
+        };
+        match h.hand.add_blind_shares(seat, &msg, later.unix_ms) {
+            Err(e) => self.blind_refused(now, id, e.to_string()),
+            Ok(BlindProgress::Waiting(env)) => self.broadcast(&[env]),
+            Ok(BlindProgress::Step(env, step)) => {
+                self.broadcast(&[env]);
+                self.drive(now, step, origin.unwrap_or(Origin::Auto));
+            }
+            Ok(BlindProgress::Turn(env, _)) => {
+                self.broadcast(&[env]);
+                self.set_turn(now);
+                let Table::Playing(h) = &self.hands.table else { return };
+                let next = h.hand.to_act();
+                let left = next
+                    .and_then(|s| h.players.get(s.index()))
+                    .and_then(|p| self.roster.get(p))
+                    .is_none_or(|p| p.left());
+                if left {
+                    self.left_to_act(now, next);
+                }
+            }
+            Ok(BlindProgress::Broken(e)) => self.void_hand(now, VoidCause::Game, &format!("engine: {e}")),
+        }
+    }
+
+    /// A share request's deadline passed with shares still owed: until the
+    /// recovery scheme (docs/blind-deal.md §II.7) the hand cannot open the
+    /// card, so it is voided and every stake refunded exactly; each
+    /// withholder is counted as timed out (§II.6).
+    fn blind_shares_timeout(&mut self, now: Now) {
+        let Table::Playing(h) = &self.hands.table else { return };
+        let owing = h.hand.blind_owing();
+        let ids: Vec<PlayerId> = owing.iter().filter_map(|s| h.players.get(s.index()).copied()).collect();
+        let seats: Vec<String> = owing.iter().map(ToString::to_string).collect();
+        inc(&self.metrics.timeouts);
+        self.void_hand(
+            now,
+            VoidCause::Game,
+            &format!("blind: {} withheld decryption shares", seats.join(", ")),
+        );
+        for id in ids {
+            self.count_timeout(now, &id);
+        }
     }
 }

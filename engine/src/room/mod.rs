@@ -29,8 +29,10 @@ mod chips;
 pub mod config;
 mod forming;
 mod hand;
+mod matches;
 mod player;
 mod queries;
+mod removal;
 mod seats;
 mod settle;
 mod watchers;
@@ -57,6 +59,7 @@ pub use hand::MAX_HAND_STAKE;
 use player::Player;
 pub use player::{Presence, TokenBucket};
 use queries::Queries;
+pub use removal::{Bar, BarKind};
 use seats::Roster;
 pub use settle::VoidCause;
 
@@ -357,6 +360,14 @@ pub enum Input {
     },
     /// Hold new hands (true) or allow them again (false).
     Hold(bool),
+    /// The operator banned or froze `player` (`Some`), or lifted it (`None`):
+    /// applied once the player is out of the running hand (`removal.rs`).
+    Bar {
+        /// The identity.
+        player: PlayerId,
+        /// The bar, or none.
+        bar: Option<Bar>,
+    },
 }
 
 /// The room's answer to a verified handshake.
@@ -451,6 +462,8 @@ pub struct RoomCore {
     /// The game's entry threshold for these settings (Sam Gong's tier
     /// entry chips): a join below it is refused `below-entry`.
     entry: Chips,
+    /// Operator bans and freezes (`removal.rs`).
+    removals: removal::Removals,
 }
 
 /// Smallest pause before trying again after a hand could not start.
@@ -495,8 +508,11 @@ impl RoomCore {
             life: Life::Open,
             out: Outbox::default(),
             queries: Queries::default(),
+            removals: removal::Removals::default(),
         };
         inc(&core.metrics.rooms_open);
+        // A room nobody sits in expires from its opening (`expire_after`).
+        core.track_empty(now);
         if core.cfg.house_bankroll.0 > 0 && !config::has_house(&core.cfg.game) {
             tracing::warn!(room = %core.cfg.id, game = %core.cfg.game,
                 "house_bankroll ignored: the game has no house");
@@ -567,6 +583,7 @@ impl RoomCore {
                     self.schedule_start(now);
                 }
             }
+            Input::Bar { player, bar } => self.set_bar(now, player, bar),
         }
         self.after_input(now);
     }
@@ -591,14 +608,22 @@ impl RoomCore {
         }
         if self.dissolve_at().is_some_and(|d| d <= t) {
             self.dissolve();
+            if self.cfg.expire_after.is_some_and(|d| !d.is_zero()) {
+                self.expire(now, "the table was dissolved");
+            }
+        }
+        if self.expire_at().is_some_and(|d| d <= t) {
+            self.expire(now, "no seat taken for expire_after");
         }
         self.after_input(now);
     }
 
-    /// Tracks the under-filled table; closes the room once shutdown has
+    /// Tracks the under-filled table and the empty room; closes the room once shutdown has
     /// nothing left to wait for.
     fn after_input(&mut self, now: Now) {
+        self.apply_bars(now);
         self.track_underfilled(now);
+        self.track_empty(now);
         if matches!(self.life, Life::Closing { .. }) {
             let must_wait = self.hands.table.is_busy() || self.out.must_wait();
             if must_wait {
@@ -664,8 +689,8 @@ impl RoomCore {
             Waiting::Void(report) => {
                 match &outcome {
                     ChipOutcome::Done(Ok(())) => tracing::info!(room = %self.cfg.id, "hand refunded"),
-                    other => tracing::error!(room = %self.cfg.id, outcome = ?other,
-                        "refund incomplete; the chip journal stays open and a restart finishes it"),
+                    other => tracing::error!(severity = crate::metrics::CRITICAL, room = %self.cfg.id,
+                        outcome = ?other, "refund incomplete; the chip journal stays open and a restart finishes it"),
                 }
                 self.out.report(*report);
             }
@@ -746,6 +771,9 @@ impl RoomCore {
         let expected = match &msg {
             ClientMessage::Action(a) => self.hands.table.expects_action(&id, &a.hand_id),
             ClientMessage::PlayerSeed(s) => self.hands.table.expects_seed(&id, &s.hand_id),
+            ClientMessage::BlindKey(_) | ClientMessage::BlindShuffle(_) | ClientMessage::BlindShares(_) => {
+                self.expects_blind(&id)
+            }
             _ => false,
         };
         let allowed = if expected { self.has_token(&id, at) } else { self.take_token(&id, at) };
@@ -758,6 +786,7 @@ impl RoomCore {
             p.last_active = now.at;
         }
         match msg {
+            ClientMessage::JoinRequest(_) if self.refuse_barred_join(&id) => {}
             ClientMessage::JoinRequest(j) => self.join(now, &id, j),
             ClientMessage::PlayerSeed(s) => self.player_seed(now, &id, s),
             ClientMessage::Action(a) => self.player_action(now, &id, a, at),
@@ -768,6 +797,9 @@ impl RoomCore {
                 self.schedule_start(now);
             }
             ClientMessage::Leave => self.leave(now, &id),
+            ClientMessage::BlindKey(k) => self.player_blind_key(now, &id, k),
+            ClientMessage::BlindShuffle(s) => self.player_blind_shuffle(now, &id, s),
+            ClientMessage::BlindShares(s) => self.player_blind_shares(now, &id, s),
             ClientMessage::Hello(_) | ClientMessage::Response(_) => {
                 self.error_to(&id, ErrorCode::NotAllowed, "the handshake is already done")
             }

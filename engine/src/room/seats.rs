@@ -28,6 +28,9 @@ pub(super) struct Roster {
     /// Since when the table has been under-filled (seats taken, fewer than
     /// `min_players`, no hand): it is dissolved `dissolve_after` later.
     pub underfilled_since: Option<Instant>,
+    /// Since when no seat has been taken (from the room's opening): the
+    /// room closes `expire_after` later.
+    pub empty_since: Option<Instant>,
 }
 
 impl Roster {
@@ -39,6 +42,7 @@ impl Roster {
             seats: vec![None; seats],
             credit: HashMap::new(),
             underfilled_since: None,
+            empty_since: None,
         }
     }
 
@@ -120,7 +124,7 @@ impl RoomCore {
     /// wait runs out.
     pub(super) fn seat_deadline(&self) -> Option<Instant> {
         let next = self.roster.next_expiry(self.cfg.reconnect_window, self.cfg.sit_out_limit);
-        next.into_iter().chain(self.dissolve_at()).min()
+        next.into_iter().chain(self.dissolve_at()).chain(self.expire_at()).min()
     }
 
     /// Players whose reconnect window ran out leave.
@@ -193,7 +197,7 @@ impl RoomCore {
                     })) {
                         self.out.send(vec![old], f);
                     }
-                    self.out.close(old, 1000, "replaced");
+                    self.out.close(old, claw_protocol::close::REPLACED, "replaced");
                 }
                 None => inc(&self.metrics.players_connected),
             }
@@ -238,7 +242,10 @@ impl RoomCore {
         }
         p.presence = Presence::Away { since: now.at };
         tracing::info!(room = %self.cfg.id, player = %id.short(), "player disconnected; seat held for the reconnect window");
-        self.hurry_away_turn(now);
+        if self.hands.table.turn_of(&id).is_some() {
+            self.metrics.conduct.flag(&id, crate::conduct::Flag::DisconnectOnTurn);
+        }
+        self.hurry_and_announce(now);
     }
 
     /// Sends `kicked` and closes the player's connection (the seat follows
@@ -395,6 +402,7 @@ impl RoomCore {
     /// The player leaves the room: seat freed, connection closed. A player
     /// still in the hand stays in it (auto actions) until it ends.
     pub(super) fn remove_player(&mut self, id: &PlayerId, close_conn: bool) {
+        self.match_player_left(id);
         let in_hand = self.in_hand(id);
         let Some(p) = self.roster.players.get_mut(id) else { return };
         if in_hand {
@@ -430,6 +438,30 @@ impl RoomCore {
     pub(super) fn dissolve_at(&self) -> Option<Instant> {
         let after = self.cfg.dissolve_after.filter(|d| !d.is_zero())?;
         Some(self.roster.underfilled_since? + after)
+    }
+
+    /// When the room expires for want of players, if it expires.
+    pub(super) fn expire_at(&self) -> Option<Instant> {
+        let after = self.cfg.expire_after.filter(|d| !d.is_zero())?;
+        Some(self.roster.empty_since? + after)
+    }
+
+    /// Starts, keeps or stops the empty-room timer.
+    pub(super) fn track_empty(&mut self, now: Now) {
+        let empty = self.roster.table_empty() && !self.hands.table.is_busy() && self.life.is_open();
+        if !empty {
+            self.roster.empty_since = None;
+        } else if self.roster.empty_since.is_none() {
+            self.roster.empty_since = Some(now.at);
+        }
+    }
+
+    /// Nobody sat for `expire_after`, or the table was dissolved: the room
+    /// closes (everyone left gets `kicked` `room-closed`).
+    pub(super) fn expire(&mut self, now: Now, why: &str) {
+        tracing::info!(room = %self.cfg.id, why, "room expired");
+        self.roster.empty_since = None;
+        self.begin_close(now, Duration::ZERO);
     }
 
     /// Starts, keeps or stops the under-filled timer.

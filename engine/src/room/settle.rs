@@ -228,8 +228,8 @@ impl RoomCore {
     pub(super) fn unbalanced(&mut self, now: Now, write: ArchiveWrite, report: RoomEvent, detail: &str) {
         inc(&self.metrics.chip_conservation_failures);
         self.hands.conservation_failures += 1;
-        tracing::error!(room = %self.cfg.id, detail, failures = self.hands.conservation_failures,
-            "chip conservation failed: hand voided and refunded");
+        tracing::error!(severity = crate::metrics::CRITICAL, room = %self.cfg.id, detail,
+            failures = self.hands.conservation_failures, "chip conservation failed: hand voided and refunded");
         let players = match &report {
             RoomEvent::HandFinished { players, .. } => players.clone(),
             _ => Vec::new(),
@@ -263,7 +263,8 @@ impl RoomCore {
             self.out.report(RoomEvent::HandVoided { room, hand_id, reason });
         }
         if self.hands.conservation_failures >= 2 && self.life.is_open() {
-            tracing::error!(room = %self.cfg.id, "chip conservation failed again: closing the room");
+            tracing::error!(severity = crate::metrics::CRITICAL, room = %self.cfg.id,
+                "chip conservation failed again: closing the room");
             self.begin_close(now, Duration::ZERO);
         }
     }

@@ -39,7 +39,7 @@ impl RoomCore {
         for id in due {
             inc(&self.metrics.kicked_idle);
             let why = format!("idle: no join request or query for {} s", idle.as_secs());
-            self.kick_conn(now, &id, KickReason::Idle, 1000, &why);
+            self.kick_conn(now, &id, KickReason::Idle, claw_protocol::close::KICKED, &why);
         }
     }
 
@@ -60,7 +60,7 @@ impl RoomCore {
                 now,
                 &oldest,
                 KickReason::Idle,
-                1000,
+                claw_protocol::close::KICKED,
                 "idle: the room needs the place for a newcomer",
             );
         }

@@ -32,7 +32,7 @@ use serde_json::{json, Value};
 
 use crate::plugin::{
     ActionOption, CardFace, DealSpec, DealTo, DealtCard, GameDetails, GameError, GameMeta, GamePlugin,
-    HandResult, PendingAction, PlayerInfo,
+    HandResult, MatchStop, PendingAction, PlayerInfo,
 };
 use cards::{check_ids, Level, Tally, Wilds, DECK_SIZE, PACKS};
 use compare::{beats, BombPriority, BombProfile};
@@ -174,17 +174,17 @@ pub enum ProfileChoice {
     Custom(BombProfile),
 }
 
-/// How players are seated into teams (the source rules' `team_formation`). The
-/// teams are always seats 0+2 and 1+3; `random` tells the dealer to seat the
-/// players in a random order before the match.
+/// How players are seated into teams (the source rules' `team_formation`):
+/// seats 0+2 and 1+3, as the players joined (FIXED_1_3). The source rules'
+/// RANDOM is not offered: a seating the dealer drew could not be audited
+/// (the rules see seats, not how players came to them), so `random` is
+/// refused as an unknown value rather than accepted and ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TeamFormation {
     /// Seats as joined (the source rules' FIXED_1_3).
     #[default]
     Fixed13,
-    /// Random seating by the dealer (the source rules' RANDOM).
-    Random,
 }
 
 /// What a seat's timer plays when it runs out.
@@ -1313,5 +1313,27 @@ impl GamePlugin for Guandan {
             Some(o) => o.memory_after.clone(),
             None => st.memory.clone(),
         }
+    }
+
+    fn match_time_limit(&self, s: &GdSettings) -> Option<u64> {
+        (s.max_game_duration_sec > 0).then_some(s.max_game_duration_sec)
+    }
+
+    /// A match begins at its first deal (`deal` 0).
+    fn match_begins(&self, m: &GdMemory) -> bool {
+        m.deal == 0
+    }
+
+    /// The dealer's `end_request`: the next deal deals nothing, moves no
+    /// chips and ends the match ([`settle::settle_request`]).
+    fn end_match(&self, m: &GdMemory, stop: MatchStop) -> Option<GdMemory> {
+        let req = match stop {
+            MatchStop::Timeout => EndRequest::Timeout,
+            MatchStop::Left { seat } if usize::from(seat.0) < PLAYERS => {
+                EndRequest::Disconnect { seat: seat.0 }
+            }
+            MatchStop::Left { .. } => return None,
+        };
+        (m.deal > 0).then(|| GdMemory { end_request: Some(req), ..m.clone() })
     }
 }

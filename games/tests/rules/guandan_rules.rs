@@ -696,3 +696,26 @@ fn the_default_timer_passes_where_legal_and_otherwise_plays_the_fixed_smallest_m
         "of two threes, the lower card id"
     );
 }
+
+/// Issue 31: `team_formation: random` was accepted and did nothing. It is
+/// refused now (teams are the seats as joined, the only auditable seating),
+/// and the dealer's end requests are the plugin's `end_match` hook.
+#[test]
+fn random_team_formation_is_refused_and_end_match_sets_the_request_only_mid_match() {
+    use claw_games::MatchStop;
+    let g = claw_games::registry::get("guandan").expect("guandan");
+    let e = g.normalize_settings(&serde_json::json!({"team_formation": "random"})).unwrap_err();
+    assert!(e.to_string().contains("random"), "{e}");
+    let ok = g.normalize_settings(&serde_json::json!({"team_formation": "fixed13"})).unwrap();
+    assert_eq!(ok["team_formation"], "fixed13");
+    // No match running (a fresh table, or deal 0): nothing to end.
+    assert!(g.end_match(&serde_json::Value::Null, MatchStop::Timeout).is_none());
+    assert!(g.match_begins(&serde_json::Value::Null));
+    let mid = serde_json::to_value(GdMemory { deal: 3, ..GdMemory::default() }).unwrap();
+    assert!(!g.match_begins(&mid));
+    let ended = g.end_match(&mid, MatchStop::Left { seat: Seat(2) }).expect("a request");
+    assert_eq!(ended["end_request"], serde_json::json!({"kind": "disconnect", "seat": 2}));
+    assert!(g.end_match(&mid, MatchStop::Left { seat: Seat(4) }).is_none(), "no such seat");
+    assert_eq!(g.match_time_limit(&serde_json::json!({"max_game_duration_sec": 90})), Some(90));
+    assert_eq!(g.match_time_limit(&serde_json::Value::Null), None);
+}

@@ -27,19 +27,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use claw_games::{
-    check_conservation, registry, replay, CardFace, ChipMove, ChipOp, ChipParty, DynGame, DynHand, GameError,
-    HandEvent, HandRunner, PlayerInfo, RecordedAction,
+    check_conservation, registry, replay, CardFace, ChipMove, ChipOp, ChipParty, DynGame, DynHand, HandEvent,
+    HandRunner,
 };
-use claw_protocol::{CardId, Chips, PlayerId, Seat};
-use rand::seq::SliceRandom;
-use rand::{Rng, RngCore, SeedableRng};
+use claw_protocol::CardId;
 use rand_chacha::ChaCha20Rng;
 use serde_json::Value;
 
-/// Actions after which a hand counts as not terminating.
-const MAX_STEPS: usize = 5_000;
-/// Hands per table session (memory carried between them).
-const SESSION: usize = 8;
+use crate::random_play::{self, Choice, Hand, Ids, Watch, SESSION};
 
 fn hands_per_game() -> usize {
     std::env::var("CLAW_SIM_HANDS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(10_000)
@@ -68,30 +63,6 @@ impl Stats {
     }
 }
 
-fn seed_of(name: &str, session: usize) -> u64 {
-    // FNV-1a over the name, mixed with the session number.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in name.bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h ^ (session as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-}
-
-fn random_balance(rng: &mut ChaCha20Rng) -> u64 {
-    match rng.gen_range(0..10) {
-        0 => rng.gen_range(1..=20),
-        1..=6 => rng.gen_range(20..=2_000),
-        7 | 8 => rng.gen_range(2_000..=100_000),
-        _ => rng.gen_range(100_000..=1_000_000_000),
-    }
-}
-
-fn random_id(rng: &mut ChaCha20Rng) -> PlayerId {
-    let mut b = [0u8; 32];
-    rng.fill_bytes(&mut b);
-    PlayerId::from_bytes(b)
-}
-
 /// Every string in a JSON document (object keys included).
 fn strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
     match v {
@@ -103,18 +74,6 @@ fn strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
         }),
         _ => {}
     }
-}
-
-/// Replaces the first numeric field equal to the range's minimum (the
-/// representative action carries the minimum) with `amount`.
-fn with_amount(action: &Value, min: Chips, amount: u64) -> Value {
-    let mut a = action.clone();
-    if let Value::Object(o) = &mut a {
-        if let Some((_, v)) = o.iter_mut().find(|(k, v)| *k != "type" && v.as_u64() == Some(min.0)) {
-            *v = Value::from(amount);
-        }
-    }
-    a
 }
 
 /// Tracks which dealt cards are still hidden: dealt face down, not revealed,
@@ -256,106 +215,76 @@ fn card(s: &str) -> Option<CardId> {
     }
 }
 
-struct Hand<'a> {
+/// The simulation's checks, step by step (see the module documentation).
+struct Checks<'a> {
     game: &'a dyn DynGame,
-    settings: &'a Value,
-    players: Vec<PlayerInfo>,
-    memory: Value,
-    deck: Vec<CardId>,
+    n: usize,
+    vis: Visibility,
 }
 
-/// Plays one hand; returns its stats and the memory for the next hand.
-fn play(h: &Hand, rng: &mut ChaCha20Rng) -> Result<(Stats, Value), String> {
-    let settings = h.settings;
-    let n = h.players.len();
-    let (mut runner, mut events) = HandRunner::start(h.game, settings, &h.players, &h.memory, h.deck.clone())
-        .map_err(|e| format!("start: {e}"))?;
-    let mut vis = Visibility::default();
-    vis.see_events(&events, runner.dealt());
-    let mut actions: Vec<RecordedAction> = Vec::new();
-    let mut stats = Stats { hands: 1, ..Stats::default() };
-    loop {
+impl Watch for Checks<'_> {
+    fn started(&mut self, runner: &HandRunner, events: &[HandEvent]) -> Result<(), String> {
+        self.vis.see_events(events, runner.dealt());
+        Ok(())
+    }
+
+    fn state(&mut self, runner: &HandRunner, _at: usize) -> Result<(), String> {
         let hand = runner.hand();
         let public = hand.public_state();
-        vis.check(&public)?;
+        self.vis.check(&public)?;
         // The engine carries it into an action-result: it must fit (SPEC §12).
         let size = serde_json::to_string(&public).map_or(usize::MAX, |t| t.len());
         if size > claw_protocol::limits::MAX_PUBLIC_STATE_BYTES {
-            return Err(format!("after {} actions: public state of {size} bytes", actions.len()));
+            return Err(format!("public state of {size} bytes"));
         }
-        check_hooks(hand, &public).map_err(|e| format!("after {} actions: {e}", actions.len()))?;
-        if hand.is_over() {
-            break;
+        check_hooks(hand, &public)
+    }
+
+    fn choice(&mut self, runner: &HandRunner, _at: usize, c: &Choice) -> Result<(), String> {
+        let (hand, seat, auto) = (runner.hand(), c.seat, &c.auto);
+        if seat.index() >= self.n {
+            return Err(format!("to_act names {seat} of {}", self.n));
         }
-        if actions.len() >= MAX_STEPS {
-            return Err(format!("not over after {MAX_STEPS} actions"));
-        }
-        let seat = hand.to_act().ok_or("stalled: the hand is not over and nobody is to act")?;
-        if seat.index() >= n {
-            return Err(format!("to_act names {seat} of {n}"));
-        }
-        let at = actions.len();
-        // The timeout action exists, validates and applies on a copy.
-        let auto = hand.auto_action(seat).ok_or_else(|| format!("action {at}: no auto action for {seat}"))?;
-        hand.validate(seat, &auto).map_err(|e| format!("action {at}: auto action {auto} invalid: {e}"))?;
-        runner
-            .clone()
-            .act(seat, &auto)
-            .map_err(|e| format!("action {at}: auto action {auto} failed: {e}"))?;
-        let options = hand.valid_actions();
-        if let Some(o) = options.iter().find(|o| {
+        // The timeout action validates and applies on a copy.
+        hand.validate(seat, auto).map_err(|e| format!("auto action {auto} invalid: {e}"))?;
+        runner.clone().act(seat, auto).map_err(|e| format!("auto action {auto} failed: {e}"))?;
+        if let Some(o) = c.options.iter().find(|o| {
             serde_json::to_string(&o.action)
                 .map_or(true, |t| t.len() > claw_protocol::limits::MAX_ACTION_BYTES)
         }) {
-            return Err(format!(
-                "action {at}: an offered action is over the signed-action limit: {}",
-                o.action
-            ));
+            return Err(format!("an offered action is over the signed-action limit: {}", o.action));
         }
-        if options.is_empty() {
-            return Err(format!("action {at}: {seat} to act but no valid actions"));
-        }
-        if n > 1 {
-            let other = Seat(((seat.index() + 1 + rng.gen_range(0..n - 1)) % n) as u8);
-            if hand.validate(other, &options[0].action).is_ok() {
-                return Err(format!("action {at}: {other} may act although {seat} is to act"));
+        if let Some(other) = c.other {
+            if hand.validate(other, &c.options[0].action).is_ok() {
+                return Err(format!("{other} may act although {seat} is to act"));
             }
         }
-        let affordable: Vec<_> = options.iter().filter(|o| o.affordable).collect();
-        let action = if affordable.is_empty() || rng.gen_bool(0.05) {
-            stats.timeouts += 1;
-            auto
-        } else {
-            let o = affordable[rng.gen_range(0..affordable.len())];
-            match o.range {
-                Some((lo, hi)) if hi > lo => {
-                    let amount = match rng.gen_range(0..4) {
-                        0 | 1 => lo.0,
-                        2 => rng.gen_range(lo.0..=hi.0),
-                        _ => hi.0,
-                    };
-                    with_amount(&o.action, lo, amount)
-                }
-                _ => o.action.clone(),
-            }
-        };
-        let ev =
-            runner.act(seat, &action).map_err(|e| format!("action {at}: {seat} {action} refused: {e}"))?;
-        check_cards_played(h.game, &action).map_err(|e| format!("action {at}: {e}"))?;
-        vis.see_action(&action);
-        vis.see_events(&ev, runner.dealt());
-        events.extend(ev);
-        actions.push(RecordedAction { seat, action });
+        Ok(())
     }
+
+    fn acted(&mut self, runner: &HandRunner, action: &Value, events: &[HandEvent]) -> Result<(), String> {
+        check_cards_played(self.game, action)?;
+        self.vis.see_action(action);
+        self.vis.see_events(events, runner.dealt());
+        Ok(())
+    }
+}
+
+/// Plays one hand with the checks; returns its stats and the memory for the next hand.
+fn play(h: &Hand, rng: &mut ChaCha20Rng) -> Result<(Stats, Value), String> {
+    let n = h.players.len();
+    let mut checks = Checks { game: h.game, n, vis: Visibility::default() };
+    let played = random_play::play(h, rng, &mut checks)?;
+    let (runner, events, actions) = (&played.runner, &played.events, &played.actions);
     let hand = runner.hand();
     let result = hand.result().ok_or("over without a result")?;
-    check_conservation(&events, &result, n).map_err(|e| format!("conservation: {e}"))?;
+    check_conservation(events, &result, n).map_err(|e| format!("conservation: {e}"))?;
     if result.winners.iter().any(|w| w.index() >= n) || result.winners.windows(2).any(|w| w[0] >= w[1]) {
         return Err(format!("bad winners {:?}", result.winners));
     }
     // No seat pays more than it has at any point.
     let mut bal: Vec<i128> = h.players.iter().map(|p| i128::from(p.balance.0)).collect();
-    for e in &events {
+    for e in events {
         match e {
             HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: ChipParty::Seat(s), amount, reason }) => {
                 bal[s.index()] -= i128::from(amount.0);
@@ -391,9 +320,9 @@ fn play(h: &Hand, rng: &mut ChaCha20Rng) -> Result<(Stats, Value), String> {
         return Err(format!("{dealt_events} cards in events, {} dealt", dealt.len()));
     }
     let memory = hand.memory_after();
-    let rep = replay(h.game, settings, &h.players, &h.memory, h.deck.clone(), &actions)
+    let rep = replay(h.game, h.settings, &h.players, &h.memory, h.deck.clone(), actions)
         .map_err(|e| format!("replay: {e}"))?;
-    if rep.events != events {
+    if rep.events != *events {
         return Err("replay: different events".into());
     }
     if rep.result != result {
@@ -402,73 +331,26 @@ fn play(h: &Hand, rng: &mut ChaCha20Rng) -> Result<(Stats, Value), String> {
     if rep.memory_after != memory {
         return Err("replay: different memory".into());
     }
-    stats.actions = actions.len();
-    stats.max_actions = actions.len();
-    stats.cards = dealt.len();
+    let stats = Stats {
+        hands: 1,
+        actions: actions.len(),
+        max_actions: actions.len(),
+        timeouts: played.timeouts,
+        cards: dealt.len(),
+        ..Stats::default()
+    };
     Ok((stats, memory))
 }
 
 /// One table session: up to SESSION hands with memory carried over.
 fn session(game: &dyn DynGame, settings: &Value, session: usize, hands: usize) -> Result<Stats, String> {
-    let meta = game.meta();
-    let name = meta.name;
-    let mut rng = ChaCha20Rng::seed_from_u64(seed_of(name, session));
-    let (lo, hi) = (usize::from(meta.min_players), usize::from(meta.max_players));
-    let mut ids: Vec<PlayerId> = (0..rng.gen_range(lo..=hi)).map(|_| random_id(&mut rng)).collect();
-    let mut memory = Value::Null;
     let mut stats = Stats::default();
-    for k in 0..hands {
-        let hand_no = session * SESSION + k;
-        let ctx = |e: String| format!("{name}: session {session}, hand {hand_no}: {e}");
-        if k > 0 {
-            // Someone leaves or sits down now and then.
-            match rng.gen_range(0..10) {
-                0 if ids.len() > lo => {
-                    let i = rng.gen_range(0..ids.len());
-                    ids.remove(i);
-                }
-                1 if ids.len() < hi => {
-                    let i = rng.gen_range(0..=ids.len());
-                    let id = random_id(&mut rng);
-                    ids.insert(i, id);
-                }
-                _ => {}
-            }
-        }
-        let deck = match game.scripted_deck(settings, hand_no as u64).map_err(|e| ctx(e.to_string()))? {
-            Some(d) => d,
-            None => {
-                let mut d = game.create_deck(settings).map_err(|e| ctx(e.to_string()))?;
-                d.shuffle(&mut rng);
-                d
-            }
-        };
-        // Balances the game refuses (too small for its minimum bet) are drawn again.
-        let mut attempt = 0;
-        let (s, mem) = loop {
-            let players: Vec<PlayerInfo> = ids
-                .iter()
-                .map(|id| PlayerInfo { id: *id, balance: Chips(random_balance(&mut rng)) })
-                .collect();
-            let h = Hand { game, settings, players, memory: memory.clone(), deck: deck.clone() };
-            match game.new_hand(settings, &h.players, &h.memory) {
-                Err(GameError::BadPlayers(e)) if attempt < 50 => {
-                    attempt += 1;
-                    stats.refused_starts += 1;
-                    if attempt == 50 {
-                        return Err(ctx(format!("players refused 50 times: {e}")));
-                    }
-                    continue;
-                }
-                Err(e) => return Err(ctx(format!("new hand: {e}"))),
-                Ok(_) => {}
-            }
-            let mut hand_rng = ChaCha20Rng::seed_from_u64(rng.next_u64());
-            break play(&h, &mut hand_rng).map_err(ctx)?;
-        };
+    let counts = random_play::session(game, settings, session, hands, 0, Ids::Random, &mut |h, rng| {
+        let (s, mem) = play(h, rng)?;
         stats.add(&s);
-        memory = mem;
-    }
+        Ok(mem)
+    })?;
+    stats.refused_starts += counts.refused_starts;
     Ok(stats)
 }
 

@@ -6,11 +6,11 @@
 //! `CLAW_PRINT_GAME_VECTORS=1` it prints the recomputed lines instead (to
 //! update SPEC.md after a deliberate rules change).
 
-use claw_games::{
-    registry, CardFace, ChipMove, ChipOp, ChipParty, DealTo, HandEvent, HandRunner, PlayerInfo,
-};
-use claw_protocol::{CardId, Chips, PlayerId, Seat};
-use serde_json::{json, Map, Value};
+use claw_games::{registry, HandRunner};
+use claw_protocol::{CardId, Seat};
+use serde_json::{Map, Value};
+
+use crate::vector_form;
 
 const INPUTS: [&str; 7] = ["name", "game", "settings", "balances", "memory", "deck_top", "actions"];
 
@@ -31,39 +31,14 @@ fn spec_lines() -> Vec<Value> {
         .collect()
 }
 
-fn target(t: DealTo) -> String {
-    match t {
-        DealTo::Player(s) => format!("s{}", s.0),
-        DealTo::Community => "c".into(),
-        DealTo::Burn => "b".into(),
-        DealTo::House => "h".into(),
-    }
-}
-
-fn party(p: ChipParty) -> Value {
-    match p {
-        ChipParty::Seat(s) => json!(s.0),
-        ChipParty::House => json!("house"),
-    }
-}
-
 /// Replays one vector's inputs and returns the full line (inputs + outputs).
 fn compute(v: &Value) -> Value {
     let name = v["name"].as_str().unwrap();
     let game = registry::get(v["game"].as_str().unwrap()).unwrap();
-    let players: Vec<PlayerInfo> = v["balances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .enumerate()
-        .map(|(i, b)| PlayerInfo {
-            id: PlayerId::from_bytes([i as u8 + 1; 32]),
-            balance: Chips(b.as_u64().unwrap()),
-        })
-        .collect();
+    let balances: Vec<u64> = serde_json::from_value(v["balances"].clone()).unwrap();
+    let players = vector_form::players(&balances);
     let top: Vec<CardId> = serde_json::from_value(v["deck_top"].clone()).unwrap();
-    let mut deck = top.clone();
-    deck.extend(game.create_deck(&v["settings"]).unwrap().into_iter().filter(|c| !top.contains(c)));
+    let deck = vector_form::deck(game.as_ref(), &v["settings"], &top).unwrap();
     let (mut runner, mut events) =
         HandRunner::start(game.as_ref(), &v["settings"], &players, &v["memory"], deck).unwrap();
     for a in v["actions"].as_array().unwrap() {
@@ -72,44 +47,11 @@ fn compute(v: &Value) -> Value {
     }
     let hand = runner.hand();
     assert!(hand.is_over(), "{name}: the actions finish the hand");
-    let events: Vec<Value> = events
-        .into_iter()
-        .map(|e| match e {
-            HandEvent::Dealt { phase, cards } => {
-                let cards: Vec<String> = cards
-                    .iter()
-                    .map(|c| {
-                        let face = if c.face == CardFace::Up { "u" } else { "d" };
-                        format!("{}:{}>{}/{face}", c.position, c.card, target(c.target))
-                    })
-                    .collect();
-                json!(["deal", phase, cards])
-            }
-            HandEvent::Chip(ChipMove { op: ChipOp::Debit, party: p, amount, reason }) => {
-                json!(["debit", party(p), amount, reason])
-            }
-            HandEvent::Chip(ChipMove { op: ChipOp::Credit, party: p, amount, reason }) => {
-                json!(["credit", party(p), amount, reason])
-            }
-            HandEvent::Reveal { positions } => json!(["reveal", positions]),
-            HandEvent::Transfer { position, from, to, face } => {
-                let face = if face == CardFace::Up { "u" } else { "d" };
-                json!(["transfer", position, from.0, to.0, face])
-            }
-        })
-        .collect();
-    let r = hand.result().unwrap();
     let mut out = Map::new();
     for k in INPUTS {
         out.insert(k.into(), v[k].clone());
     }
-    out.insert("events".into(), json!(events));
-    out.insert(
-        "result".into(),
-        json!({"winners": r.winners, "net": r.net, "house_net": r.house_net, "rake": r.rake}),
-    );
-    out.insert("details".into(), json!(hand.details()));
-    out.insert("memory_after".into(), hand.memory_after());
+    vector_form::outputs(&mut out, &events, hand).unwrap();
     Value::Object(out)
 }
 

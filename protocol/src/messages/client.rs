@@ -33,6 +33,12 @@ pub enum ClientMessage {
     SitIn,
     /// Leave the room (mid-hand: the hand plays on with auto actions).
     Leave,
+    /// Blind tables (SPEC.md §9.7): the seat's signed key share.
+    BlindKey(super::BlindKeyMsg),
+    /// Blind tables: the seat's signed shuffle.
+    BlindShuffle(super::BlindShuffleMsg),
+    /// Blind tables: the decryption shares the seat owes.
+    BlindShares(super::BlindSharesMsg),
 }
 
 impl ClientMessage {
@@ -48,6 +54,9 @@ impl ClientMessage {
             ClientMessage::SitOut => "sit-out",
             ClientMessage::SitIn => "sit-in",
             ClientMessage::Leave => "leave",
+            ClientMessage::BlindKey(_) => "blind-key",
+            ClientMessage::BlindShuffle(_) => "blind-shuffle",
+            ClientMessage::BlindShares(_) => "blind-shares",
         }
     }
 
@@ -66,6 +75,9 @@ impl ClientMessage {
             "sit-out" => ClientMessage::SitOut,
             "sit-in" => ClientMessage::SitIn,
             "leave" => ClientMessage::Leave,
+            "blind-key" => ClientMessage::BlindKey(parse_as(frame)?),
+            "blind-shuffle" => ClientMessage::BlindShuffle(parse_as(frame)?),
+            "blind-shares" => ClientMessage::BlindShares(parse_as(frame)?),
             other => return Err(unknown(other)),
         };
         msg.validate()?;

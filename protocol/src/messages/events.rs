@@ -48,6 +48,18 @@ pub enum EventBody {
     GameEnd(GameEnd),
     /// Deferred secrets published after the hand (policy `deferred`).
     AuditReveal(AuditReveal),
+    /// Blind tables (SPEC.md §9.7): every seat's key share.
+    BlindKeys(super::BlindKeys),
+    /// Blind tables: an accepted shuffle.
+    BlindShuffle(super::BlindShuffle),
+    /// Blind tables: a skipped shuffle.
+    BlindSkip(super::BlindSkip),
+    /// Blind tables: decryption shares the hand needs.
+    BlindRequest(super::BlindRequest),
+    /// Blind tables: a seat's verified decryption shares.
+    BlindShares(super::BlindShares),
+    /// Blind tables: face-down cards the game shows.
+    BlindReveal(super::BlindReveal),
 }
 
 impl EventBody {
@@ -65,6 +77,12 @@ impl EventBody {
             EventBody::TimeoutAction(_) => "timeout-action",
             EventBody::GameEnd(_) => "game-end",
             EventBody::AuditReveal(_) => "audit-reveal",
+            EventBody::BlindKeys(_) => "blind-keys",
+            EventBody::BlindShuffle(_) => "blind-shuffle",
+            EventBody::BlindSkip(_) => "blind-skip",
+            EventBody::BlindRequest(_) => "blind-request",
+            EventBody::BlindShares(_) => "blind-shares",
+            EventBody::BlindReveal(_) => "blind-reveal",
         }
     }
 
@@ -84,6 +102,12 @@ impl EventBody {
             "timeout-action" => EventBody::TimeoutAction(parse_as(text)?),
             "game-end" => EventBody::GameEnd(parse_as(text)?),
             "audit-reveal" => EventBody::AuditReveal(parse_as(text)?),
+            "blind-keys" => EventBody::BlindKeys(parse_as(text)?),
+            "blind-shuffle" => EventBody::BlindShuffle(parse_as(text)?),
+            "blind-skip" => EventBody::BlindSkip(parse_as(text)?),
+            "blind-request" => EventBody::BlindRequest(parse_as(text)?),
+            "blind-shares" => EventBody::BlindShares(parse_as(text)?),
+            "blind-reveal" => EventBody::BlindReveal(parse_as(text)?),
             other => return Err(unknown(other)),
         };
         if let EventBody::PhaseDeal(d) | EventBody::NewCard(d) = &body {
@@ -117,6 +141,9 @@ pub enum DeckMode {
     /// A fixed order given by the game (tutorials). The shuffle check is
     /// skipped; every other check runs.
     Scripted,
+    /// The players' mental-poker shuffles (blind tables, SPEC.md §9.7):
+    /// `root` is the final deck's digest, `leaves` is empty.
+    Blind,
 }
 
 /// When the dealer publishes the secrets of a hand.

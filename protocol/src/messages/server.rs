@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::blind::DealMode;
 use super::events::{EntropyMode, RevealPolicy};
 use super::{check_size, encode_frame, parse_as, peek_type, unknown, DecodeError, EncodeError};
 use crate::bytes::HandId;
@@ -29,6 +30,8 @@ pub enum ServerMessage {
     Event(EventEnvelope),
     /// It is this player's turn (to the actor only).
     YourTurn(YourTurn),
+    /// Whose turn it is and until when (to the hand's other players).
+    Turn(Turn),
     /// The player's action was refused (to the actor only).
     ActionRejected(ActionRejected),
     /// The player was removed from the room.
@@ -54,6 +57,7 @@ impl ServerMessage {
             ServerMessage::JoinResponse(_) => "join-response",
             ServerMessage::Event(_) => "event",
             ServerMessage::YourTurn(_) => "your-turn",
+            ServerMessage::Turn(_) => "turn",
             ServerMessage::ActionRejected(_) => "action-rejected",
             ServerMessage::Kicked(_) => "kicked",
             ServerMessage::QueryResult(_) => "query-result",
@@ -74,6 +78,7 @@ impl ServerMessage {
             "join-response" => ServerMessage::JoinResponse(parse_as(frame)?),
             "event" => ServerMessage::Event(parse_as(frame)?),
             "your-turn" => ServerMessage::YourTurn(parse_as(frame)?),
+            "turn" => ServerMessage::Turn(parse_as(frame)?),
             "action-rejected" => ServerMessage::ActionRejected(parse_as(frame)?),
             "kicked" => ServerMessage::Kicked(parse_as(frame)?),
             "query-result" => ServerMessage::QueryResult(parse_as(frame)?),
@@ -128,6 +133,10 @@ pub struct RoomConfig {
     /// (SPEC.md §11.2 check 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reveal_delay_ms: Option<u64>,
+    /// Who sees the cards: the dealer (default, omitted) or nobody but
+    /// their owners (`blind`, SPEC.md §9.7).
+    #[serde(default, skip_serializing_if = "DealMode::is_dealer")]
+    pub deal: DealMode,
 }
 
 /// Why a join was refused.
@@ -147,6 +156,9 @@ pub enum JoinRejectReason {
     RoomClosed,
     /// The handshake did not complete on this connection.
     NotAuthenticated,
+    /// The operator froze this identity: it may connect and see its
+    /// balance, not sit down.
+    Frozen,
     /// Anything else (see `message`).
     Other,
 }
@@ -201,6 +213,19 @@ pub struct Acting {
     pub seat: Seat,
     /// Unix ms when the timeout action is taken (as in its `your-turn`).
     pub deadline_ms: u64,
+}
+
+/// `turn`: the hand waits for `acting` until its deadline, pushed to the
+/// hand's other players when a turn starts and when its deadline moves
+/// (the actor gets `your-turn`). Unsigned and informational, as
+/// `room-state`'s `acting`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Turn {
+    /// The hand.
+    pub hand_id: HandId,
+    /// Who is to act, its seat and its deadline.
+    #[serde(flatten)]
+    pub acting: Acting,
 }
 
 /// `join-response`.
@@ -307,6 +332,11 @@ pub enum KickReason {
     /// The table was dissolved: too few players for the room's
     /// `dissolve_after` (Sam Gong's 60 s rule); join again to be matched.
     Dissolved,
+    /// The operator banned this identity (after its running hand settled).
+    Banned,
+    /// The operator froze this identity: its seat is freed after its
+    /// running hand settled; it may reconnect to see its balance.
+    Frozen,
 }
 
 /// `kicked`.
@@ -415,12 +445,42 @@ pub struct HandRecord {
     pub hand_id: HandId,
     /// Whether its reveal is out.
     pub reveal: RevealState,
-    /// Signed events, in order, from the first one asked for.
+    /// Signed events, in order, from the first one asked for; each written
+    /// as its §10.1 frame, `"type":"event"` included ([`framed_events`]).
+    #[serde(with = "framed_events")]
     pub events: Vec<EventEnvelope>,
     /// When the events stop short of the hand's last one (a frame holds
     /// 64 KiB): the `from_seq` to ask for next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_seq: Option<u64>,
+}
+
+/// A [`HandRecord`]'s events as SPEC.md §10.1 frames: each with its
+/// `"type":"event"` member, so that every event reads as a transcript line
+/// does. Read with or without the member (dealers before it omitted it).
+mod framed_events {
+    use serde::ser::SerializeSeq;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::transcript::EventEnvelope;
+
+    #[derive(Serialize)]
+    #[serde(tag = "type", rename_all = "kebab-case")]
+    enum Frame<'a> {
+        Event(&'a EventEnvelope),
+    }
+
+    pub fn serialize<S: Serializer>(events: &[EventEnvelope], s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(events.len()))?;
+        for e in events {
+            seq.serialize_element(&Frame::Event(e))?;
+        }
+        seq.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<EventEnvelope>, D::Error> {
+        Vec::<EventEnvelope>::deserialize(d)
+    }
 }
 
 /// `hand-record`: `{"type":"hand-record","nonce":…,"record":HandRecord}`.
@@ -456,7 +516,8 @@ impl HandRecord {
         let mut used = 0usize;
         let mut next_seq = None;
         for e in rest {
-            let len = serde_json::to_string(e).map_or(usize::MAX, |t| t.len() + 1);
+            // The event as the record writes it (its frame) and a comma.
+            let len = e.frame_len() + 1;
             if !events.is_empty() && used.saturating_add(len) > budget {
                 next_seq = Some(e.seq);
                 break;
@@ -534,6 +595,9 @@ pub enum ErrorCode {
     /// A `player-seed` was refused (wrong hand, late, bad signature,
     /// `from` not the session identity).
     BadSeed,
+    /// Blind tables: a `blind-key`, `blind-shuffle` or `blind-shares` was
+    /// refused (SPEC.md §9.7).
+    BadShare,
     /// The dealer failed; the request may be retried.
     Internal,
 }

@@ -385,6 +385,7 @@ fn each_attack_has_its_own_reason() {
         RejectReason::Malformed,
         RejectReason::UnexpectedMessage,
         RejectReason::SdkVersionMismatch,
+        RejectReason::Banned,
     ];
     let codes: HashSet<&str> = reasons.iter().map(|r| r.code()).collect();
     assert_eq!(codes.len(), reasons.len());

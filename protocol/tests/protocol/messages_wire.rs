@@ -104,6 +104,7 @@ fn room_config() -> RoomConfig {
         between_hands_ms: 10_000,
         seed_timeout_ms: 2_000,
         reveal_delay_ms: Some(60_000),
+        deal: Default::default(),
     }
 }
 
@@ -604,6 +605,39 @@ fn a_game_start_written_before_its_room_configuration_and_previous_hand_reads_un
     let text = body.to_raw().unwrap();
     assert!(!text.as_str().contains("room_config") && !text.as_str().contains("previous"), "{text}");
     assert_eq!(EventBody::decode(text.as_str()).unwrap(), body);
+}
+
+#[test]
+fn a_hand_records_events_are_event_frames_and_read_without_their_type() {
+    // SPEC.md §9.4: each event of a `HandRecord` (the `hand` query's answer
+    // and the HTTP archive's) is its §10.1 frame, `"type":"event"` included,
+    // exactly the transcript line; a record written before that still reads.
+    let dealer = Identity::from_seed([2; 32]);
+    let e0 = EventEnvelope::sign(&dealer, hand(), 0, GENESIS_PREV, raw(r#"{"type":"x"}"#));
+    let e1 = EventEnvelope::unsigned(hand(), 1, e0.hash(), raw(r#"{"type":"y"}"#));
+    let record = HandRecord {
+        room_id: "r".into(),
+        hand_number: 3,
+        hand_id: hand(),
+        reveal: RevealState::Pending,
+        events: vec![e0.clone(), e1.clone()],
+        next_seq: None,
+    };
+    let text = serde_json::to_value(&record).unwrap();
+    for (v, e) in text["events"].as_array().unwrap().iter().zip([&e0, &e1]) {
+        assert_eq!(v["type"], "event", "{v}");
+        let line: Value = serde_json::from_str(&e.encode().unwrap()).unwrap();
+        assert_eq!(*v, line, "the record's event is the transcript line");
+    }
+    assert_eq!(serde_json::from_value::<HandRecord>(text.clone()).unwrap(), record);
+    let mut old = text;
+    for v in old["events"].as_array_mut().unwrap() {
+        v.as_object_mut().unwrap().remove("type");
+    }
+    assert_eq!(serde_json::from_value::<HandRecord>(old).unwrap(), record);
+    // A page counts each event as the frame it is written as.
+    let one = serde_json::to_string(&record.page(1)).unwrap();
+    assert!(one.contains(r#""events":[{"type":"event","hand_id""#), "{one}");
 }
 
 #[test]

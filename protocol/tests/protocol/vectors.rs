@@ -204,6 +204,7 @@ fn computed() -> Vec<(String, String)> {
         between_hands_ms: 10_000,
         seed_timeout_ms: 2_000,
         reveal_delay_ms: Some(600_000),
+        deal: Default::default(),
     };
     let room = RawJson::from_value(&room).unwrap();
     put("room.config", room.as_str().to_owned());

@@ -53,16 +53,37 @@ export interface HandView {
   seats: SeatView[];
   /** Community cards, face up. */
   board: string[];
+  /** The house's cards (Blackjack), by deck position: null while face down. */
+  house: { position: number; card: string | null }[];
+  /** Every action of the hand so far, in order (the games read plays from them). */
+  actions: { seat: number; action: any }[];
   /** Chips the seats put in and did not get back yet. */
   pot: number;
   publicState: any;
+  /** The game's settings and the table memory the hand started from (`game-start`). */
+  settings: any;
+  memory: any;
   result: any;
   audit: AuditOutcome | null;
   /** Dealer signatures verified live (one per reliance point). */
   signatures: number;
 }
 
-export type Status = 'connecting' | 'handshake' | 'joining' | 'seated' | 'closed';
+export type Status = 'connecting' | 'handshake' | 'joining' | 'seated' | 'reconnecting' | 'closed';
+
+/** How the client redials after a dropped connection (SPEC §8.6), as the SDK's `ReconnectPolicy`. */
+export interface ReconnectPolicy {
+  /** The first wait; it doubles up to `maxMs`. */
+  initialMs: number;
+  maxMs: number;
+  /** Give up after this long without a connection (the dealer holds the seat 60 s by default). */
+  giveUpAfterMs: number;
+}
+
+export const DEFAULT_RECONNECT: ReconnectPolicy = { initialMs: 100, maxMs: 5000, giveUpAfterMs: 60_000 };
+
+/** The wait before attempt `n` (0-based): `initial · 2^n`, capped at `max`. */
+export const reconnectDelay = (p: ReconnectPolicy, n: number) => Math.min(p.maxMs, p.initialMs * 2 ** Math.min(n, 20));
 
 export interface Failure {
   check: LiveCheck | 'handshake' | 'connection';
@@ -86,6 +107,8 @@ export interface TableState {
   notice: string | null;
   log: string[];
   handsAudited: number;
+  /** Audits completed by a deferred reveal after the table moved on to a newer hand (the last few). */
+  lateAudits: { handId: string; audit: AuditOutcome }[];
 }
 
 /** The WebSocket API subset used (the browser's, or Node's global one). */
@@ -114,6 +137,10 @@ export interface ClientOptions {
   now?: () => number;
   /** Called after every change of `state`. */
   onChange?: (s: TableState) => void;
+  /** Redial a dropped connection and resume the session (default [`DEFAULT_RECONNECT`]); false: never. */
+  reconnect?: ReconnectPolicy | false;
+  /** Timers (tests may pass their own). */
+  setTimeout?: (f: () => void, ms: number) => unknown;
 }
 
 const LOG_LINES = 200;
@@ -141,6 +168,7 @@ export class PlayClient {
     notice: null,
     log: [],
     handsAudited: 0,
+    lateAudits: [],
   };
   private ws: SocketLike | null = null;
   private hs: ClientHandshake | null = null;
@@ -155,6 +183,8 @@ export class PlayClient {
   /** Resumed, and the join not answered yet: the events now are the dealer's resend of the running hand. */
   private resuming = false;
   private lastTurnKey = '';
+  /** The last turn offered and not yet answered by an `action-result`: a refused action gives it back. */
+  private offered: Turn | null = null;
   private joined: { resolve: () => void; reject: (e: Error) => void } | null = null;
   private readonly now: () => number;
   private readonly open: (url: string) => SocketLike;
@@ -185,23 +215,57 @@ export class PlayClient {
   connect(): Promise<void> {
     return new Promise((resolve, reject) => {
       this.joined = { resolve, reject };
-      const ws = this.open(this.opts.url);
-      this.ws = ws;
-      ws.onopen = () => {
-        this.state.status = 'handshake';
-        this.hs = new ClientHandshake(this.opts.identity, this.opts.dealer, this.opts.room, this.now(), this.opts.reconnectToken ?? null);
-        this.resuming = !!this.opts.reconnectToken;
-        this.send(this.hs.hello);
-        this.changed();
-      };
-      ws.onmessage = (ev) => this.onFrame(typeof ev.data === 'string' ? ev.data : String(ev.data));
-      ws.onerror = () => {};
-      ws.onclose = (ev) => this.onClosed(ev.reason || `connection closed (code ${ev.code})`);
+      this.dial(this.opts.reconnectToken ?? null);
     });
   }
 
+  /** Opens the socket and runs the handshake (with a reconnect token: resumes that session). */
+  private dial(token: string | null) {
+    const ws = this.open(this.opts.url);
+    this.ws = ws;
+    ws.onopen = () => {
+      if (this.ws !== ws) return;
+      this.state.status = 'handshake';
+      this.hs = new ClientHandshake(this.opts.identity, this.opts.dealer, this.opts.room, this.now(), token);
+      this.resuming = !!token;
+      this.send(this.hs.hello);
+      this.changed();
+    };
+    ws.onmessage = (ev) => {
+      if (this.ws === ws) this.onFrame(typeof ev.data === 'string' ? ev.data : String(ev.data));
+    };
+    ws.onerror = () => {};
+    ws.onclose = (ev) => {
+      if (this.ws === ws) this.onClosed(ev.reason || `connection closed (code ${ev.code})`);
+    };
+  }
+
+  /** Set when this side closes on purpose (leave, close, a refusal, a failed check): no redial. */
+  private closing = false;
+  /** The first drop of the current outage (ms) and the attempts since. */
+  private outage: { since: number; attempts: number } | null = null;
+
   private onClosed(reason: string) {
     if (this.state.status === 'closed') return;
+    // A dropped session that was seated resumes with its token, after a growing wait (§8.6).
+    const policy = this.opts.reconnect === undefined ? DEFAULT_RECONNECT : this.opts.reconnect;
+    const token = this.session?.reconnectToken ?? null;
+    if (policy && token && !this.closing && !this.state.failure && (this.state.status === 'seated' || this.outage)) {
+      this.outage ??= { since: this.now(), attempts: 0 };
+      if (this.now() - this.outage.since < policy.giveUpAfterMs) {
+        const wait = reconnectDelay(policy, this.outage.attempts++);
+        this.state.status = 'reconnecting';
+        this.state.turn = null;
+        this.lastTurnKey = ''; // the resumed session's your-turn is this turn again
+        this.state.notice = `connection lost (${reason}): reconnecting in ${wait} ms (attempt ${this.outage.attempts})`;
+        this.note(this.state.notice);
+        this.changed();
+        (this.opts.setTimeout ?? setTimeout)(() => {
+          if (!this.closing && this.state.status === 'reconnecting') this.dial(token);
+        }, wait);
+        return;
+      }
+    }
     this.state.status = 'closed';
     this.state.closed = reason;
     this.state.turn = null;
@@ -231,9 +295,11 @@ export class PlayClient {
         this.state.notice = e.message;
         this.joined?.reject(e);
         this.joined = null;
+        this.closing = true;
         this.ws?.close(1000, 'refused');
       } else if (e instanceof HandshakeError) {
         this.failWith({ check: 'handshake', handId: null, seq: null, detail: e.message });
+        this.closing = true;
         this.ws?.close(1000, 'handshake failed');
       } else this.state.notice = `a frame from the dealer could not be handled: ${(e as Error).message}`;
     }
@@ -259,6 +325,8 @@ export class PlayClient {
       case 'join-response':
         this.resuming = false;
         if (msg.accepted) {
+          if (this.outage) this.note(`reconnected after ${this.outage.attempts} attempt(s): session resumed`);
+          this.outage = null;
           this.state.status = 'seated';
           this.state.seat = msg.seat ?? null;
           this.state.room = msg.room ?? this.session?.roomConfig ?? null;
@@ -272,7 +340,8 @@ export class PlayClient {
           this.state.notice = `the dealer refused the seat: ${why}`;
           this.joined?.reject(new Error(this.state.notice));
           this.joined = null;
-          this.ws?.close(1000, 'refused');
+          this.closing = true;
+        this.ws?.close(1000, 'refused');
         }
         return;
       case 'event':
@@ -284,6 +353,10 @@ export class PlayClient {
       case 'action-rejected':
         this.state.notice = `action refused (${msg.code}): ${msg.reason}`;
         this.note(this.state.notice);
+        // A refused action changes nothing (§9.4): the turn is still this player's, as offered.
+        if (!this.state.turn && this.offered && this.offered.handId === msg.hand_id && !this.state.failure) {
+          this.state.turn = { ...this.offered, seq: Math.max(this.offered.seq, this.nextSeq) };
+        }
         return;
       case 'kicked':
         this.state.notice = `removed by the dealer (${msg.code}): ${msg.reason}`;
@@ -319,7 +392,10 @@ export class PlayClient {
     const a = live.accept(text);
     if (a.repeat) return;
     if (live === this.live) this.apply(live, a.body, a.opened);
-    else if (a.body.type === 'audit-reveal') this.note(`hand ${handId.slice(0, 8)}…: deferred secrets published, audit ${live.outcome?.ok ? 'passed' : 'done'}`);
+    else if (a.body.type === 'audit-reveal') {
+      this.note(`hand ${handId.slice(0, 8)}…: deferred secrets published, audit ${live.outcome?.ok ? 'passed' : 'done'}`);
+      if (live.outcome) this.state.lateAudits = [...this.state.lateAudits.slice(1 - KEEP_HANDS), { handId, audit: live.outcome }];
+    }
   }
 
   /** The view after a verified event. */
@@ -329,6 +405,7 @@ export class PlayClient {
     switch (b.type) {
       case 'hand-prepare': {
         this.state.turn = null;
+        this.offered = null;
         this.state.hand = {
           handId: live.handId,
           handNumber: b.hand_number,
@@ -336,8 +413,12 @@ export class PlayClient {
           seat: live.seat,
           seats: (b.players as string[]).map((id) => ({ id, stack: 0, cards: [], last: '' })),
           board: [],
+          house: [],
+          actions: [],
           pot: 0,
           publicState: null,
+          settings: null,
+          memory: null,
           result: null,
           audit: null,
           signatures: 0,
@@ -356,6 +437,8 @@ export class PlayClient {
       case 'game-start':
         if (h) {
           h.game = b.game;
+          h.settings = b.settings;
+          h.memory = b.memory ?? null;
           h.seats = b.players.map((p: any) => ({ id: p.id, stack: p.balance, cards: [], last: '' }));
         }
         this.note(`${b.game}: deck committed (root ${String(b.root).slice(0, 12)}…)`);
@@ -367,12 +450,14 @@ export class PlayClient {
           const card = c.opening?.card ?? mine;
           if (c.target.to === 'player') h?.seats[c.target.seat]?.cards.push({ position: c.position, card });
           if (c.target.to === 'community' && c.face === 'up' && card) h?.board.push(card);
+          if (c.target.to === 'house') h?.house.push({ position: c.position, card });
         }
         this.note(`deal ${b.phase}${opened.length ? `: your ${opened.map((o) => o.card).join(' ')}` : ''}`);
         break;
       case 'reveal':
         for (const o of b.openings) {
           for (const s of h?.seats ?? []) for (const c of s.cards) if (c.position === o.position) c.card = o.card;
+          for (const c of h?.house ?? []) if (c.position === o.position) c.card = o.card;
         }
         this.note(`revealed ${b.openings.map((o: any) => o.card).join(' ')}`);
         break;
@@ -398,10 +483,12 @@ export class PlayClient {
       case 'timeout-action': {
         if (h) {
           h.publicState = b.public_state;
+          h.actions.push({ seat: b.seat, action: b.action });
           const s = h.seats[b.seat];
           if (s) s.last = describe(b.action) + (b.type === 'timeout-action' ? ` (${b.reason})` : '');
         }
         if (this.state.turn && this.state.turn.seat === b.seat) this.state.turn = null;
+        if (this.offered?.seat === b.seat) this.offered = null;
         this.note(`${seatName(b.seat)}: ${describe(b.action)}${b.type === 'timeout-action' ? ` — by the dealer (${b.reason})` : ''}`);
         break;
       }
@@ -447,6 +534,7 @@ export class PlayClient {
       phase: msg.phase,
       warning: msg.warning,
     };
+    this.offered = this.state.turn;
     if (this.state.hand) this.state.hand.signatures = live.signaturesVerified;
   }
 
@@ -483,12 +571,14 @@ export class PlayClient {
 
   /** Leaves the room (mid-hand the dealer plays this seat's timeouts) and closes. */
   leave() {
+    this.closing = true;
     this.send('{"type":"leave"}');
     this.ws?.close(1000, 'left');
   }
 
   /** Closes the connection (the seat stays for the reconnect window). */
   close() {
+    this.closing = true;
     this.ws?.close(1000, 'closed');
   }
 

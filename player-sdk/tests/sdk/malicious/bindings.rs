@@ -257,6 +257,28 @@ fn the_timeout_reason_changes_no_verified_outcome() {
 }
 
 #[test]
+fn the_result_summary_is_informational_and_the_result_data_bound() {
+    // SPEC.md §9.5, §14.1: `summary` is human text no auditor compares; a
+    // dealer rewriting it changes no verdict. The result's data is bound.
+    let (sim, mut hands) = holdem(1);
+    fn end(h: &mut PlayedHand) -> &mut claw_protocol::messages::GameEnd {
+        match h.bodies.iter_mut().find(|b| matches!(b, EventBody::GameEnd(_))) {
+            Some(EventBody::GameEnd(g)) => g,
+            _ => panic!("game-end"),
+        }
+    }
+    let mut told = hands.clone();
+    end(&mut told[0]).result.summary = "seat 2 wins everything".into();
+    let ts = sign_all(&sim, &told);
+    assert_eq!(live(&sim, 0, &told, &ts), None);
+    assert_eq!(offline(&sim, &ts, None), vec![]);
+    end(&mut hands[0]).result.rake.0 += 1;
+    let ts = sign_all(&sim, &hands);
+    assert_eq!(live(&sim, 0, &hands, &ts), Some(AuditCheck::Replay));
+    assert_eq!(offline(&sim, &ts, None), vec![(0, AuditCheck::Replay)]);
+}
+
+#[test]
 fn a_hand_voided_after_its_end_is_not_continued() {
     // The dealer voids hand 1 after its end (its settlement failed): it is
     // refunded, and hand 2 continues hand 0 (SPEC.md §9.5). Blackjack's

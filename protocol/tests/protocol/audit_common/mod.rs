@@ -67,7 +67,8 @@ impl Hand {
             (0..3).map(|i| if joint && i < 2 { Some(player_seeds[i]) } else { None }).collect();
         let order = order.unwrap_or_else(|| match opts.deck_mode {
             DeckMode::Shuffled => shuffle(&deck, &shuffle_seed(&dealer_seed, &used)),
-            DeckMode::Scripted => deck.iter().rev().copied().collect(),
+            // Blind hands are built by the engine's tests (engine/src/hand/blind_tests.rs).
+            DeckMode::Scripted | DeckMode::Blind => deck.iter().rev().copied().collect(),
         });
         let salts: Vec<Salt> = (0..deck.len()).map(|_| Salt::random(&mut rng)).collect();
         let leaves: Vec<_> =
@@ -267,6 +268,7 @@ impl Hand {
             between_hands_ms: 0,
             seed_timeout_ms: 2000,
             reveal_delay_ms: None,
+            deal: Default::default(),
         }
     }
 
