@@ -11,23 +11,11 @@
 
 import { parseCard, cardText } from '../audit';
 
-export type Vector = {
-  game: string;
-  settings: any;
-  balances: number[];
-  memory: any;
-  deck_top: string[];
-  actions: [number, any][];
-};
-export type Outcome = {
-  events: any[];
-  result: { winners: number[]; net: number[]; house_net: number; rake: number };
-  details: any;
-  memory_after: any;
-};
+import { Refused, type Outcome, type Vector } from './common';
 
-/** A refusal by the rules, worded as the Rust `GameError`. */
-class Refused extends Error {}
+export type { Outcome, Vector };
+
+// Refusals are worded as the Rust `GameError`.
 const illegal = (m: string) => new Refused(`illegal action: ${m}`);
 const malformed = (m: string) => new Refused(`malformed action: ${m}`);
 const notInHand = (m: string) => new Refused(`card not in hand: ${m}`);
