@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use claw_games::runner::deck_view_fill;
-use claw_games::{ActError, ActionInput, HandRunner};
+use claw_games::{ActError, ActionInput};
 use claw_protocol::hand::{CardFace, DealTo, HandEvent};
 use claw_protocol::mental::{
     verify_shuffle, CardTable, Deck, DecryptionShare, JointKey, KeyShare, MentalError, ShuffleProof,
@@ -543,17 +543,7 @@ impl Hand {
             return Err(EngineError::NothingPending);
         };
         run.order = b.filled().ok_or_else(|| EngineError::Deck("deck view".into()))?;
-        let spec = &self.spec;
-        let (mut runner, start_events) = HandRunner::start(
-            spec.game.as_ref(),
-            &spec.settings,
-            &infos,
-            &self.carried.memory,
-            run.order.clone(),
-        )?;
-        for (seat, a) in &run.actions {
-            runner.act_as(*seat, a.input()).map_err(ActError::into_error)?;
-        }
+        let (mut runner, start_events) = super::replayed(&self.spec, &infos, &self.carried.memory, run)?;
         let events = match &p.kind {
             PendingKind::Start => start_events,
             PendingKind::Action { seat, signed } => runner

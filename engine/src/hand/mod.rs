@@ -44,6 +44,22 @@ use claw_protocol::{
 use rand_core::CryptoRngCore;
 use serde_json::Value;
 
+/// A fresh runner over `run.order` with `run.actions` replayed (where the
+/// committed steps left the game), and the start's events.
+fn replayed(
+    spec: &GameSpec,
+    infos: &[PlayerInfo],
+    memory: &Value,
+    run: &Running,
+) -> Result<(HandRunner, Vec<HandEvent>), EngineError> {
+    let (mut runner, start_events) =
+        HandRunner::start(spec.game.as_ref(), &spec.settings, infos, memory, run.order.clone())?;
+    for (seat, a) in &run.actions {
+        runner.act_as(*seat, a.input()).map_err(ActError::into_error)?;
+    }
+    Ok((runner, start_events))
+}
+
 /// Where a hand is: what its phase allows is decided by the type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HandPhase {
@@ -768,18 +784,7 @@ impl Hand {
         if let Some(b) = &self.blind {
             run.order = b.filled().ok_or_else(|| EngineError::Deck("deck view".into()))?;
         }
-        let spec = &self.spec;
-        let (mut runner, _) = HandRunner::start(
-            spec.game.as_ref(),
-            &spec.settings,
-            &infos,
-            &self.carried.memory,
-            run.order.clone(),
-        )?;
-        for (seat, a) in &run.actions {
-            runner.act_as(*seat, a.input()).map_err(ActError::into_error)?;
-        }
-        run.runner = runner;
+        run.runner = replayed(&self.spec, &infos, &self.carried.memory, run)?.0;
         Ok(())
     }
 
