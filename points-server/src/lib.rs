@@ -35,7 +35,8 @@ use tokio::task::JoinHandle;
 
 pub use audit::{AuditEntry, EntryKind};
 pub use store::{
-    sqlite_url, Backend, GroupStats, Store, StoreError, VerifyReport, DEFAULT_GROUP, MAX_AMOUNT, MAX_BALANCE,
+    sqlite_url, Backend, Checkpoint, GroupStats, ShardHead, Store, StoreError, StoreOptions, VerifyReport,
+    DEFAULT_GROUP, DEFAULT_SHARDS, DEFAULT_WRITERS, MAX_AMOUNT, MAX_BALANCE, MAX_SHARDS,
 };
 
 /// Shortest bearer token accepted (bytes).
@@ -61,6 +62,16 @@ pub struct Limits {
     /// Most mutations committed in one transaction (group commit: one fsync
     /// for all of them); 1 commits each mutation alone.
     pub max_group: usize,
+    /// Hash chains (account shards) of a new ledger; `None`: the ledger's
+    /// own count, [`DEFAULT_SHARDS`] for a new one (1: one chain, as before
+    /// shards). Fixed when the ledger is created.
+    pub shards: Option<u32>,
+    /// Concurrent group-commit writers on PostgreSQL (SQLite has one);
+    /// `None`: [`DEFAULT_WRITERS`], at most one per shard.
+    pub writers: Option<usize>,
+    /// How often the server records a checkpoint of every shard's head
+    /// (when one moved); zero: never.
+    pub checkpoint_every: Duration,
 }
 
 impl Default for Limits {
@@ -73,6 +84,9 @@ impl Default for Limits {
             max_body_bytes: 16 * 1024,
             body_timeout: Duration::from_secs(10),
             max_group: store::DEFAULT_GROUP,
+            shards: None,
+            writers: None,
+            checkpoint_every: Duration::from_secs(60),
         }
     }
 }
@@ -215,7 +229,12 @@ pub async fn serve(config: ServerConfig) -> Result<RunningServer, ServeError> {
     if config.limits.max_group == 0 {
         return Err(ServeError::Config("max_group must be positive".into()));
     }
-    let store = Store::open_grouped(&config.db_url, config.limits.max_group).await?;
+    let options = store::StoreOptions {
+        max_group: config.limits.max_group,
+        shards: config.limits.shards,
+        writers: config.limits.writers,
+    };
+    let store = Store::open_with(&config.db_url, options).await?;
     let listener = match TcpListener::bind(config.listen).await {
         Ok(l) => l,
         Err(e) => {
@@ -224,6 +243,7 @@ pub async fn serve(config: ServerConfig) -> Result<RunningServer, ServeError> {
         }
     };
     let addr = listener.local_addr()?;
+    let checkpoint_every = config.limits.checkpoint_every;
     let state = Arc::new(api::AppState {
         store: store.clone(),
         token_hash: api::token_hash(&config.token),
@@ -236,6 +256,22 @@ pub async fn serve(config: ServerConfig) -> Result<RunningServer, ServeError> {
     });
     let app = api::router(state);
     let (tx, mut rx) = watch::channel(false);
+    if !checkpoint_every.is_zero() {
+        let (store, mut stop, every) = (store.clone(), rx.clone(), checkpoint_every);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.tick().await;
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    _ = stop.wait_for(|s| *s) => return,
+                }
+                if let Err(e) = store.checkpoint().await {
+                    tracing::warn!(error = %e, "checkpoint of the shard heads failed; next one at the next interval");
+                }
+            }
+        });
+    }
     let task = tokio::spawn(async move {
         axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(async move {

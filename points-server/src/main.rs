@@ -63,6 +63,17 @@ struct ServeArgs {
     /// commit, one fsync, per mutation).
     #[arg(long, default_value_t = Limits::default().max_group as u64, value_parser = clap::value_parser!(u64).range(1..=4096))]
     max_group: u64,
+    /// Hash chains (account shards) of a NEW ledger [default: 16]; an existing
+    /// ledger keeps its own count (another value is refused). 1 = one chain.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(claw_points::MAX_SHARDS)))]
+    shards: Option<u32>,
+    /// Concurrent group-commit writers on PostgreSQL, at most one per shard
+    /// (SQLite always has one).
+    #[arg(long, default_value_t = claw_points::DEFAULT_WRITERS as u64, value_parser = clap::value_parser!(u64).range(1..=64))]
+    writers: u64,
+    /// Seconds between checkpoints of every shard's head (0 = none).
+    #[arg(long, default_value_t = Limits::default().checkpoint_every.as_secs())]
+    checkpoint_every: u64,
 }
 
 /// Where a running server is (admin subcommands).
@@ -83,6 +94,9 @@ enum Cmd {
         /// Ask the server at this URL instead of opening --db.
         #[arg(long, env = "CLAW_POINTS_URL")]
         url: Option<String>,
+        /// Verify this shard's chain alone (with --db).
+        #[arg(long, conflicts_with = "url")]
+        shard: Option<u32>,
     },
     /// Grant chips to an account (operator credit: buy-in, gift). Prints the new balance.
     Grant {
@@ -157,8 +171,8 @@ fn main() -> ExitCode {
 
 async fn command(cli: Cli) -> anyhow::Result<()> {
     match cli.cmd {
-        Some(Cmd::Verify { url: None }) => verify_db(&cli.db).await,
-        Some(Cmd::Verify { url: Some(url) }) => {
+        Some(Cmd::Verify { url: None, shard }) => verify_db(&cli.db, shard).await,
+        Some(Cmd::Verify { url: Some(url), .. }) => {
             let chips = client(&url, cli.token)?;
             let report = chips.verify_audit().await.map_err(|e| call_error(e, &url))?;
             print_report(serde_json::from_value(report).context("the server's verify report")?)
@@ -271,9 +285,13 @@ async fn history(
     Ok(())
 }
 
-async fn verify_db(db: &str) -> anyhow::Result<()> {
+async fn verify_db(db: &str, shard: Option<u32>) -> anyhow::Result<()> {
     let store = Store::connect(db).await.context("opening the database")?;
-    let report = store.verify().await.context("reading the audit log")?;
+    let report = match shard {
+        Some(s) => store.verify_shard(s).await,
+        None => store.verify().await,
+    };
+    let report = report.context("reading the audit log")?;
     store.close().await;
     print_report(report)
 }
@@ -283,7 +301,8 @@ fn print_report(report: VerifyReport) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(&report)?);
     if !report.ok {
         for p in &report.problems {
-            let at = p.seq.map(|s| format!("entry {s}: ")).unwrap_or_default();
+            let shard = p.shard.map(|s| format!("shard {s}: ")).unwrap_or_default();
+            let at = p.seq.map(|s| format!("{shard}entry {s}: ")).unwrap_or(shard);
             stderr().error(format_args!("{}: {at}{}", p.kind, p.message));
         }
         bail!("audit log verification FAILED: {} problem(s)", report.problems.len());
@@ -304,6 +323,9 @@ async fn run(db_url: String, args: ServeArgs, token: Option<String>) -> anyhow::
         max_body_bytes: args.max_body,
         body_timeout: Duration::from_secs(10),
         max_group: usize::try_from(args.max_group).context("--max-group")?,
+        shards: args.shards,
+        writers: Some(usize::try_from(args.writers).context("--writers")?),
+        checkpoint_every: Duration::from_secs(args.checkpoint_every),
     };
     let server = claw_points::serve(ServerConfig { db_url, listen: args.listen, token, limits })
         .await

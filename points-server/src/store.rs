@@ -1,19 +1,23 @@
 //! The ledger storage: one code path over SQLite and PostgreSQL (`sqlx::Any`).
 //!
-//! Mutations go to one writer task that commits them in groups: one database
-//! transaction that first locks the audit chain's head row (so mutations are
-//! serialised, also across processes), then, for each mutation in its own
-//! savepoint, looks up the idempotency key (a repeat replays the stored
-//! answer), applies the movements with conditional updates (never below zero;
-//! the `CHECK (balance >= 0)` constraint is the backstop) and writes the ledger
+//! The audit log is one hash chain per account shard (`audit::shard_of`); an
+//! entry is linked into the chain of every shard its accounts are in.
+//! Mutations go to writer tasks (one per lane: SQLite has one, PostgreSQL
+//! several) that commit them in groups: one database transaction that first
+//! locks the head rows of every shard the group touches, in ascending order
+//! (so mutations of one shard are serialised, also across processes, without
+//! deadlock), then, for each mutation in its own savepoint, looks up the
+//! idempotency key (a repeat replays the stored answer), applies the
+//! movements with conditional updates (never below zero; the
+//! `CHECK (balance >= 0)` constraint is the backstop) and writes the ledger
 //! rows, the audit entry and the answer (a refusal gets an entry without
-//! movements, so every stored answer is under the hash chain); then the new
-//! head, and one commit.
+//! movements, so every stored answer is under a hash chain); then the new
+//! heads, and one commit.
 //! Answers are released only after the commit.
 //! SQLite runs in WAL mode with `synchronous = FULL`: an acknowledged write
 //! has been fsynced.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -27,7 +31,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::audit::{entry_hash, AuditBody, AuditEntry, AuditMove, EntryFields, EntryKind, GENESIS_HASH};
+use crate::audit::{
+    checkpoint_hash, entry_hash_v3, heads_hash, heads_text, links_text, parse_heads, parse_links, shard_of,
+    AuditBody, AuditEntry, AuditMove, EntryFields, EntryKind, ShardLink, GENESIS_HASH,
+};
 
 /// Largest amount one movement may carry (10^15).
 pub const MAX_AMOUNT: u64 = 1_000_000_000_000_000;
@@ -47,17 +54,20 @@ pub const MAX_PAGE: u32 = 1000;
 fn migrator(backend: Backend) -> sqlx::migrate::Migrator {
     use sqlx::migrate::{Migration, MigrationType, Migrator};
     use sqlx::SqlSafeStr;
-    let init = match backend {
-        Backend::Sqlite => include_str!("../migrations/sqlite/0001_init.sql"),
-        Backend::Postgres => include_str!("../migrations/postgres/0001_init.sql"),
+    let (init, shards) = match backend {
+        Backend::Sqlite => (
+            include_str!("../migrations/sqlite/0001_init.sql"),
+            include_str!("../migrations/sqlite/0002_shards.sql"),
+        ),
+        Backend::Postgres => (
+            include_str!("../migrations/postgres/0001_init.sql"),
+            include_str!("../migrations/postgres/0002_shards.sql"),
+        ),
     };
-    Migrator::with_migrations(vec![Migration::new(
-        1,
-        "init".into(),
-        MigrationType::Simple,
-        init.into_sql_str(),
-        false,
-    )])
+    Migrator::with_migrations(vec![
+        Migration::new(1, "init".into(), MigrationType::Simple, init.into_sql_str(), false),
+        Migration::new(2, "shards".into(), MigrationType::Simple, shards.into_sql_str(), false),
+    ])
 }
 
 /// Which database engine a URL names.
@@ -154,6 +164,10 @@ pub enum StoreError {
     /// The database could not be reached for a group commit.
     #[error("database unavailable: {0}")]
     Unavailable(String),
+    /// The shard count asked for is not the ledger's (it is fixed when the
+    /// ledger is created) or out of range.
+    #[error("{0}")]
+    Shards(String),
 }
 
 /// The operation named in the audit log.
@@ -247,27 +261,59 @@ pub struct HistoryEntry {
 /// One thing wrong found by [`Store::verify`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
-    /// The audit entry concerned, when there is one.
+    /// The audit entry concerned (its operation id), when there is one.
     pub seq: Option<u64>,
+    /// The shard chain concerned, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<u32>,
     /// Machine code: `seq-gap`, `prev-hash-mismatch`, `hash-mismatch`, `bad-body`,
-    /// `balance-mismatch`, `head-mismatch`, `ledger-mismatch`, `account-mismatch`,
-    /// `answer-missing`, `answer-mismatch`, `answer-unchained`.
+    /// `bad-links`, `shard-mismatch`, `checkpoint-mismatch`, `balance-mismatch`, `head-mismatch`,
+    /// `ledger-mismatch`, `account-mismatch`, `answer-missing`,
+    /// `answer-mismatch`, `answer-unchained`.
     pub kind: String,
     /// Human explanation.
     pub message: String,
 }
 
-/// Result of verifying the audit chain against the tables.
+/// One shard chain's head.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardHead {
+    /// The shard.
+    pub shard: u32,
+    /// Entries in its chain.
+    pub seq: u64,
+    /// Its last entry's hash ([`GENESIS_HASH`] when empty).
+    pub hash: String,
+}
+
+/// Result of verifying the audit chains against the tables.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerifyReport {
     /// True when no problem was found.
     pub ok: bool,
-    /// Audit entries read.
+    /// Audit entries read (of the shard verified, when only one is).
     pub entries: u64,
-    /// The chain head's sequence number.
+    /// The last entry's operation id.
     pub head_seq: u64,
-    /// The chain head's hash: publish it to detect a rewrite of the whole tail.
+    /// The head of heads (`audit::heads_hash` over every shard's head; the
+    /// shard's own head when only one is verified): publish it to detect a
+    /// rewrite of a whole tail.
     pub head_hash: String,
+    /// Shard chains of the ledger.
+    #[serde(default)]
+    pub shard_count: u32,
+    /// The shard verified alone, if only one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<u32>,
+    /// Each verified shard's head as stored.
+    #[serde(default)]
+    pub heads: Vec<ShardHead>,
+    /// Checkpoints read (each checked against the chains it pins).
+    #[serde(default)]
+    pub checkpoints: u64,
+    /// The last checkpoint's hash, if there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_checkpoint: Option<String>,
     /// Accounts with a balance row.
     pub accounts: u64,
     /// Sum of all balances.
@@ -282,14 +328,59 @@ pub struct VerifyReport {
     pub problems: Vec<Problem>,
 }
 
+/// Every shard's head at one moment, chained to the previous checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Position in the checkpoint chain, from 1.
+    pub id: u64,
+    /// Unix milliseconds.
+    pub created_ms: i64,
+    /// `SHARD:SEQ:HASH` of every shard, in order (`audit::heads_text`).
+    pub heads: String,
+    /// The head of heads of those heads (`audit::heads_hash`).
+    pub head_hash: String,
+    /// The previous checkpoint's hash ([`GENESIS_HASH`] for the first).
+    pub prev_hash: String,
+    /// This checkpoint's hash (`audit::checkpoint_hash`).
+    pub hash: String,
+}
+
+/// Default shard chains of a new ledger.
+pub const DEFAULT_SHARDS: u32 = 16;
+/// Most shard chains a ledger may have.
+pub const MAX_SHARDS: u32 = 1024;
+/// Default concurrent group-commit writers of one PostgreSQL store.
+pub const DEFAULT_WRITERS: usize = 4;
+
+/// How [`Store::open_with`] opens a ledger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// Most mutations committed in one transaction.
+    pub max_group: usize,
+    /// Shard chains of a new ledger (1..=[`MAX_SHARDS`]); `None`: an existing
+    /// ledger's count, [`DEFAULT_SHARDS`] for a new one. An existing ledger
+    /// with another count is refused ([`StoreError::Shards`]).
+    pub shards: Option<u32>,
+    /// Concurrent group-commit writers on PostgreSQL (SQLite has one);
+    /// `None`: the smaller of the shard count and [`DEFAULT_WRITERS`].
+    pub writers: Option<usize>,
+}
+
+impl Default for StoreOptions {
+    fn default() -> StoreOptions {
+        StoreOptions { max_group: DEFAULT_GROUP, shards: None, writers: None }
+    }
+}
+
 /// Opened ledger database. Cheap to clone.
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
-    writer: mpsc::Sender<Job>,
+    writers: Vec<mpsc::Sender<Job>>,
     counters: Arc<GroupCounters>,
     max_group: usize,
+    shards: u32,
 }
 
 /// Commits and mutations counted by the writer since the store opened.
@@ -336,31 +427,41 @@ impl Store {
     /// [`Store::open`] with at most `max_group` mutations per commit (1: one
     /// commit per mutation, as without group commit).
     pub async fn open_grouped(db_url: &str, max_group: usize) -> Result<Store, StoreError> {
-        let store = Store::connect_grouped(db_url, max_group).await?;
-        migrator(store.backend).run(&store.pool).await?;
-        Ok(store)
+        Store::open_with(db_url, StoreOptions { max_group, ..StoreOptions::default() }).await
     }
 
-    /// Connects without migrating (for `verify` on an existing database).
+    /// Opens an existing ledger with its own settings (for `verify`). Like
+    /// [`Store::open`] it applies pending migrations: a ledger written before
+    /// shards becomes a one-shard ledger (one-way; its chain stays valid).
     pub async fn connect(db_url: &str) -> Result<Store, StoreError> {
-        Store::connect_grouped(db_url, DEFAULT_GROUP).await
+        Store::open(db_url).await
     }
 
-    async fn connect_grouped(db_url: &str, max_group: usize) -> Result<Store, StoreError> {
-        let max_group = max_group.clamp(1, 4096);
+    /// Connects, migrates, and creates the shard heads of a new ledger.
+    pub async fn open_with(db_url: &str, options: StoreOptions) -> Result<Store, StoreError> {
+        if let Some(n) = options.shards {
+            if !(1..=MAX_SHARDS).contains(&n) {
+                return Err(StoreError::Shards(format!("shard count {n} is not between 1 and {MAX_SHARDS}")));
+            }
+        }
+        let max_group = options.max_group.clamp(1, 4096);
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(db_url)?;
         if backend == Backend::Postgres && !cfg!(feature = "postgres") {
             return Err(StoreError::NoPostgres(redact_url(db_url)));
         }
-        let options =
+        let connect =
             AnyConnectOptions::from_str(db_url).map_err(|_| StoreError::BadUrl(redact_url(db_url)))?;
         let in_memory = db_url.contains(":memory:") || db_url.contains("mode=memory");
+        let lanes = match backend {
+            Backend::Sqlite => 1,
+            Backend::Postgres => options.writers.unwrap_or(DEFAULT_WRITERS).clamp(1, 64),
+        };
         let mut pool =
             AnyPoolOptions::new().acquire_timeout(Duration::from_secs(15)).max_connections(match backend {
                 Backend::Sqlite if in_memory => 1,
                 Backend::Sqlite => 4,
-                Backend::Postgres => 8,
+                Backend::Postgres => lanes as u32 + 4,
             });
         if backend == Backend::Sqlite {
             pool = pool.after_connect(|conn, _meta| {
@@ -373,11 +474,33 @@ impl Store {
                 })
             });
         }
-        let pool = pool.connect_with(options).await?;
-        let (writer, rx) = mpsc::channel(4 * max_group);
+        let pool = pool.connect_with(connect).await?;
+        if let Err(e) = migrator(backend).run(&pool).await {
+            pool.close().await;
+            return Err(e.into());
+        }
+        let shards = match init_ledger(&pool, backend, options.shards).await {
+            Ok(n) => n,
+            Err(e) => {
+                pool.close().await;
+                return Err(e);
+            }
+        };
+        let lanes = lanes.min(shards as usize);
         let counters = Arc::new(GroupCounters::default());
-        tokio::spawn(writer_loop(pool.clone(), backend, rx, max_group, counters.clone()));
-        Ok(Store { pool, backend, writer, counters, max_group })
+        let writers = (0..lanes)
+            .map(|_| {
+                let (writer, rx) = mpsc::channel(4 * max_group);
+                tokio::spawn(writer_loop(pool.clone(), backend, shards, rx, max_group, counters.clone()));
+                writer
+            })
+            .collect();
+        Ok(Store { pool, backend, writers, counters, max_group, shards })
+    }
+
+    /// The ledger's shard chains.
+    pub fn shard_count(&self) -> u32 {
+        self.shards
     }
 
     /// Commits and mutations of the group commit so far.
@@ -423,8 +546,11 @@ impl Store {
     /// A client hanging up cannot cut a transaction short.
     pub async fn apply(&self, key: &IdempotencyKey, m: Mutation) -> Result<Answer, StoreError> {
         let (reply, answer) = oneshot::channel();
-        self.writer
-            .send(Job { key: key.clone(), m, reply })
+        let shards: BTreeSet<u32> =
+            m.moves.iter().map(|mv| shard_of(mv.account.as_str(), self.shards)).collect();
+        let lane = shards.first().map_or(0, |&s| s as usize % self.writers.len());
+        self.writers[lane]
+            .send(Job { key: key.clone(), m, shards, reply })
             .await
             .map_err(|_| StoreError::Task("the ledger writer has stopped".into()))?;
         answer.await.map_err(|_| StoreError::Task("the ledger writer dropped the request".into()))?
@@ -457,101 +583,330 @@ impl Store {
         audit_page(&self.pool, after_seq, limit).await
     }
 
-    /// Walks the whole audit chain in one consistent snapshot: checks sequence
-    /// numbers, links, hashes and the head; replays the movements and compares
-    /// the result with the ledger and accounts tables.
+    /// Walks every shard chain in one consistent snapshot: checks positions,
+    /// links, hashes, which shards each entry is in, and the heads; replays
+    /// the movements and compares the result with the ledger and accounts
+    /// tables.
     pub async fn verify(&self) -> Result<VerifyReport, StoreError> {
+        self.verify_chains(None).await
+    }
+
+    /// Records every shard's head (one consistent snapshot) as a checkpoint
+    /// chained to the previous one; `None` when no head moved since the last.
+    /// Two writers checkpointing at once: one of them fails (retry later).
+    pub async fn checkpoint(&self) -> Result<Option<Checkpoint>, StoreError> {
+        let mut tx = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ").await?,
+        };
+        let mut heads = Vec::new();
+        for (i, r) in sqlx::query("SELECT shard, seq, hash FROM audit_heads ORDER BY shard")
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .enumerate()
+        {
+            if i64::from(r.try_get::<i32, _>(0)?) != i as i64 {
+                return Err(StoreError::Corrupt(format!("the head of shard {i} is missing")));
+            }
+            heads.push((from_i64(r.try_get(1)?, "head seq")?, r.try_get::<String, _>(2)?));
+        }
+        let text = heads_text(&heads);
+        let last = sqlx::query("SELECT id, heads, hash FROM audit_checkpoints ORDER BY id DESC LIMIT 1")
+            .fetch_optional(&mut *tx)
+            .await?;
+        let (id, prev_hash) = match last {
+            Some(r) if r.try_get::<String, _>(1)? == text => {
+                tx.rollback().await?;
+                return Ok(None);
+            }
+            Some(r) => (from_i64(r.try_get(0)?, "checkpoint id")? + 1, r.try_get::<String, _>(2)?),
+            None => (1, GENESIS_HASH.to_owned()),
+        };
+        let created_ms = now_ms();
+        let hash = checkpoint_hash(id, &prev_hash, created_ms, &text)
+            .ok_or_else(|| StoreError::Corrupt("the last checkpoint's hash is not 64 hex".into()))?;
+        sqlx::query(
+            "INSERT INTO audit_checkpoints (id, created_ms, heads, prev_hash, hash) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(to_i64(id))
+        .bind(created_ms)
+        .bind(text.as_str())
+        .bind(prev_hash.as_str())
+        .bind(hash.as_str())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        let head_hash = heads_hash(&heads).unwrap_or_default();
+        Ok(Some(Checkpoint { id, created_ms, heads: text, head_hash, prev_hash, hash }))
+    }
+
+    /// [`Store::verify`] of one shard alone: its chain, the entries linked
+    /// into it, the balances and ledger rows of its accounts, and its head.
+    pub async fn verify_shard(&self, shard: u32) -> Result<VerifyReport, StoreError> {
+        self.verify_chains(Some(shard)).await
+    }
+
+    async fn verify_chains(&self, only: Option<u32>) -> Result<VerifyReport, StoreError> {
         let mut tx = match self.backend {
             Backend::Sqlite => self.pool.begin().await?,
             Backend::Postgres => {
                 self.pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await?
             }
         };
-        let head = sqlx::query("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(&mut *tx).await?;
-        let head_seq = from_i64(head.try_get(0)?, "head seq")?;
-        let head_hash: String = head.try_get(1)?;
+        let config = sqlx::query("SELECT shards, legacy_seq FROM ledger_config WHERE id = 1")
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("ledger_config has no row".into()))?;
+        let n = u32::try_from(config.try_get::<i32, _>(0)?)
+            .ok()
+            .filter(|n| (1..=MAX_SHARDS).contains(n))
+            .ok_or_else(|| StoreError::Corrupt("ledger_config: bad shard count".into()))?;
+        let legacy_seq = from_i64(config.try_get(1)?, "legacy_seq")?;
+        if let Some(s) = only {
+            if s >= n {
+                return Err(StoreError::Shards(format!(
+                    "there is no shard {s}: the ledger has {n} (0 to {})",
+                    n - 1
+                )));
+            }
+        }
+        let mine = |shard: u32| only.is_none_or(|o| o == shard);
+        let mut stored_heads: BTreeMap<u32, (u64, String)> = BTreeMap::new();
+        let mut stray_heads = Vec::new();
+        for r in
+            sqlx::query("SELECT shard, seq, hash FROM audit_heads ORDER BY shard").fetch_all(&mut *tx).await?
+        {
+            let shard: i32 = r.try_get(0)?;
+            match u32::try_from(shard) {
+                Ok(s) if s < n => {
+                    stored_heads.insert(s, (from_i64(r.try_get(1)?, "head seq")?, r.try_get(2)?));
+                }
+                _ => stray_heads.push(shard),
+            }
+        }
 
         let mut problems = Vec::new();
-        let mut push = |p: Problem| {
+        let mut push = |seq: Option<u64>, shard: Option<u32>, kind: &str, message: String| {
             if problems.len() < 100 {
-                problems.push(p);
+                problems.push(Problem { seq, shard, kind: kind.into(), message });
             }
         };
+
+        // The checkpoint chain, and what each checkpoint pins: (shard, position) -> hash.
+        let mut pinned: Vec<BTreeMap<u64, (u64, String)>> = (0..n).map(|_| BTreeMap::new()).collect();
+        let (mut checkpoints, mut last_checkpoint) = (0u64, None::<String>);
+        let mut last_pin = vec![0u64; n as usize];
+        for r in
+            sqlx::query("SELECT id, created_ms, heads, prev_hash, hash FROM audit_checkpoints ORDER BY id")
+                .fetch_all(&mut *tx)
+                .await?
+        {
+            let id = from_i64(r.try_get(0)?, "checkpoint id")?;
+            let (created_ms, text): (i64, String) = (r.try_get(1)?, r.try_get(2)?);
+            let (prev, hash): (String, String) = (r.try_get(3)?, r.try_get(4)?);
+            checkpoints += 1;
+            let mut bad =
+                |why: String| push(None, None, "checkpoint-mismatch", format!("checkpoint {id}: {why}"));
+            if id != checkpoints {
+                bad(format!("expected checkpoint {checkpoints}: checkpoints were deleted"));
+            }
+            if prev != last_checkpoint.as_deref().unwrap_or(GENESIS_HASH) {
+                bad("prev_hash does not match the previous checkpoint's hash".into());
+            }
+            if checkpoint_hash(id, &prev, created_ms, &text).as_deref() != Some(hash.as_str()) {
+                bad("stored hash does not match its contents".into());
+            }
+            last_checkpoint = Some(hash);
+            match parse_heads(&text).filter(|h| h.len() == n as usize) {
+                Some(heads) => {
+                    for (shard, (seq, hash)) in heads.into_iter().enumerate() {
+                        if seq < last_pin[shard] {
+                            bad(format!(
+                                "shard {shard} at entry {seq}, an earlier checkpoint had {}",
+                                last_pin[shard]
+                            ));
+                        }
+                        last_pin[shard] = seq;
+                        if seq == 0 && hash != GENESIS_HASH {
+                            bad(format!("shard {shard} empty with a hash other than the genesis"));
+                        } else if seq > 0 && mine(shard as u32) {
+                            pinned[shard].insert(seq, (id, hash));
+                        }
+                    }
+                }
+                None => bad(format!("heads {text:?} are not one head per shard of {n}")),
+            }
+        }
+        struct Chain {
+            expect: u64,
+            prev: String,
+            entries: u64,
+        }
+        let mut chains: Vec<Chain> =
+            (0..n).map(|_| Chain { expect: 1, prev: GENESIS_HASH.to_owned(), entries: 0 }).collect();
         let mut balances: BTreeMap<String, u64> = BTreeMap::new();
         let (mut granted, mut debited, mut credited) = (0u128, 0u128, 0u128);
-        let mut expected_ledger = Sha256::new();
-        let mut expected_rows = 0u64;
-        let mut prev_hash = GENESIS_HASH.to_owned();
-        let mut expect_seq = 1u64;
+        let mut expected_ledger: Vec<Sha256> = (0..n).map(|_| Sha256::new()).collect();
+        let mut expected_rows = vec![0u64; n as usize];
         let mut entries = 0u64;
+        let mut last_seq = 0u64;
         let mut after = 0u64;
         loop {
             let page = audit_page(&mut *tx, after, MAX_PAGE).await?;
             let Some(last) = page.last() else { break };
             after = last.seq;
             for e in &page {
-                entries += 1;
-                if e.seq != expect_seq {
-                    push(Problem {
-                        seq: Some(e.seq),
-                        kind: "seq-gap".into(),
-                        message: format!(
-                            "expected entry {expect_seq}, found {}: entries were deleted",
-                            e.seq
-                        ),
-                    });
+                let seq = Some(e.seq);
+                let links: Vec<ShardLink> = if e.links.is_empty() {
+                    if e.seq > legacy_seq || n != 1 {
+                        push(seq, None, "bad-links", format!(
+                            "entry has no shard links; only the {legacy_seq} entries written before shards may"
+                        ));
+                    }
+                    vec![ShardLink { shard: 0, shard_seq: e.seq, prev_hash: e.prev_hash.clone() }]
+                } else {
+                    match parse_links(&e.links) {
+                        Some(links) => {
+                            if e.seq <= legacy_seq {
+                                push(
+                                    seq,
+                                    None,
+                                    "bad-links",
+                                    "an entry written before shards has shard links".into(),
+                                );
+                            }
+                            if let Some(first) = links.first().filter(|l| l.prev_hash != e.prev_hash) {
+                                push(
+                                    seq,
+                                    Some(first.shard),
+                                    "prev-hash-mismatch",
+                                    format!(
+                                        "the prev_hash column differs from the entry's link into shard {}",
+                                        first.shard
+                                    ),
+                                );
+                            }
+                            links
+                        }
+                        None => {
+                            push(seq, None, "bad-links", format!("links {:?} do not parse", e.links));
+                            Vec::new()
+                        }
+                    }
+                };
+                if let Some(o) = only {
+                    if !links.iter().any(|l| l.shard == o) {
+                        continue;
+                    }
                 }
-                expect_seq = e.seq + 1;
-                if e.prev_hash != prev_hash {
-                    push(Problem {
-                        seq: Some(e.seq),
-                        kind: "prev-hash-mismatch".into(),
-                        message: "prev_hash does not match the previous entry's hash".into(),
-                    });
+                entries += 1;
+                last_seq = e.seq;
+                let at = only.or(links.first().map(|l| l.shard));
+                for l in &links {
+                    let Some(c) = chains.get_mut(l.shard as usize) else {
+                        push(
+                            seq,
+                            Some(l.shard),
+                            "bad-links",
+                            format!("linked into shard {}, the ledger has {n}", l.shard),
+                        );
+                        continue;
+                    };
+                    if !mine(l.shard) {
+                        continue;
+                    }
+                    if l.shard_seq != c.expect {
+                        push(seq, Some(l.shard), "seq-gap", format!(
+                            "expected position {} in shard {}, found {}: entries were deleted, inserted or reordered",
+                            c.expect, l.shard, l.shard_seq
+                        ));
+                    }
+                    if l.prev_hash != c.prev {
+                        push(
+                            seq,
+                            Some(l.shard),
+                            "prev-hash-mismatch",
+                            format!(
+                                "prev_hash does not match the hash of the previous entry of shard {}",
+                                l.shard
+                            ),
+                        );
+                    }
+                    c.expect = l.shard_seq + 1;
+                    c.prev = e.hash.clone();
+                    c.entries += 1;
+                    if let Some((id, hash)) = pinned[l.shard as usize].remove(&l.shard_seq) {
+                        if hash != e.hash {
+                            push(
+                                seq,
+                                Some(l.shard),
+                                "checkpoint-mismatch",
+                                format!(
+                                    "checkpoint {id} pins entry {} of shard {} at {hash}, the chain has {}: \
+                                 history was rewritten after the checkpoint",
+                                    l.shard_seq, l.shard, e.hash
+                                ),
+                            );
+                        }
+                    }
                 }
                 let answer_found = e.status != 0;
                 if !answer_found {
-                    push(Problem {
-                        seq: Some(e.seq),
-                        kind: "answer-missing".into(),
-                        message: format!(
-                            "idempotency row {:?} (the entry's stored answer) is missing",
-                            e.key
-                        ),
-                    });
+                    push(
+                        seq,
+                        at,
+                        "answer-missing",
+                        format!("idempotency row {:?} (the entry's stored answer) is missing", e.key),
+                    );
                 } else if e.computed_hash().as_deref() != Some(e.hash.as_str()) {
-                    push(Problem {
-                        seq: Some(e.seq),
-                        kind: "hash-mismatch".into(),
-                        message: format!(
-                            "stored hash does not match the entry's contents or its stored answer \
-                             (idempotency row {:?})",
+                    push(
+                        seq,
+                        at,
+                        "hash-mismatch",
+                        format!(
+                            "stored hash does not match the entry's contents, links or stored answer \
+                         (idempotency row {:?})",
                             e.key
                         ),
-                    });
+                    );
                 }
-                prev_hash = e.hash.clone();
                 let body: AuditBody = match serde_json::from_str(&e.body) {
                     Ok(b) => b,
                     Err(err) => {
-                        push(Problem {
-                            seq: Some(e.seq),
-                            kind: "bad-body".into(),
-                            message: format!("body does not parse: {err}"),
-                        });
+                        push(seq, at, "bad-body", format!("body does not parse: {err}"));
                         continue;
                     }
                 };
                 if answer_found {
                     if let Some(why) = answer_problem(e, &body) {
-                        push(Problem {
-                            seq: Some(e.seq),
-                            kind: "answer-mismatch".into(),
-                            message: format!("idempotency row {:?}: {why}", e.key),
-                        });
+                        push(seq, at, "answer-mismatch", format!("idempotency row {:?}: {why}", e.key));
+                    }
+                }
+                if !e.links.is_empty() {
+                    let have: BTreeSet<u32> = links.iter().map(|l| l.shard).collect();
+                    let want: BTreeSet<u32> = if body.entries.is_empty() {
+                        refused_account(&e.answer).map(|a| shard_of(&a, n)).into_iter().collect()
+                    } else {
+                        body.entries.iter().map(|mv| shard_of(&mv.account, n)).collect()
+                    };
+                    if have != want {
+                        push(
+                            seq,
+                            at,
+                            "shard-mismatch",
+                            format!(
+                            "entry {:?} is linked into shards {have:?}, its accounts are in shards {want:?}",
+                            e.key
+                        ),
+                        );
                     }
                 }
                 for (idx, mv) in body.entries.iter().enumerate() {
+                    let shard = shard_of(&mv.account, n);
+                    if !mine(shard) {
+                        continue;
+                    }
                     let b = balances.entry(mv.account.clone()).or_insert(0);
                     let next = match mv.kind {
                         EntryKind::Debit => {
@@ -572,10 +927,11 @@ impl Store {
                             Some(n) => format!("gives {n}"),
                             None => "cannot be applied (below 0 or past the largest balance)".to_owned(),
                         };
-                        push(Problem {
-                            seq: Some(e.seq),
-                            kind: "balance-mismatch".into(),
-                            message: format!(
+                        push(
+                            seq,
+                            Some(shard),
+                            "balance-mismatch",
+                            format!(
                                 "{} {} on {} from {} {gives}, entry says {}",
                                 mv.kind.as_str(),
                                 mv.amount,
@@ -583,11 +939,11 @@ impl Store {
                                 b,
                                 mv.balance
                             ),
-                        });
+                        );
                     }
                     *b = mv.balance;
                     ledger_digest(
-                        &mut expected_ledger,
+                        &mut expected_ledger[shard as usize],
                         e.seq,
                         idx as u64,
                         &mv.account,
@@ -597,23 +953,57 @@ impl Store {
                         &mv.memo,
                         e.created_ms,
                     );
-                    expected_rows += 1;
+                    expected_rows[shard as usize] += 1;
                 }
             }
         }
-        if entries != head_seq || prev_hash != head_hash {
-            push(Problem {
-                seq: Some(head_seq),
-                kind: "head-mismatch".into(),
-                message: format!(
-                    "head says {head_seq} entries ending in {head_hash}, log has {entries} ending in {prev_hash}"
-                ),
-            });
+        for (shard, left) in pinned.iter().enumerate() {
+            if let Some((seq, (id, _))) = left.iter().next() {
+                push(
+                    None,
+                    Some(shard as u32),
+                    "checkpoint-mismatch",
+                    format!("checkpoint {id} pins entry {seq} of shard {shard}, the chain does not have it"),
+                );
+            }
+        }
+        for shard in stray_heads {
+            push(None, None, "head-mismatch", format!("a head row for shard {shard}, the ledger has {n}"));
+        }
+        let mut heads = Vec::new();
+        for (shard, c) in chains.iter().enumerate() {
+            let shard = shard as u32;
+            let Some((hseq, hhash)) = stored_heads.get(&shard) else {
+                push(None, Some(shard), "head-mismatch", format!("shard {shard} has no head row"));
+                continue;
+            };
+            heads.push(ShardHead { shard, seq: *hseq, hash: hhash.clone() });
+            if mine(shard) && (c.entries != *hseq || &c.prev != hhash) {
+                push(Some(*hseq), Some(shard), "head-mismatch", format!(
+                    "the head of shard {shard} says {hseq} entries ending in {hhash}, its chain has {} ending in {}",
+                    c.entries, c.prev
+                ));
+            }
+        }
+        let head_hash = match only {
+            Some(o) => heads
+                .iter()
+                .find(|h| h.shard == o)
+                .map_or_else(|| GENESIS_HASH.to_owned(), |h| h.hash.clone()),
+            None => {
+                let all: Vec<(u64, String)> = (0..n)
+                    .map(|s| stored_heads.get(&s).cloned().unwrap_or((0, GENESIS_HASH.to_owned())))
+                    .collect();
+                heads_hash(&all).unwrap_or_default()
+            }
+        };
+        if let Some(o) = only {
+            heads.retain(|h| h.shard == o);
         }
 
-        // The ledger table must be exactly the movements of the audit log.
-        let mut actual_ledger = Sha256::new();
-        let mut actual_rows = 0u64;
+        // Each shard's ledger rows must be exactly its accounts' movements in the audit log.
+        let mut actual_ledger: Vec<Sha256> = (0..n).map(|_| Sha256::new()).collect();
+        let mut actual_rows = vec![0u64; n as usize];
         let mut cursor = (-1i64, -1i64);
         loop {
             let rows = sqlx::query(
@@ -629,10 +1019,14 @@ impl Store {
             cursor = (last.try_get(0)?, i64::from(last.try_get::<i32, _>(1)?));
             for r in &rows {
                 let account: String = r.try_get(2)?;
+                let shard = shard_of(&account, n);
+                if !mine(shard) {
+                    continue;
+                }
                 let kind: String = r.try_get(3)?;
                 let memo: String = r.try_get(6)?;
                 ledger_digest(
-                    &mut actual_ledger,
+                    &mut actual_ledger[shard as usize],
                     r.try_get::<i64, _>(0)? as u64,
                     r.try_get::<i32, _>(1)? as u64,
                     &account,
@@ -642,35 +1036,37 @@ impl Store {
                     &memo,
                     r.try_get(7)?,
                 );
-                actual_rows += 1;
+                actual_rows[shard as usize] += 1;
             }
         }
-        if actual_rows != expected_rows || actual_ledger.finalize() != expected_ledger.finalize() {
-            push(Problem {
-                seq: None,
-                kind: "ledger-mismatch".into(),
-                message: format!(
-                    "ledger table ({actual_rows} rows) differs from the audit log's movements ({expected_rows})"
-                ),
-            });
+        for (shard, (actual, expected)) in actual_ledger.into_iter().zip(expected_ledger).enumerate() {
+            let (have, want) = (actual_rows[shard], expected_rows[shard]);
+            if have != want || actual.finalize() != expected.finalize() {
+                push(None, Some(shard as u32), "ledger-mismatch", format!(
+                    "ledger table ({have} rows of shard {shard}'s accounts) differs from the audit log's movements ({want})"
+                ));
+            }
         }
 
-        // Every stored answer must belong to an entry of the chain.
-        let orphans = sqlx::query(
-            "SELECT i.idem_key FROM idempotency i LEFT JOIN audit_log a ON a.idem_key = i.idem_key \
-             WHERE a.seq IS NULL ORDER BY i.idem_key LIMIT 100",
-        )
-        .fetch_all(&mut *tx)
-        .await?;
-        for r in &orphans {
-            let key: String = r.try_get(0)?;
-            push(Problem {
-                seq: None,
-                kind: "answer-unchained".into(),
-                message: format!(
-                    "idempotency row {key:?} has no audit entry: a repeat would replay a forged answer"
-                ),
-            });
+        // Every stored answer must belong to an entry of a chain.
+        if only.is_none() {
+            let orphans = sqlx::query(
+                "SELECT i.idem_key FROM idempotency i LEFT JOIN audit_log a ON a.idem_key = i.idem_key \
+                 WHERE a.seq IS NULL ORDER BY i.idem_key LIMIT 100",
+            )
+            .fetch_all(&mut *tx)
+            .await?;
+            for r in &orphans {
+                let key: String = r.try_get(0)?;
+                push(
+                    None,
+                    None,
+                    "answer-unchained",
+                    format!(
+                        "idempotency row {key:?} has no audit entry: a repeat would replay a forged answer"
+                    ),
+                );
+            }
         }
 
         // Every balance must be what the audit log says.
@@ -685,12 +1081,16 @@ impl Store {
             let Some(last) = rows.last() else { break };
             last_id = last.try_get(0)?;
             for r in &rows {
-                table.insert(r.try_get(0)?, r.try_get::<i64, _>(1)? as u64);
+                let id: String = r.try_get(0)?;
+                if mine(shard_of(&id, n)) {
+                    table.insert(id, r.try_get::<i64, _>(1)? as u64);
+                }
             }
         }
         tx.rollback().await?;
         let total_balance: u128 = table.values().map(|&b| u128::from(b)).sum();
         for (account, want) in &balances {
+            let shard = shard_of(account, n);
             let message = match table.get(account) {
                 Some(have) if have == want => continue,
                 Some(have) => format!("account {account} holds {have}, the audit log says {want}"),
@@ -698,22 +1098,29 @@ impl Store {
                     format!("account {account} is missing from the accounts table, the audit log says {want}")
                 }
             };
-            push(Problem { seq: None, kind: "account-mismatch".into(), message });
+            push(None, Some(shard), "account-mismatch", message);
         }
         for (account, have) in &table {
             if !balances.contains_key(account) {
-                push(Problem {
-                    seq: None,
-                    kind: "account-mismatch".into(),
-                    message: format!("account {account} holds {have} but has no audit entry"),
-                });
+                let shard = shard_of(account, n);
+                push(
+                    None,
+                    Some(shard),
+                    "account-mismatch",
+                    format!("account {account} holds {have} but has no audit entry"),
+                );
             }
         }
         Ok(VerifyReport {
             ok: problems.is_empty(),
             entries,
-            head_seq,
+            head_seq: last_seq,
             head_hash,
+            shard_count: n,
+            shard: only,
+            heads,
+            checkpoints,
+            last_checkpoint,
             accounts: table.len() as u64,
             total_balance,
             total_granted: granted,
@@ -722,6 +1129,12 @@ impl Store {
             problems,
         })
     }
+}
+
+/// The account a stored refusal names (`insufficient`, `balance-overflow`).
+fn refused_account(answer: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(answer).ok()?;
+    v.get("account")?.as_str().map(str::to_owned)
 }
 
 /// Why an entry's stored answer is not the one its movements produce, if it is not.
@@ -748,17 +1161,20 @@ fn answer_problem(e: &AuditEntry, body: &AuditBody) -> Option<String> {
 struct Job {
     key: IdempotencyKey,
     m: Mutation,
+    /// The shards of its accounts: their heads are locked for it.
+    shards: BTreeSet<u32>,
     reply: oneshot::Sender<Result<Answer, StoreError>>,
 }
 
 /// Default most mutations committed in one transaction.
 pub const DEFAULT_GROUP: usize = 64;
 
-/// The single writer: takes every queued mutation (up to `max_group`) and
-/// commits them together.
+/// One writer (lane): takes every mutation queued to it (up to `max_group`)
+/// and commits them together.
 async fn writer_loop(
     pool: AnyPool,
     backend: Backend,
+    shards: u32,
     mut rx: mpsc::Receiver<Job>,
     max_group: usize,
     counters: Arc<GroupCounters>,
@@ -771,7 +1187,7 @@ async fn writer_loop(
                 Err(_) => break,
             }
         }
-        match commit_group(&pool, backend, &batch).await {
+        match commit_group(&pool, backend, shards, &batch).await {
             Ok(outcomes) => {
                 let n = batch.len() as u64;
                 counters.commits.fetch_add(1, Ordering::Relaxed);
@@ -797,10 +1213,99 @@ async fn writer_loop(
     }
 }
 
-/// Chain head as known inside a group: last seq and hash.
+/// Reads the ledger's shard count; on a new ledger, records `wanted` (or
+/// [`DEFAULT_SHARDS`]) and creates its empty shard heads. Refuses a count
+/// other than the stored one.
+async fn init_ledger(pool: &AnyPool, backend: Backend, wanted: Option<u32>) -> Result<u32, StoreError> {
+    let stored = |row: Option<AnyRow>| -> Result<Option<u32>, StoreError> {
+        row.map(|r| {
+            let n: i32 = r.try_get(0)?;
+            u32::try_from(n).map_err(|_| StoreError::Corrupt(format!("shard count {n}")))
+        })
+        .transpose()
+    };
+    let read = "SELECT shards FROM ledger_config WHERE id = 1";
+    let mut n = stored(sqlx::query(read).fetch_optional(pool).await?)?;
+    if n.is_none() {
+        let mut tx = match backend {
+            Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => pool.begin().await?,
+        };
+        let want = wanted.unwrap_or(DEFAULT_SHARDS);
+        let created = sqlx::query(
+            "INSERT INTO ledger_config (id, shards, legacy_seq) VALUES (1, $1, 0) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(want as i32)
+        .execute(&mut *tx)
+        .await?;
+        if created.rows_affected() == 1 {
+            for shard in 0..want {
+                sqlx::query("INSERT INTO audit_heads (shard, seq, hash) VALUES ($1, 0, $2)")
+                    .bind(shard as i32)
+                    .bind(GENESIS_HASH)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        tx.commit().await?;
+        n = stored(sqlx::query(read).fetch_optional(pool).await?)?;
+    }
+    let n = n.ok_or_else(|| StoreError::Corrupt("ledger_config has no row".into()))?;
+    if !(1..=MAX_SHARDS).contains(&n) {
+        return Err(StoreError::Corrupt(format!("shard count {n}")));
+    }
+    match wanted {
+        Some(w) if w != n => Err(StoreError::Shards(format!(
+            "this ledger has {n} shard chain(s), not {w}: the count is fixed when a ledger is created \
+             (leave the shard setting out to use the ledger's own)"
+        ))),
+        _ => Ok(n),
+    }
+}
+
+/// A shard chain's head as known inside a group: entries and last hash.
 struct Head {
     seq: i64,
     hash: String,
+}
+
+/// The locked shard heads of one group transaction, and where its
+/// operation ids come from.
+struct Chains {
+    shards: u32,
+    backend: Backend,
+    heads: BTreeMap<u32, Head>,
+    changed: BTreeSet<u32>,
+    /// SQLite: the last operation id used (the writer holds the database lock).
+    last_seq: i64,
+}
+
+impl Chains {
+    /// The next ledger-wide operation id: after the shard locks, so one
+    /// shard's entries get increasing ids.
+    async fn next_seq(&mut self, conn: &mut sqlx::AnyConnection) -> Result<i64, StoreError> {
+        match self.backend {
+            Backend::Sqlite => {
+                self.last_seq += 1;
+                Ok(self.last_seq)
+            }
+            Backend::Postgres => {
+                let row = sqlx::query("SELECT nextval('audit_op_seq')").fetch_one(&mut *conn).await?;
+                Ok(row.try_get(0)?)
+            }
+        }
+    }
+}
+
+/// Whether a mutation failed on a unique index (another writer stored the
+/// same idempotency key first, in a shard this one does not lock).
+fn unique_violation(e: &StoreError) -> bool {
+    match e {
+        StoreError::Db(sqlx::Error::Database(d)) => {
+            d.code().is_some_and(|c| c == "23505" || c == "2067" || c == "1555")
+        }
+        _ => false,
+    }
 }
 
 /// Applies a group in one transaction. Each mutation runs in a savepoint: a
@@ -809,37 +1314,64 @@ struct Head {
 async fn commit_group(
     pool: &AnyPool,
     backend: Backend,
+    shards: u32,
     batch: &[Job],
 ) -> Result<Vec<Result<Answer, StoreError>>, StoreError> {
     let mut tx = match backend {
         Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await?,
         Backend::Postgres => pool.begin().await?,
     };
-    // Lock the chain head first: serialises every mutation, also across processes.
-    let row = sqlx::query("UPDATE audit_head SET seq = seq WHERE id = 1 RETURNING seq, hash")
-        .fetch_one(&mut *tx)
-        .await?;
-    let mut head = Head { seq: row.try_get(0)?, hash: row.try_get(1)? };
-    let start_seq = head.seq;
+    // Lock the heads of every shard the group touches, ascending: one shard's
+    // mutations are serialised across processes, and no two groups deadlock.
+    let wanted: BTreeSet<u32> = batch.iter().flat_map(|j| j.shards.iter().copied()).collect();
+    let list = wanted.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let lock = format!(
+        "SELECT shard, seq, hash FROM audit_heads WHERE shard IN ({}) ORDER BY shard{}",
+        if list.is_empty() { "-1".to_owned() } else { list },
+        if backend == Backend::Postgres { " FOR UPDATE" } else { "" }
+    );
+    let mut heads = BTreeMap::new();
+    for r in sqlx::query(sqlx::AssertSqlSafe(lock)).fetch_all(&mut *tx).await? {
+        let shard: i32 = r.try_get(0)?;
+        let shard = u32::try_from(shard).map_err(|_| StoreError::Corrupt(format!("shard {shard}")))?;
+        heads.insert(shard, Head { seq: r.try_get(1)?, hash: r.try_get(2)? });
+    }
+    if let Some(missing) = wanted.iter().find(|s| !heads.contains_key(s)) {
+        return Err(StoreError::Corrupt(format!("the head of shard {missing} is missing")));
+    }
+    let last_seq = match backend {
+        Backend::Sqlite => sqlx::query("SELECT COALESCE(MAX(seq), 0) FROM audit_log")
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get(0)?,
+        Backend::Postgres => 0,
+    };
+    let mut chains = Chains { shards, backend, heads, changed: BTreeSet::new(), last_seq };
     let now = now_ms();
     let mut outcomes = Vec::with_capacity(batch.len());
     for job in batch {
-        let mut sp = sqlx::Connection::begin(&mut *tx).await?;
-        match apply_one(&mut sp, &job.key, &job.m, &mut head, now).await {
-            Ok(answer) => {
+        let mut result = Err(StoreError::Task("not applied".into()));
+        for attempt in 0..2 {
+            let mut sp = sqlx::Connection::begin(&mut *tx).await?;
+            result = apply_one(&mut sp, &job.key, &job.m, &mut chains, now).await;
+            if result.is_ok() {
                 sp.commit().await?;
-                outcomes.push(Ok(answer));
+                break;
             }
-            Err(e) => {
-                sp.rollback().await?;
-                outcomes.push(Err(e));
+            sp.rollback().await?;
+            // The key was stored meanwhile by a writer of other shards: look again.
+            if attempt > 0 || !result.as_ref().err().is_some_and(unique_violation) {
+                break;
             }
         }
+        outcomes.push(result);
     }
-    if head.seq != start_seq {
-        sqlx::query("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")
+    for shard in &chains.changed {
+        let Some(head) = chains.heads.get(shard) else { continue };
+        sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2 WHERE shard = $3")
             .bind(head.seq)
             .bind(head.hash.as_str())
+            .bind(*shard as i32)
             .execute(&mut *tx)
             .await?;
     }
@@ -853,7 +1385,7 @@ async fn apply_one(
     conn: &mut sqlx::AnyConnection,
     key: &IdempotencyKey,
     m: &Mutation,
-    head: &mut Head,
+    chains: &mut Chains,
     now: i64,
 ) -> Result<Answer, StoreError> {
     let fingerprint = m.fingerprint();
@@ -878,10 +1410,10 @@ async fn apply_one(
         return Ok(Answer { status: 409, body: body.to_string(), replayed: false });
     }
 
-    let seq = head.seq + 1;
+    let seq = chains.next_seq(conn).await?;
     let mut moves = sqlx::Connection::begin(&mut *conn).await?;
     let mut applied: Vec<AuditMove> = Vec::with_capacity(m.moves.len());
-    let mut failure: Option<serde_json::Value> = None;
+    let mut failure: Option<(&str, serde_json::Value)> = None;
     for mv in &m.moves {
         let amount = to_i64(mv.amount);
         let row = match mv.kind {
@@ -931,33 +1463,39 @@ async fn apply_one(
                     .transpose()?
                     .unwrap_or(0);
                 let current = from_i64(current, "balance")?;
-                failure = Some(if mv.kind == EntryKind::Debit {
-                    json!({
-                        "code": "insufficient",
-                        "message": format!("insufficient balance in {}: has {current}, needs {}", mv.account, mv.amount),
-                        "account": mv.account.as_str(),
-                        "balance": current,
-                        "needed": mv.amount,
-                    })
-                } else {
-                    json!({
-                        "code": "balance-overflow",
-                        "message": format!("crediting {} to {} would exceed the largest balance {MAX_BALANCE}", mv.amount, mv.account),
-                        "account": mv.account.as_str(),
-                        "balance": current,
-                        "amount": mv.amount,
-                    })
-                });
+                failure = Some((
+                    mv.account.as_str(),
+                    if mv.kind == EntryKind::Debit {
+                        json!({
+                            "code": "insufficient",
+                            "message": format!("insufficient balance in {}: has {current}, needs {}", mv.account, mv.amount),
+                            "account": mv.account.as_str(),
+                            "balance": current,
+                            "needed": mv.amount,
+                        })
+                    } else {
+                        json!({
+                            "code": "balance-overflow",
+                            "message": format!("crediting {} to {} would exceed the largest balance {MAX_BALANCE}", mv.amount, mv.account),
+                            "account": mv.account.as_str(),
+                            "balance": current,
+                            "amount": mv.amount,
+                        })
+                    },
+                ));
                 break;
             }
         }
     }
 
-    if let Some(fail) = failure {
-        // Nothing moves, but the answer is final for this key: it goes under the chain.
+    if let Some((account, fail)) = failure {
+        // Nothing moves, but the answer is final for this key: it goes under
+        // the chain of the refused account's shard.
         moves.rollback().await?;
         let answer = fail.to_string();
-        append_entry(conn, head, now, m.op, key, &[], &fingerprint, 409, &answer).await?;
+        let shards = BTreeSet::from([shard_of(account, chains.shards)]);
+        let e = Entry { seq, now, op: m.op, key, fingerprint: &fingerprint, status: 409, answer: &answer };
+        append_entry(conn, chains, &shards, e, &[]).await?;
         return Ok(Answer { status: 409, body: answer, replayed: false });
     }
     moves.commit().await?;
@@ -979,7 +1517,9 @@ async fn apply_one(
         .await?;
     }
     let answer = applied_answer(m.op == OpName::Settle, key.as_str(), seq as u64, &applied)?;
-    append_entry(conn, head, now, m.op, key, &applied, &fingerprint, 200, &answer).await?;
+    let shards = applied.iter().map(|a| shard_of(&a.account, chains.shards)).collect();
+    let e = Entry { seq, now, op: m.op, key, fingerprint: &fingerprint, status: 200, answer: &answer };
+    append_entry(conn, chains, &shards, e, &applied).await?;
     Ok(Answer { status: 200, body: answer, replayed: false })
 }
 
@@ -1014,59 +1554,80 @@ fn applied_answer(settle: bool, key: &str, seq: u64, applied: &[AuditMove]) -> R
     text.map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
-/// Appends the audit entry of an answered mutation (its movements, or none
-/// when refused) and stores the answer under its key; advances `head`.
-#[allow(clippy::too_many_arguments)]
-async fn append_entry(
-    conn: &mut sqlx::AnyConnection,
-    head: &mut Head,
+/// The fields of an answered mutation's audit entry, besides its movements.
+struct Entry<'a> {
+    seq: i64,
     now: i64,
     op: OpName,
-    key: &IdempotencyKey,
-    applied: &[AuditMove],
-    fingerprint: &str,
+    key: &'a IdempotencyKey,
+    fingerprint: &'a str,
     status: u16,
-    answer: &str,
+    answer: &'a str,
+}
+
+/// Appends the audit entry of an answered mutation (its movements, or none
+/// when refused), linked into the chain of each of `shards` (locked by the
+/// group), and stores the answer under its key; advances those heads.
+async fn append_entry(
+    conn: &mut sqlx::AnyConnection,
+    chains: &mut Chains,
+    shards: &BTreeSet<u32>,
+    e: Entry<'_>,
+    applied: &[AuditMove],
 ) -> Result<(), StoreError> {
-    let seq = head.seq + 1;
     let body = serde_json::to_string(&AuditBody { entries: applied.to_vec() })
         .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let hash = entry_hash(EntryFields {
-        seq: seq as u64,
-        prev_hash: &head.hash,
-        created_ms: now,
-        op: op.as_str(),
-        key: key.as_str(),
+    let mut links = Vec::with_capacity(shards.len());
+    for shard in shards {
+        let head = chains
+            .heads
+            .get(shard)
+            .ok_or_else(|| StoreError::Corrupt(format!("shard {shard} was not locked")))?;
+        links.push(ShardLink { shard: *shard, shard_seq: head.seq as u64 + 1, prev_hash: head.hash.clone() });
+    }
+    let links_text = links_text(&links);
+    let prev_hash = links.first().map_or(GENESIS_HASH, |l| l.prev_hash.as_str());
+    let fields = EntryFields {
+        seq: e.seq as u64,
+        prev_hash,
+        created_ms: e.now,
+        op: e.op.as_str(),
+        key: e.key.as_str(),
         body: &body,
-        fingerprint,
-        status,
-        answer,
-    })
-    .ok_or_else(|| StoreError::Corrupt(format!("audit head hash {:?} is not 64 hex", head.hash)))?;
+        fingerprint: e.fingerprint,
+        status: e.status,
+        answer: e.answer,
+    };
+    let hash = entry_hash_v3(fields, &links_text)
+        .ok_or_else(|| StoreError::Corrupt("an audit entry field is too long".into()))?;
     sqlx::query(
-        "INSERT INTO audit_log (seq, op, idem_key, body, created_ms, prev_hash, hash) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO audit_log (seq, op, idem_key, body, created_ms, prev_hash, hash, links) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
-    .bind(seq)
-    .bind(op.as_str())
-    .bind(key.as_str())
+    .bind(e.seq)
+    .bind(e.op.as_str())
+    .bind(e.key.as_str())
     .bind(body.as_str())
-    .bind(now)
-    .bind(head.hash.as_str())
+    .bind(e.now)
+    .bind(prev_hash)
     .bind(hash.as_str())
+    .bind(links_text.as_str())
     .execute(&mut *conn)
     .await?;
     sqlx::query(
         "INSERT INTO idempotency (idem_key, fingerprint, status, response, created_ms) VALUES ($1, $2, $3, $4, $5)",
     )
-    .bind(key.as_str())
-    .bind(fingerprint)
-    .bind(i32::from(status))
-    .bind(answer)
-    .bind(now)
+    .bind(e.key.as_str())
+    .bind(e.fingerprint)
+    .bind(i32::from(e.status))
+    .bind(e.answer)
+    .bind(e.now)
     .execute(&mut *conn)
     .await?;
-    *head = Head { seq, hash };
+    for l in &links {
+        chains.heads.insert(l.shard, Head { seq: l.shard_seq as i64, hash: hash.clone() });
+        chains.changed.insert(l.shard);
+    }
     Ok(())
 }
 
@@ -1099,7 +1660,7 @@ where
 {
     let rows = sqlx::query(
         "SELECT a.seq, a.op, a.idem_key, a.body, a.created_ms, a.prev_hash, a.hash, \
-         i.fingerprint, i.status, i.response FROM audit_log a \
+         i.fingerprint, i.status, i.response, a.links FROM audit_log a \
          LEFT JOIN idempotency i ON i.idem_key = a.idem_key \
          WHERE a.seq > $1 ORDER BY a.seq LIMIT $2",
     )
@@ -1122,6 +1683,7 @@ where
                 fingerprint: r.try_get::<Option<String>, _>(7)?.unwrap_or_default(),
                 status: status.and_then(|s| u16::try_from(s).ok()).unwrap_or(0),
                 answer: r.try_get::<Option<String>, _>(9)?.unwrap_or_default(),
+                links: r.try_get(10)?,
             })
         })
         .collect()

@@ -130,7 +130,9 @@ async fn verify_over_http_fails_on_an_edited_answer() {
     assert_eq!(v.status.code(), Some(1));
     let report: Value = serde_json::from_str(&stdout(&v)).unwrap();
     assert_eq!(report["ok"], false);
-    assert!(stderr(&v).contains("answer-mismatch: entry 1: idempotency row \"g\""), "{}", stderr(&v));
+    let shard = claw_points::audit::shard_of("alice", claw_points::DEFAULT_SHARDS);
+    let line = format!("answer-mismatch: shard {shard}: entry 1: idempotency row \"g\"");
+    assert!(stderr(&v).contains(&line), "{}", stderr(&v));
     s.shutdown().await.unwrap();
 }
 

@@ -8,3 +8,4 @@ mod common;
 mod admin_cli;
 mod api;
 mod crash;
+mod shards;
