@@ -8,7 +8,7 @@ use claw_protocol::Chips;
 use serde::{Deserialize, Serialize};
 
 use crate::hand_journal::HandFile;
-use crate::{AccountId, ChipError, ChipOp, ChipOpKind, HandRef, IdempotencyKey};
+use crate::{AccountId, AccountOp, ChipError, ChipOp, HandRef, IdempotencyKey};
 
 /// Locks a provider's state; a panic elsewhere does not poison it.
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -63,7 +63,7 @@ impl HandBook {
 
     /// The answer already given for `key`, if any (`KeyReused` when the
     /// request differs).
-    pub(crate) fn replay(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Option<Result<Chips, ChipError>> {
+    pub(crate) fn replay(&self, key: &IdempotencyKey, ops: &[AccountOp]) -> Option<Result<Chips, ChipError>> {
         let (fp, answer) = self.done.get(key)?;
         Some(if *fp == format!("{ops:?}") {
             answer.clone()
@@ -80,7 +80,7 @@ impl HandBook {
         hand: &HandRef,
         house: &AccountId,
         key: &IdempotencyKey,
-        ops: &[ChipOp],
+        ops: &[AccountOp],
         journal: impl FnOnce() -> Result<(), ChipError>,
     ) -> Result<Chips, ChipError> {
         if ops.iter().any(|o| o.amount.0 == 0) {
@@ -92,8 +92,8 @@ impl HandBook {
             let a = op.amount.0;
             answer = if op.account == *house {
                 match op.kind {
-                    ChipOpKind::Credit => fee.checked_add(a),
-                    ChipOpKind::Debit => fee.checked_sub(a),
+                    ChipOp::Credit => fee.checked_add(a),
+                    ChipOp::Debit => fee.checked_sub(a),
                 }
                 .map(|f| {
                     fee = f;
@@ -111,16 +111,16 @@ impl HandBook {
                 let f = &mut flows[i];
                 let available = self.stakes[i].1 .0.saturating_add(f.credited).saturating_sub(f.debited);
                 match op.kind {
-                    ChipOpKind::Debit if a > available => Err(ChipError::Insufficient {
+                    ChipOp::Debit if a > available => Err(ChipError::Insufficient {
                         account: op.account.to_string(),
                         balance: available,
                         needed: a,
                     }),
-                    ChipOpKind::Debit => {
+                    ChipOp::Debit => {
                         f.debited += a;
                         Ok(Chips(available - a))
                     }
-                    ChipOpKind::Credit => {
+                    ChipOp::Credit => {
                         f.credited = f
                             .credited
                             .checked_add(a)
@@ -161,7 +161,7 @@ impl HandBook {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpLine {
     pub key: IdempotencyKey,
-    pub kind: ChipOpKind,
+    pub kind: ChipOp,
     pub account: AccountId,
     pub amount: Chips,
 }
@@ -188,7 +188,7 @@ pub(crate) fn apply_in_hand<H: LiveHand>(
     provider: &str,
     house: &AccountId,
     key: &IdempotencyKey,
-    ops: &[ChipOp],
+    ops: &[AccountOp],
 ) -> Result<Chips, ChipError> {
     let (hand, h) = live.iter_mut().find(|(hand, _)| hand.contains(key)).ok_or_else(|| {
         bad(format!("{key}: {provider} chips move only inside an open hand (open_hand first)"))

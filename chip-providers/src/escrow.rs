@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::book::{apply_in_hand, bad, lock, HandBook, LiveHand, OpLine};
 use crate::hand_journal::{file_name, read_lines, HandFile, Journal, JournalError};
-use crate::{AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, HandRef, IdempotencyKey, Reconciled};
+use crate::{AccountId, AccountOp, ChipError, ChipOp, ChipProvider, HandRef, IdempotencyKey, Reconciled};
 
 /// How an escrowed hand ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -125,16 +125,16 @@ pub struct EscrowChips {
 }
 
 fn key(hand: &HandRef, what: &str) -> Result<IdempotencyKey, ChipError> {
-    IdempotencyKey::new(format!("{}/escrow/{what}", hand.key_prefix()))
+    Ok(IdempotencyKey::new(format!("{}/escrow/{what}", hand.key_prefix()))?)
 }
 
 /// Debit every stake, credit their sum to escrow.
-fn open_ops(stakes: &[(AccountId, Chips)], escrow: &AccountId) -> Result<Vec<ChipOp>, ChipError> {
-    let mut ops: Vec<ChipOp> =
-        stakes.iter().map(|(a, s)| ChipOp::new(ChipOpKind::Debit, a, *s, "stake into escrow")).collect();
+fn open_ops(stakes: &[(AccountId, Chips)], escrow: &AccountId) -> Result<Vec<AccountOp>, ChipError> {
+    let mut ops: Vec<AccountOp> =
+        stakes.iter().map(|(a, s)| AccountOp::new(ChipOp::Debit, a, *s, "stake into escrow")).collect();
     let total =
         stakes.iter().try_fold(0u64, |t, (_, s)| t.checked_add(s.0)).ok_or_else(|| bad("stakes overflow"))?;
-    ops.push(ChipOp::new(ChipOpKind::Credit, escrow, Chips(total), "stakes of the hand"));
+    ops.push(AccountOp::new(ChipOp::Credit, escrow, Chips(total), "stakes of the hand"));
     Ok(ops)
 }
 
@@ -144,11 +144,11 @@ fn payout_ops(
     escrow: &AccountId,
     pay: impl IntoIterator<Item = (AccountId, Chips)>,
     memo: &str,
-) -> Vec<ChipOp> {
+) -> Vec<AccountOp> {
     let total: u64 = stakes.iter().map(|(_, s)| s.0).sum();
-    let mut ops = vec![ChipOp::new(ChipOpKind::Debit, escrow, Chips(total), memo)];
+    let mut ops = vec![AccountOp::new(ChipOp::Debit, escrow, Chips(total), memo)];
     ops.extend(
-        pay.into_iter().filter(|(_, c)| c.0 > 0).map(|(a, c)| ChipOp::new(ChipOpKind::Credit, &a, c, memo)),
+        pay.into_iter().filter(|(_, c)| c.0 > 0).map(|(a, c)| AccountOp::new(ChipOp::Credit, &a, c, memo)),
     );
     ops
 }
@@ -179,7 +179,7 @@ impl EscrowChips {
         &self.escrow
     }
 
-    fn close_ops(&self, stakes: &[(AccountId, Chips)], payouts: &[Chips], fee: Chips) -> Vec<ChipOp> {
+    fn close_ops(&self, stakes: &[(AccountId, Chips)], payouts: &[Chips], fee: Chips) -> Vec<AccountOp> {
         let pay = stakes.iter().zip(payouts).map(|((a, _), p)| (a.clone(), *p));
         payout_ops(stakes, &self.escrow, pay.chain([(self.house.clone(), fee)]), "hand result")
     }
@@ -297,7 +297,7 @@ impl EscrowChips {
         Ok(Some((rec.hand, outcome)))
     }
 
-    fn apply(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Option<Result<Chips, ChipError>> {
+    fn apply(&self, key: &IdempotencyKey, ops: &[AccountOp]) -> Option<Result<Chips, ChipError>> {
         let mut live = lock(&self.live);
         if !live.keys().any(|h| h.contains(key)) {
             return None;
@@ -339,7 +339,7 @@ impl ChipProvider for EscrowChips {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        match self.apply(key, &[ChipOp::new(ChipOpKind::Debit, account, amount, memo)]) {
+        match self.apply(key, &[AccountOp::new(ChipOp::Debit, account, amount, memo)]) {
             Some(answer) => answer,
             None => self.inner.debit(key, account, amount, memo).await,
         }
@@ -352,13 +352,13 @@ impl ChipProvider for EscrowChips {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        match self.apply(key, &[ChipOp::new(ChipOpKind::Credit, account, amount, memo)]) {
+        match self.apply(key, &[AccountOp::new(ChipOp::Credit, account, amount, memo)]) {
             Some(answer) => answer,
             None => self.inner.credit(key, account, amount, memo).await,
         }
     }
 
-    async fn settle(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<(), ChipError> {
+    async fn settle(&self, key: &IdempotencyKey, ops: &[AccountOp]) -> Result<(), ChipError> {
         match self.apply(key, ops) {
             Some(answer) => answer.map(|_| ()),
             None => self.inner.settle(key, ops).await,
@@ -556,7 +556,7 @@ mod tests {
             self.gate()?;
             self.inner.credit(k, a, c, m).await
         }
-        async fn settle(&self, k: &IdempotencyKey, ops: &[ChipOp]) -> Result<(), ChipError> {
+        async fn settle(&self, k: &IdempotencyKey, ops: &[AccountOp]) -> Result<(), ChipError> {
             self.gate()?;
             self.settles.fetch_add(1, Ordering::SeqCst);
             self.inner.settle(k, ops).await?;
@@ -606,8 +606,8 @@ mod tests {
         // A replayed key answers again and moves nothing.
         assert_eq!(e.debit(&k(&hand, "bet-2"), &acc("bob"), Chips(30), "call").await.unwrap(), Chips(20));
         let pot = [
-            ChipOp::new(ChipOpKind::Credit, &acc("bob"), Chips(57), "pot"),
-            ChipOp::new(ChipOpKind::Credit, &acc("dealer:d"), Chips(3), "rake"),
+            AccountOp::new(ChipOp::Credit, &acc("bob"), Chips(57), "pot"),
+            AccountOp::new(ChipOp::Credit, &acc("dealer:d"), Chips(3), "rake"),
         ];
         e.settle(&k(&hand, "pot"), &pot).await.unwrap();
         // A debit beyond the stake is refused and changes nothing.

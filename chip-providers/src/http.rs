@@ -25,7 +25,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use url::{Host, Url};
 
-use crate::{AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, IdempotencyKey};
+use crate::{AccountId, AccountOp, ChipError, ChipOp, ChipProvider, IdempotencyKey};
 
 /// Settings of an [`HttpChips`] client.
 #[derive(Debug, Clone)]
@@ -515,13 +515,13 @@ impl ChipProvider for HttpChips {
         self.single("v1/credit", key, account, amount, memo).await
     }
 
-    async fn settle(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<(), ChipError> {
+    async fn settle(&self, key: &IdempotencyKey, ops: &[AccountOp]) -> Result<(), ChipError> {
         let ops: Vec<Value> = ops
             .iter()
             .map(|o| {
                 let kind = match o.kind {
-                    ChipOpKind::Debit => "debit",
-                    ChipOpKind::Credit => "credit",
+                    ChipOp::Debit => "debit",
+                    ChipOp::Credit => "credit",
                 };
                 json!({"kind": kind, "account": o.account.as_str(), "amount": o.amount.0, "memo": o.memo})
             })

@@ -22,7 +22,7 @@ pub use http::{HttpChips, HttpChipsConfig};
 pub use local::LocalChips;
 #[cfg(feature = "solana")]
 pub use solana::{SolanaChips, SolanaChipsConfig};
-pub use types::{AccountId, ChipError, ChipOp, ChipOpKind, HandRef, IdempotencyKey, Reconciled};
+pub use types::{AccountId, AccountOp, ChipError, ChipOp, HandRef, IdempotencyKey, Reconciled};
 
 use async_trait::async_trait;
 use claw_protocol::Chips;
@@ -57,7 +57,7 @@ pub trait ChipProvider: Send + Sync {
     ) -> Result<Chips, ChipError>;
 
     /// Applies all operations atomically (all or none), in order.
-    async fn settle(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<(), ChipError>;
+    async fn settle(&self, key: &IdempotencyKey, ops: &[AccountOp]) -> Result<(), ChipError>;
 
     /// Whether chips move per hand rather than per call: the dealer calls
     /// [`open_hand`](Self::open_hand) before a hand's first debit and

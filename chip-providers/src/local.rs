@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use claw_protocol::Chips;
 use tokio::sync::Mutex;
 
-use crate::{AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, IdempotencyKey};
+use crate::{AccountId, AccountOp, ChipError, ChipOp, ChipProvider, IdempotencyKey};
 
 /// Idempotency keys an in-memory ledger remembers by default: a retry must
 /// come within this many later operations (the dealer retries within
@@ -59,14 +59,14 @@ impl LocalChips {
 }
 
 /// The balance `b` after `op`.
-fn apply(b: Chips, op: &ChipOp) -> Result<Chips, ChipError> {
+fn apply(b: Chips, op: &AccountOp) -> Result<Chips, ChipError> {
     match op.kind {
-        ChipOpKind::Debit => b.checked_sub(op.amount).ok_or_else(|| ChipError::Insufficient {
+        ChipOp::Debit => b.checked_sub(op.amount).ok_or_else(|| ChipError::Insufficient {
             account: op.account.to_string(),
             balance: b.0,
             needed: op.amount.0,
         }),
-        ChipOpKind::Credit => {
+        ChipOp::Credit => {
             b.checked_add(op.amount).ok_or_else(|| ChipError::BadRequest("balance overflow".into()))
         }
     }
@@ -98,7 +98,7 @@ impl LocalChips {
         answer
     }
 
-    async fn single(&self, key: &IdempotencyKey, op: ChipOp) -> Result<Chips, ChipError> {
+    async fn single(&self, key: &IdempotencyKey, op: AccountOp) -> Result<Chips, ChipError> {
         if op.amount.0 == 0 {
             return Err(ChipError::BadRequest("amount must be positive".into()));
         }
@@ -129,7 +129,7 @@ impl ChipProvider for LocalChips {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        let op = ChipOp::new(ChipOpKind::Debit, account, amount, memo);
+        let op = AccountOp::new(ChipOp::Debit, account, amount, memo);
         self.single(key, op).await
     }
 
@@ -140,11 +140,11 @@ impl ChipProvider for LocalChips {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        let op = ChipOp::new(ChipOpKind::Credit, account, amount, memo);
+        let op = AccountOp::new(ChipOp::Credit, account, amount, memo);
         self.single(key, op).await
     }
 
-    async fn settle(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<(), ChipError> {
+    async fn settle(&self, key: &IdempotencyKey, ops: &[AccountOp]) -> Result<(), ChipError> {
         if ops.iter().any(|o| o.amount.0 == 0) {
             return Err(ChipError::BadRequest("amount must be positive".into()));
         }
@@ -206,8 +206,8 @@ mod tests {
         let c = LocalChips::new();
         c.grant(&acct("a"), Chips(10)).await.unwrap();
         let ops = vec![
-            ChipOp { kind: ChipOpKind::Credit, account: acct("b"), amount: Chips(5), memo: "win".into() },
-            ChipOp { kind: ChipOpKind::Debit, account: acct("a"), amount: Chips(11), memo: "loss".into() },
+            AccountOp { kind: ChipOp::Credit, account: acct("b"), amount: Chips(5), memo: "win".into() },
+            AccountOp { kind: ChipOp::Debit, account: acct("a"), amount: Chips(11), memo: "loss".into() },
         ];
         assert!(c.settle(&key("s"), &ops).await.is_err());
         assert_eq!(c.balance(&acct("b")).await.unwrap(), Chips(0));

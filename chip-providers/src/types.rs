@@ -5,103 +5,7 @@ use std::fmt;
 use claw_protocol::Chips;
 use serde::{Deserialize, Serialize};
 
-fn valid_token(s: &str, max: usize) -> bool {
-    !s.is_empty()
-        && s.len() <= max
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/'))
-}
-
-/// A chip account: a player id (64 hex) or a named system account such as
-/// `dealer:<pubkey>` or `house:<room>`. 1–128 characters of `[A-Za-z0-9-_.:/]`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct AccountId(String);
-
-impl AccountId {
-    pub const MAX_LEN: usize = 128;
-
-    pub fn new(s: impl Into<String>) -> Result<AccountId, ChipError> {
-        let s = s.into();
-        if valid_token(&s, Self::MAX_LEN) {
-            Ok(AccountId(s))
-        } else {
-            Err(ChipError::BadRequest(format!("account id {s:?} must be 1–128 chars of [A-Za-z0-9-_.:/]")))
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<claw_protocol::PlayerId> for AccountId {
-    fn from(p: claw_protocol::PlayerId) -> AccountId {
-        AccountId(p.to_string())
-    }
-}
-
-impl TryFrom<String> for AccountId {
-    type Error = ChipError;
-    fn try_from(s: String) -> Result<Self, ChipError> {
-        AccountId::new(s)
-    }
-}
-
-impl From<AccountId> for String {
-    fn from(a: AccountId) -> String {
-        a.0
-    }
-}
-
-impl fmt::Display for AccountId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// An idempotency key: 1–200 characters of `[A-Za-z0-9-_.:/]`, e.g.
-/// `room1/hand/<hand_id>/op/7`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct IdempotencyKey(String);
-
-impl IdempotencyKey {
-    pub const MAX_LEN: usize = 200;
-
-    pub fn new(s: impl Into<String>) -> Result<IdempotencyKey, ChipError> {
-        let s = s.into();
-        if valid_token(&s, Self::MAX_LEN) {
-            Ok(IdempotencyKey(s))
-        } else {
-            Err(ChipError::BadRequest(format!(
-                "idempotency key {s:?} must be 1–200 chars of [A-Za-z0-9-_.:/]"
-            )))
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl TryFrom<String> for IdempotencyKey {
-    type Error = ChipError;
-    fn try_from(s: String) -> Result<Self, ChipError> {
-        IdempotencyKey::new(s)
-    }
-}
-
-impl From<IdempotencyKey> for String {
-    fn from(k: IdempotencyKey) -> String {
-        k.0
-    }
-}
-
-impl fmt::Display for IdempotencyKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+pub use claw_protocol::{AccountId, IdempotencyKey};
 
 /// A hand as chip providers see it: the operations of a hand have keys
 /// `<room>/<hand_id>/<n>` (see [`HandRef::contains`]).
@@ -151,21 +55,21 @@ pub struct Reconciled {
 }
 
 /// Debit or credit: the protocol's one definition.
-pub use claw_protocol::messages::ChipOp as ChipOpKind;
+pub use claw_protocol::messages::ChipOp;
 
 /// One operation of a batch settlement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChipOp {
-    pub kind: ChipOpKind,
+pub struct AccountOp {
+    pub kind: ChipOp,
     pub account: AccountId,
     pub amount: Chips,
     pub memo: String,
 }
 
-impl ChipOp {
+impl AccountOp {
     /// One operation of `kind` on `account` (what a single debit or credit is).
-    pub fn new(kind: ChipOpKind, account: &AccountId, amount: Chips, memo: &str) -> ChipOp {
-        ChipOp { kind, account: account.clone(), amount, memo: memo.to_owned() }
+    pub fn new(kind: ChipOp, account: &AccountId, amount: Chips, memo: &str) -> AccountOp {
+        AccountOp { kind, account: account.clone(), amount, memo: memo.to_owned() }
     }
 }
 
@@ -192,6 +96,12 @@ pub enum ChipError {
     RateLimited,
     #[error("chip service error: {0}")]
     Service(String),
+}
+
+impl From<claw_protocol::IdError> for ChipError {
+    fn from(e: claw_protocol::IdError) -> ChipError {
+        ChipError::BadRequest(e.to_string())
+    }
 }
 
 impl ChipError {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use claw_chips::http::{validate_url, HttpConfigError};
 use claw_chips::{
-    AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, HttpChips, HttpChipsConfig, IdempotencyKey,
+    AccountId, AccountOp, ChipError, ChipOp, ChipProvider, HttpChips, HttpChipsConfig, IdempotencyKey,
 };
 use claw_points::{Limits, RunningServer, ServerConfig};
 use claw_protocol::Chips;
@@ -87,14 +87,14 @@ async fn provider_contract() {
 
     // Settle: all or nothing.
     let ops = vec![
-        ChipOp { kind: ChipOpKind::Credit, account: acct("b"), amount: Chips(5), memo: "win".into() },
-        ChipOp { kind: ChipOpKind::Debit, account: acct("a"), amount: Chips(41), memo: "loss".into() },
+        AccountOp { kind: ChipOp::Credit, account: acct("b"), amount: Chips(5), memo: "win".into() },
+        AccountOp { kind: ChipOp::Debit, account: acct("a"), amount: Chips(41), memo: "loss".into() },
     ];
     assert!(matches!(c.settle(&key("s1"), &ops).await, Err(ChipError::Insufficient { .. })));
     assert_eq!(c.balance(&acct("b")).await.unwrap(), Chips(5));
     let ops = vec![
-        ChipOp { kind: ChipOpKind::Debit, account: acct("a"), amount: Chips(40), memo: "loss".into() },
-        ChipOp { kind: ChipOpKind::Credit, account: acct("b"), amount: Chips(40), memo: "win".into() },
+        AccountOp { kind: ChipOp::Debit, account: acct("a"), amount: Chips(40), memo: "loss".into() },
+        AccountOp { kind: ChipOp::Credit, account: acct("b"), amount: Chips(40), memo: "win".into() },
     ];
     c.settle(&key("s2"), &ops).await.unwrap();
     c.settle(&key("s2"), &ops).await.unwrap();
@@ -249,8 +249,8 @@ async fn dropped_answer_is_retried_with_the_same_key_and_moves_once() {
     let (proxy, conns) = faulty_proxy(s.inner.local_addr(), Fault::DropAnswer, 1).await;
     let c = client(format!("http://{proxy}"));
     let ops = vec![
-        ChipOp { kind: ChipOpKind::Debit, account: acct("a"), amount: Chips(70), memo: "loss".into() },
-        ChipOp { kind: ChipOpKind::Credit, account: acct("b"), amount: Chips(70), memo: "win".into() },
+        AccountOp { kind: ChipOp::Debit, account: acct("a"), amount: Chips(70), memo: "loss".into() },
+        AccountOp { kind: ChipOp::Credit, account: acct("b"), amount: Chips(70), memo: "win".into() },
     ];
     c.settle(&key("settle"), &ops).await.unwrap();
     assert_eq!(conns.load(Ordering::SeqCst), 2);

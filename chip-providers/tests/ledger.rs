@@ -10,7 +10,7 @@ use claw_chips::ledger::{
     backoff, HandStep, Job, JournalLine, Ledger, LedgerEffect, LedgerError, LedgerInput, Move, MoveFailure,
     OpStatus, Outcome, Policy, RecoveredAs, Report, Settlement, FIRST_PAUSE,
 };
-use claw_chips::{AccountId, ChipError, ChipOpKind, HandRef, IdempotencyKey};
+use claw_chips::{AccountId, ChipError, ChipOp, HandRef, IdempotencyKey};
 use claw_protocol::Chips;
 
 fn acct(s: &str) -> AccountId {
@@ -71,7 +71,7 @@ impl Bank {
     fn call(
         &mut self,
         key: &IdempotencyKey,
-        kind: ChipOpKind,
+        kind: ChipOp,
         a: &AccountId,
         amount: Chips,
     ) -> Result<Chips, ChipError> {
@@ -80,14 +80,14 @@ impl Bank {
         }
         let b = self.balances.entry(a.clone()).or_default();
         let r = match kind {
-            ChipOpKind::Debit if *b < amount.0 => {
+            ChipOp::Debit if *b < amount.0 => {
                 Err(ChipError::Insufficient { account: a.to_string(), balance: *b, needed: amount.0 })
             }
-            ChipOpKind::Debit => {
+            ChipOp::Debit => {
                 *b -= amount.0;
                 Ok(Chips(*b))
             }
-            ChipOpKind::Credit => {
+            ChipOp::Credit => {
                 *b += amount.0;
                 Ok(Chips(*b))
             }
@@ -333,7 +333,7 @@ fn open(h: &mut Harness, id: &str, stakers: &[&str]) -> Outcome {
     h.outcome(tag)
 }
 
-fn mv(kind: ChipOpKind, a: &str, n: u64) -> Move {
+fn mv(kind: ChipOp, a: &str, n: u64) -> Move {
     Move { kind, account: acct(a), amount: Chips(n), memo: "bet".into() }
 }
 
@@ -346,7 +346,7 @@ fn settle(h: &mut Harness, id: &str, fee: u64) -> u32 {
     h.submit(Job::Settle { hand: hand(id), fee: Chips(fee), dealer: dealer() })
 }
 
-use ChipOpKind::{Credit, Debit};
+use ChipOp::{Credit, Debit};
 
 fn ends(lines: &[JournalLine]) -> Vec<String> {
     lines

@@ -2,9 +2,10 @@
 //! that depend on where the dealer runs, the points-URL diagnosis, the
 //! Solana demo bank (feature `solana-litesvm`), the rooms file's `[chips]`
 //! table, the build's optional chip providers, and the operator's `admin`
-//! commands, shared with its tests.
+//! commands, and the house AIs (`ai_seats`), shared with its tests.
 
 pub mod admin_cli;
+pub mod ai;
 pub mod defaults;
 pub mod demo;
 pub mod features;

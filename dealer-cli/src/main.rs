@@ -184,8 +184,8 @@ struct Cli {
     entropy: EntropyArg,
     /// Who sees the cards: dealer (it deals, commits and seals every card)
     /// or blind (a mental-poker deal: the players hold the deck's key and
-    /// shuffle it, the dealer never sees a hidden card; texas-holdem only;
-    /// SPEC.md §9.7).
+    /// shuffle it, the dealer never sees a hidden card; texas-holdem and
+    /// sam-gong; SPEC.md §9.7).
     #[arg(long, value_enum, default_value = "dealer")]
     deal: DealArg,
     /// Game settings as JSON, e.g. '{"small_blind":5,"big_blind":10}'.
@@ -335,6 +335,30 @@ struct Cli {
     /// dealer only this machine reaches, with local or built-in chips.
     #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
     house_bankroll: Option<u64>,
+    /// House-AI seats: while a person is seated, empty seats are filled
+    /// with the dealer's own bots this long after one could be (e.g. 5s);
+    /// rooms file: `ai_seats = { after = "5s" }`.
+    #[arg(long, value_parser = dur, value_name = "WAIT")]
+    ai_seats: Option<Duration>,
+    /// House-AI strength, Guandan only: 1, 2 or 3 (default: its L2).
+    #[arg(long, requires = "ai_seats", value_parser = clap::value_parser!(u8).range(1..=3))]
+    ai_level: Option<u8>,
+    /// Chips each house AI sits down with (default: ten times what the
+    /// room needs to seat a player, at least 10000), transferred from the
+    /// house-AI account.
+    #[arg(long, requires = "ai_seats", value_parser = whole_number)]
+    ai_chips: Option<u64>,
+    /// A disconnected person's seat goes to a house AI after this grace
+    /// while another person plays on (default: never; the reconnect window
+    /// holds the seat).
+    #[arg(long, requires = "ai_seats", value_parser = dur)]
+    ai_takeover: Option<Duration>,
+    /// Chips granted once to the house-AI account (`house-ai`) that pays
+    /// every house AI's chips; an AI its balance cannot cover is not
+    /// seated. Default 1000000 play-money chips in the demo and on a
+    /// dealer only this machine reaches with local or built-in chips, else 0.
+    #[arg(long, value_parser = whole_number)]
+    ai_budget: Option<u64>,
     /// Demo: fill the room with N bots (SDK clients over WebSocket), play
     /// --hands, audit every hand, exit. `--bots` alone seats the game's
     /// usual table: its maximum, at most 6.
@@ -416,10 +440,8 @@ fn room_from_flags(cli: &Cli, game: &str, bankroll: Option<Chips>) -> anyhow::Re
         EntropyArg::Dealer => EntropyMode::Dealer,
     };
     if cli.deal == DealArg::Blind {
-        if game != "texas-holdem" {
-            anyhow::bail!("--deal blind is offered for texas-holdem only (issue 35), not {game}");
-        }
-        // The players' shuffles order a blind deck: no seed round.
+        // The games offered are `RoomConfig::validate`'s to say. The
+        // players' shuffles order a blind deck: no seed round.
         r.deal = claw_protocol::messages::DealMode::Blind;
         r.entropy = EntropyMode::Dealer;
     }
@@ -433,6 +455,14 @@ fn room_from_flags(cli: &Cli, game: &str, bankroll: Option<Chips>) -> anyhow::Re
         (None, true) => bankroll.unwrap_or(Chips::ZERO),
         (None, false) => Chips::ZERO,
     };
+    if let Some(after) = cli.ai_seats {
+        let mut ai = claw_dealer::ai::AiSeats::after(after);
+        ai.level =
+            cli.ai_level.map(claw_dealer::ai::AiLevel::try_from).transpose().map_err(anyhow::Error::msg)?;
+        ai.chips = Chips(cli.ai_chips.unwrap_or(0));
+        ai.takeover = cli.ai_takeover;
+        r.ai_seats = Some(ai);
+    }
     if cli.bots > 0 {
         r.max_hands = Some(cli.hands);
     }
@@ -848,16 +878,19 @@ async fn run(mut cli: Cli, say: Stderr) -> anyhow::Result<i32> {
     let demo_asked = cli.bots_flag.is_some_and(|b| b != Some(0));
     claw_cli_log::init(cli.log_format, "RUST_LOG", if demo_asked { "warn" } else { "info" });
     let mut signals = StopSignals::install()?;
-    let (file_rooms, file_chips) = match &cli.rooms {
+    let (file_rooms, file_chips, templates) = match &cli.rooms {
         Some(path) => {
             let f = RoomsFile::load(path)?;
             let chips =
                 f.chips.map(|t| ChipsTable::parse(t, path)).transpose().map_err(anyhow::Error::msg)?;
-            (Some(f.room), chips)
+            (Some(f.room), chips, f.template)
         }
-        None => (None, None),
+        None => (None, None, Vec::new()),
     };
     apply_file_chips(&mut cli, file_chips)?;
+    if cli.rooms.is_some() && cli.ai_seats.is_some() {
+        bail!("--ai-seats sets up the --game room; in a rooms file write ai_seats = {{ after = \"5s\" }} in the room");
+    }
     if let Some(e) = check_build(&cli) {
         // A usage error, as clap's (exit 2): one line.
         say.error(e);
@@ -1005,7 +1038,8 @@ async fn run(mut cli: Cli, say: Stderr) -> anyhow::Result<i32> {
     };
     let (solana_bank, bot_ids) = solana_demo_bank(&cli, bot_keys.as_deref(), say).await?;
     let chips = chips_setup(&cli, identity.as_ref().map(Identity::id), solana_bank.as_ref()).await?;
-    let mut builder = DealerNode::builder(config).chips(chips.provider.clone()).data_dir_lock(lock);
+    let mut builder =
+        DealerNode::builder(config).chips(chips.provider.clone()).data_dir_lock(lock).templates(templates);
     if let Some(id) = identity {
         builder = builder.identity(id);
     }
@@ -1071,6 +1105,18 @@ async fn run(mut cli: Cli, say: Stderr) -> anyhow::Result<i32> {
             say.info(format_args!(
                 "room {}: house bankroll {}{play_money} (granted once, key bankroll/{})",
                 r.id, r.house_bankroll, r.id
+            ));
+        }
+    }
+    // The admin API may open rooms with house-AI seats at run time.
+    if cli.admin_api || config_rooms.iter().any(|r| r.ai_seats.is_some()) {
+        let account = AccountId::new(claw_dealer::ai::DEFAULT_ACCOUNT).context("house-AI account")?;
+        let budget = Chips(cli.ai_budget.or(play_money_bankroll.map(|c| c.0)).unwrap_or(0));
+        let players = claw_dealer_cli::ai::SdkAi::new(tokio::runtime::Handle::current());
+        builder = builder.house_ai(players, account.clone(), budget);
+        if !demo {
+            say.info(format_args!(
+                "house AIs: paid from account {account} (budget {budget} granted once, key ai-budget/{account})"
             ));
         }
     }

@@ -35,7 +35,7 @@ use claw_chips::ledger::{
     HandStep, JournalLine, Ledger, LedgerEffect, LedgerInput, Outcome, Policy, Report, Settlement,
 };
 use claw_chips::{
-    AccountId, ChipError, ChipOpKind, ChipProvider, HandRef, IdempotencyKey, LocalChips, Reconciled,
+    AccountId, ChipError, ChipOp, ChipProvider, HandRef, IdempotencyKey, LocalChips, Reconciled,
 };
 use claw_protocol::Chips;
 use tokio::sync::mpsc;
@@ -127,8 +127,8 @@ impl ChipDesk {
         memo: &str,
     ) -> Result<(), ChipError> {
         let ops = [
-            claw_chips::ChipOp::new(ChipOpKind::Debit, from, amount, memo),
-            claw_chips::ChipOp::new(ChipOpKind::Credit, to, amount, memo),
+            claw_chips::AccountOp::new(ChipOp::Debit, from, amount, memo),
+            claw_chips::AccountOp::new(ChipOp::Credit, to, amount, memo),
         ];
         // Same key each attempt: the provider applies it once.
         self.retrying(true, || self.provider.settle(key, &ops)).await
@@ -179,7 +179,7 @@ impl ChipDesk {
     /// One attempt of a debit or credit, bounded by the call timeout.
     pub async fn call_once(
         &self,
-        kind: ChipOpKind,
+        kind: ChipOp,
         key: &IdempotencyKey,
         account: &AccountId,
         amount: Chips,
@@ -187,8 +187,8 @@ impl ChipDesk {
     ) -> Result<Chips, ChipError> {
         let call = async {
             match kind {
-                ChipOpKind::Debit => self.provider.debit(key, account, amount, memo).await,
-                ChipOpKind::Credit => self.provider.credit(key, account, amount, memo).await,
+                ChipOp::Debit => self.provider.debit(key, account, amount, memo).await,
+                ChipOp::Credit => self.provider.credit(key, account, amount, memo).await,
             }
         };
         tokio::time::timeout(self.timeout, call).await.unwrap_or(Err(ChipError::Timeout))
@@ -650,6 +650,31 @@ impl HeldChips {
     }
 }
 
+/// Chips each account has out in running hands, per room (staked, or
+/// debited with the answer still out): added to its balance when a grant
+/// depends on the balance, so parking chips on one table cannot claim a
+/// rescue at another.
+#[derive(Debug, Default)]
+pub struct StakedChips(std::sync::Mutex<HashMap<String, BTreeMap<AccountId, u64>>>);
+
+impl StakedChips {
+    /// Chips `account` has out in the running hands of every room.
+    pub fn of(&self, account: &AccountId) -> Chips {
+        let Ok(m) = self.0.lock() else { return Chips::ZERO };
+        Chips(m.values().filter_map(|r| r.get(account)).fold(0u64, |t, n| t.saturating_add(*n)))
+    }
+
+    /// What `room`'s ledger has out now.
+    pub fn set(&self, room: &str, now: BTreeMap<AccountId, u64>) {
+        let Ok(mut m) = self.0.lock() else { return };
+        if now.is_empty() {
+            m.remove(room);
+        } else if m.get(room) != Some(&now) {
+            m.insert(room.to_owned(), now);
+        }
+    }
+}
+
 /// The welcome record's file in the data directory.
 const WELCOME_FILE: &str = "welcome.jsonl";
 
@@ -690,7 +715,18 @@ impl WelcomeDesk {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(e),
         };
-        let book = WelcomeBook::replay_all(caps, days, lines);
+        let days: Vec<(GrantKind, DayCaps)> = days.into_iter().collect();
+        let on = days.iter().any(|(k, c)| *k != GrantKind::Welcome && c.amount.0 > 0);
+        let mut book = WelcomeBook::replay_all(caps, days, lines);
+        // Outcome lines are kept for the daily and rescue grants only.
+        if on && book.needs_paid_lines() {
+            let mut s = serde_json::to_string(&GrantLine::PaidLines).map_err(std::io::Error::other)?;
+            s.push('\n');
+            let mut f = OpenOptions::new().create(true).append(true).open(&file)?;
+            f.write_all(s.as_bytes())?;
+            f.sync_data()?;
+            book.apply(&GrantLine::PaidLines);
+        }
         Ok(WelcomeDesk {
             book: std::sync::Mutex::new(book),
             funder: None,
@@ -750,6 +786,21 @@ impl WelcomeDesk {
             }
         }
         r
+    }
+
+    /// The daily and rescue grants decided before a crash whose outcome
+    /// was never recorded (asked again at start, same keys).
+    pub fn unsettled(&self) -> Vec<GrantLine> {
+        self.book().unsettled()
+    }
+
+    /// A daily or rescue grant the provider applied: recorded `paid`, so a
+    /// restart does not ask for it again.
+    pub async fn paid(&self, line: GrantLine) -> Result<(), String> {
+        let GrantLine::Grant { grant, account, amount, at_ms } = line else { return Ok(()) };
+        let done = GrantLine::Paid { grant, account, amount, at_ms };
+        self.book().apply(&done);
+        self.record(done).await
     }
 
     /// A grant refused for good: recorded, and taken back from the budgets.
@@ -833,14 +884,7 @@ mod tests {
         f.path().to_owned()
     }
 
-    fn op(
-        n: u32,
-        tag: &str,
-        kind: ChipOpKind,
-        a: &str,
-        amount: u64,
-        hand: &str,
-    ) -> claw_chips::ledger::HandOp {
+    fn op(n: u32, tag: &str, kind: ChipOp, a: &str, amount: u64, hand: &str) -> claw_chips::ledger::HandOp {
         claw_chips::ledger::HandOp {
             n,
             key: IdempotencyKey::new(format!("r/{hand}/{tag}{n}")).unwrap(),
@@ -875,12 +919,12 @@ mod tests {
                 },
                 Job::Moves {
                     hand: hand.clone(),
-                    moves: vec![mv(ChipOpKind::Debit, "a", 10), mv(ChipOpKind::Debit, "b", 10)],
+                    moves: vec![mv(ChipOp::Debit, "a", 10), mv(ChipOp::Debit, "b", 10)],
                     undo_on_refusal: false,
                 },
                 Job::Moves {
                     hand: hand.clone(),
-                    moves: vec![mv(ChipOpKind::Credit, "a", 19)],
+                    moves: vec![mv(ChipOp::Credit, "a", 19)],
                     undo_on_refusal: false,
                 },
                 Job::Settle { hand: hand.clone(), fee: Chips(1), dealer: acct("dealer:x") },
@@ -911,8 +955,7 @@ mod tests {
         let d = desk(chips.clone());
         let data = tempfile::tempdir().unwrap();
         let mut lines = Vec::new();
-        let moves =
-            [(ChipOpKind::Debit, "a", 10), (ChipOpKind::Debit, "b", 10), (ChipOpKind::Credit, "a", 17)];
+        let moves = [(ChipOp::Debit, "a", 10), (ChipOp::Debit, "b", 10), (ChipOp::Credit, "a", 17)];
         for (i, (kind, a, n)) in moves.into_iter().enumerate() {
             lines.push(JournalLine::Intent { op: op(i as u32, "", kind, a, n, HAND) });
             lines.push(JournalLine::Status {
@@ -956,7 +999,7 @@ mod tests {
         b.append(&dealer, &body).unwrap();
         let archive = Archive::open(data.path(), "r").unwrap();
         archive.stage(7, &b.into_transcript(), None).unwrap();
-        let o = op(0, "", ChipOpKind::Debit, "a", 30, HAND);
+        let o = op(0, "", ChipOp::Debit, "a", 30, HAND);
         d.call_once(o.kind, &o.key, &o.account, o.amount, "bet").await.unwrap();
         let path = crashed_journal(
             data.path(),
@@ -966,7 +1009,7 @@ mod tests {
                 JournalLine::Intent { op: o },
                 JournalLine::Status { n: 0, status: claw_chips::ledger::OpStatus::Done, error: None },
                 // Its call never went out.
-                JournalLine::Intent { op: op(1, "", ChipOpKind::Debit, "a", 7, HAND) },
+                JournalLine::Intent { op: op(1, "", ChipOp::Debit, "a", 7, HAND) },
             ],
         );
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();

@@ -25,6 +25,9 @@ pub struct RoomsFile {
     /// links no chain SDK), with its flags taking precedence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chips: Option<toml::Table>,
+    /// Rooms quick match may open (`[[template]]` tables, with a `[template.room]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub template: Vec<crate::matchmaking::RoomTemplate>,
 }
 
 /// The `[[room]]` tables, each with its game-dependent defaults.
@@ -100,6 +103,9 @@ impl NodeConfig {
         let mut seen = std::collections::HashSet::new();
         let mut games = Vec::new();
         for r in &mut self.rooms {
+            if r.id == crate::matchmaking::QUICK_MATCH_PATH {
+                return Err(ConfigError::Node(format!("room id {:?} is the quick-match path", r.id)));
+            }
             if !seen.insert(r.id.clone()) {
                 return Err(ConfigError::Node(format!("room id {:?} used twice", r.id)));
             }

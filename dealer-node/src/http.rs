@@ -61,6 +61,10 @@ pub struct HttpState {
     pub web: Option<crate::web::WebState>,
     /// What the rooms share: the chip desk and the data directory (`/ready`).
     pub node: Arc<crate::room::NodeContext>,
+    /// Quick match (`POST /quick-match`), shared with the WebSocket server.
+    pub matcher: Arc<crate::matchmaking::Matchmaker>,
+    /// `ws[s]://HOST:PORT` (or the public URL): invites are `BASE/ROOM#KEY`.
+    pub invite_base: String,
 }
 
 async fn health(State(s): State<HttpState>) -> impl IntoResponse {
@@ -116,7 +120,7 @@ async fn ready(State(s): State<HttpState>) -> Response {
 }
 
 async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s.metrics.render())
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], crate::metrics::render(&s.metrics))
 }
 
 /// `GET /rooms/{room}/hands/{hand}`: the hand's record as JSON, or 404 (no
@@ -142,6 +146,43 @@ async fn hand(State(s): State<HttpState>, Path((room, hand)): Path<(String, Stri
             json_error(StatusCode::INTERNAL_SERVER_ERROR, "the archive could not be read".into())
         }
         Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+/// `POST /quick-match` `{"game", "tier"?}` (rate-limited per address as
+/// the archive reads): the room to join (a seat is held there for
+/// [`crate::matchmaking::HTTP_HOLD`], one per address) →
+/// `200 {"room", "game", "tier"?, "opened", "invite"}`; `404` when no room
+/// or template plays that game and tier, `503` when all are full, `400`
+/// for a bad body.
+async fn quick_match(
+    State(s): State<HttpState>,
+    axum::extract::ConnectInfo(conn): axum::extract::ConnectInfo<guard::HttpConn>,
+    body: axum::body::Bytes,
+) -> Response {
+    use crate::matchmaking::NoRoom;
+    let req: claw_protocol::messages::QuickMatch = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, format!("body: {e}")),
+    };
+    if let Err(e) = req.check() {
+        return json_error(StatusCode::BAD_REQUEST, e.to_string());
+    }
+    match s.matcher.for_http(&req, conn.ip()).await {
+        Ok(m) => {
+            let invite = crate::node::invite_url(&s.invite_base, &m.room_id, s.node.dealer.id());
+            let mut v = serde_json::to_value(&m).unwrap_or_default();
+            v["room"] = v["room_id"].take();
+            if let Some(o) = v.as_object_mut() {
+                o.remove("room_id");
+            }
+            v["invite"] = invite.into();
+            Json(v).into_response()
+        }
+        Err(e @ NoRoom::Unknown { .. }) => json_error(StatusCode::NOT_FOUND, e.to_string()),
+        Err(e @ (NoRoom::Full { .. } | NoRoom::Open(_))) => {
+            json_error(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+        }
     }
 }
 
@@ -175,6 +216,8 @@ pub fn router(state: HttpState) -> Router {
     let admin = state.admin.clone().map(crate::admin::router).unwrap_or_default();
     let archive = Router::new()
         .route("/rooms/{room}/hands/{hand}", get(hand))
+        // A quick match reads every room of its game: as costly as a read.
+        .route("/quick-match", axum::routing::post(quick_match))
         .route_layer(middleware::from_fn_with_state(Arc::clone(&state.reads), reads::limit));
     Router::new()
         .route("/health", get(health))

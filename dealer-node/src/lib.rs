@@ -9,6 +9,7 @@
 //! [`NodeHandle`] gives the bound addresses and the invite URLs.
 
 pub mod admin;
+pub mod ai;
 pub mod archive;
 pub mod audit_log;
 pub mod chips;
@@ -16,8 +17,9 @@ pub mod config;
 pub mod conn;
 pub mod fdlimit;
 pub mod http;
-pub use claw_engine::metrics;
 pub mod lock;
+pub mod matchmaking;
+pub mod metrics;
 pub mod node;
 pub mod pending;
 pub mod registry;

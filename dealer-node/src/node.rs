@@ -27,6 +27,7 @@ use crate::chips::{recover, ChipDesk, Grants, WelcomeDesk};
 use crate::config::{ConfigError, NodeConfig};
 use crate::http::{self, HttpState};
 use crate::lock::{DataDirLock, LockError};
+use crate::matchmaking::{CheckedTemplate, Matchmaker, RoomTemplate, MAX_TEMPLATE_ID_LEN, QUICK_MATCH_PATH};
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::room::{spawn_room, NodeContext, RoomCmd, RoomEvent, RoomHandle};
@@ -95,6 +96,8 @@ pub struct DealerNode {
     public_url: Option<String>,
     lock: Option<DataDirLock>,
     admin: Option<AdminConfig>,
+    ai: Option<(crate::ai::HouseAi, Chips)>,
+    templates: Vec<RoomTemplate>,
 }
 
 impl DealerNode {
@@ -116,7 +119,16 @@ impl DealerNode {
             public_url: None,
             lock: None,
             admin: None,
+            ai: None,
+            templates: Vec::new(),
         }
+    }
+
+    /// Rooms quick match may open when every matching room is full
+    /// ([`crate::matchmaking`]).
+    pub fn templates(mut self, templates: Vec<RoomTemplate>) -> DealerNode {
+        self.templates = templates;
+        self
     }
 
     /// Starts a node with the default setup (see [`DealerNode::builder`];
@@ -202,6 +214,20 @@ impl DealerNode {
         self
     }
 
+    /// House-AI seats for rooms with `ai_seats`: `players` connect them
+    /// (the integrator's bots), their chips are transferred from `account`;
+    /// with operator grants ([`DealerNode::grants`]) `budget` chips are
+    /// granted to `account` once (idempotency key `ai-budget/<account>`).
+    pub fn house_ai(
+        mut self,
+        players: Arc<dyn crate::ai::AiPlayers>,
+        account: AccountId,
+        budget: Chips,
+    ) -> DealerNode {
+        self.ai = Some((crate::ai::HouseAi::new(players, account), budget));
+        self
+    }
+
     /// A game that is not in the registry (looked up before the registry).
     pub fn game(mut self, g: Arc<dyn DynGame>) -> DealerNode {
         self.games.push(g);
@@ -226,8 +252,11 @@ impl DealerNode {
             public_url,
             lock,
             admin,
+            ai,
+            templates,
         } = self;
         let room_games = config.validate(&games)?;
+        let templates = validate_templates(templates, &games)?;
         // Sockets, journals, the archive and the database share one budget
         // of file descriptors: take the whole of it.
         crate::fdlimit::raise_and_log();
@@ -290,9 +319,14 @@ impl DealerNode {
         let sanctions = tokio::task::spawn_blocking(move || crate::sanctions::Sanctions::load(&dir))
             .await
             .map_err(|e| NodeError::DataDir {
-            path: config.data_dir.display().to_string(),
-            source: std::io::Error::other(e),
-        })??;
+                path: config.data_dir.display().to_string(),
+                source: std::io::Error::other(e),
+            })?
+            .inspect_err(|e| {
+                // Strict: no start on an audit log that cannot be verified.
+                tracing::error!(severity = crate::metrics::CRITICAL, error = %e,
+                    "the sanctions or the admin audit log cannot be trusted: not starting");
+            })?;
         let metrics = Arc::new(Metrics::default());
         let cap = config.limits.max_connections as u64;
         metrics.connections_max.store(cap, std::sync::atomic::Ordering::Relaxed);
@@ -303,6 +337,18 @@ impl DealerNode {
             ban: l.abuse_ban,
         }));
         let (events, _) = broadcast::channel(1024);
+        let ai = match ai {
+            Some((house_ai, budget)) => {
+                fund_house_ai(grants.as_deref(), &house_ai.account, budget).await;
+                Some(house_ai)
+            }
+            None => {
+                if let Some(r) = config.rooms.iter().find(|r| r.ai_seats.is_some()) {
+                    tracing::warn!(room = %r.id, "ai_seats set but the node has no house-AI players (DealerNode::house_ai): no AI will sit");
+                }
+                None
+            }
+        };
         let ctx = Arc::new(NodeContext {
             dealer: Arc::clone(&dealer),
             desk,
@@ -310,11 +356,15 @@ impl DealerNode {
             welcome,
             metrics: Arc::clone(&metrics),
             held: Arc::default(),
+            staked: Arc::default(),
             data_dir: config.data_dir.clone(),
             limits: config.limits.clone(),
             events: events.clone(),
             sanctions: Arc::new(sanctions),
+            ai,
         });
+        // Grants a crash left undecided, before any join can claim one.
+        crate::room::recover_grants(&ctx).await;
         let mut handles = Vec::new();
         for (cfg, game) in config.rooms.iter().cloned().zip(room_games) {
             let id = cfg.id.clone();
@@ -344,8 +394,19 @@ impl DealerNode {
             Some(u) => u.trim_end_matches('/').to_owned(),
             None => format!("{}://{host}", if tls.is_some() { "wss" } else { "ws" }),
         };
+        if let (Some(ai), None) = (&ctx.ai, &tls) {
+            let local = match addr {
+                SocketAddr::V4(a) if a.ip().is_unspecified() => format!("127.0.0.1:{}", a.port()),
+                SocketAddr::V6(a) if a.ip().is_unspecified() => format!("[::1]:{}", a.port()),
+                a => a.to_string(),
+            };
+            ai.listening(format!("ws://{local}"), dealer.id());
+        }
         let (stop_tx, stop_rx) = watch::channel(false);
-        let state = Arc::new(ServerState::new(Arc::clone(&rooms), Arc::clone(&ctx), tls.clone()));
+        let matcher = Arc::new(Matchmaker::new(Arc::clone(&rooms), Arc::clone(&ctx), templates));
+        let mut state = ServerState::new(Arc::clone(&rooms), Arc::clone(&ctx), tls.clone());
+        state.matcher = Arc::clone(&matcher);
+        let state = Arc::new(state);
         let server = tokio::spawn(serve(listener, state, stop_rx.clone()));
         tokio::spawn(crate::sanctions::run_rule(Arc::clone(&ctx), Arc::clone(&rooms), stop_rx.clone()));
         let http_addr = match config.http_listen {
@@ -377,6 +438,8 @@ impl DealerNode {
                     admin,
                     reads: Arc::clone(&reads),
                     node: Arc::clone(&ctx),
+                    matcher: Arc::clone(&matcher),
+                    invite_base: invite_base.clone(),
                     #[cfg(feature = "web")]
                     web: Some(
                         crate::web::WebState::new(dealer.id(), Arc::clone(&rooms), reads)
@@ -410,6 +473,50 @@ impl DealerNode {
             _lock: lock,
         })
     }
+}
+
+/// Grants the house-AI account its budget, once (`ai-budget/<account>`): a
+/// later start, whatever the amount, does not grant again.
+async fn fund_house_ai(grants: Option<&dyn Grants>, account: &AccountId, budget: Chips) {
+    if budget.0 == 0 {
+        return;
+    }
+    let Some(g) = grants else {
+        tracing::warn!(%account, "house-AI budget not granted: the chip provider has no operator grants; fund the account yourself");
+        return;
+    };
+    let key = match claw_chips::IdempotencyKey::new(format!("ai-budget/{account}")) {
+        Ok(k) => k,
+        Err(e) => return tracing::error!(%account, error = %e, "house-AI budget not granted"),
+    };
+    match g.grant(&key, account, budget, "house-AI budget").await {
+        Ok(balance) => tracing::info!(%account, %budget, %balance, "house-AI budget granted"),
+        Err(e) => tracing::error!(%account, error = %e, "house-AI budget grant failed"),
+    }
+}
+
+/// Checks each template as a room (its game, its settings) and its id as
+/// a prefix of room ids.
+fn validate_templates(
+    templates: Vec<RoomTemplate>,
+    games: &[Arc<dyn DynGame>],
+) -> Result<Vec<CheckedTemplate>, NodeError> {
+    let mut out = Vec::with_capacity(templates.len());
+    for mut t in templates {
+        let id = t.room.id.clone();
+        let bad = |reason: String| NodeError::Config(ConfigError::Room { room: id.clone(), reason });
+        if id.len() > MAX_TEMPLATE_ID_LEN || id == QUICK_MATCH_PATH {
+            return Err(bad(format!(
+                "a template id is at most {MAX_TEMPLATE_ID_LEN} bytes and not {QUICK_MATCH_PATH:?}"
+            )));
+        }
+        if t.max_rooms == 0 {
+            return Err(bad("a template's max_rooms must be positive".into()));
+        }
+        let game = t.room.validate_with(games)?;
+        out.push((t, game));
+    }
+    Ok(out)
 }
 
 /// `BASE/ROOM#DEALER_PUBKEY_HEX`: the invite URL of `room`.

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use claw_chips::ledger::welcome::Decision;
+use claw_chips::ledger::welcome::{Decision, GrantLine};
 use claw_chips::ledger::{Job, Ledger, MoveFailure, Outcome};
 use claw_chips::{AccountId, ChipError, HandRef, IdempotencyKey};
 use claw_engine::room::{
@@ -65,6 +65,8 @@ pub struct NodeContext {
     pub metrics: Arc<Metrics>,
     /// Chips held per account by voided hands awaiting their refund.
     pub held: Arc<crate::chips::HeldChips>,
+    /// Chips per account out in running hands (grants add them to balances).
+    pub staked: Arc<crate::chips::StakedChips>,
     /// Transcripts and journals go here.
     pub data_dir: PathBuf,
     /// Connection, rate and chip-call limits.
@@ -74,6 +76,9 @@ pub struct NodeContext {
     /// Bans and freezes of identities (checked at the handshake, applied
     /// by every room).
     pub sanctions: Arc<crate::sanctions::Sanctions>,
+    /// House-AI seats: the integrator's AI players and the account that
+    /// pays them (none: rooms asking for AIs are refused them).
+    pub ai: Option<crate::ai::HouseAi>,
 }
 
 /// A request to a room task.
@@ -475,6 +480,14 @@ impl Driver {
                     }
                     let _ = self.archive_tx.send((id, write));
                 }
+                Effect::Ai { id, start } => {
+                    let (ctx, done) = (Arc::clone(&self.ctx), self.done_tx.clone());
+                    let room = self.core.id().to_owned();
+                    tokio::spawn(async move {
+                        let outcome = crate::ai::start_ai(&ctx, &room, start).await;
+                        let _ = done.send(Input::Ai { id, outcome });
+                    });
+                }
                 Effect::Report(e) => {
                     if let RoomEvent::HandFinished { players, net, .. } = &e {
                         self.ctx.metrics.conduct.settled(players, net);
@@ -588,11 +601,16 @@ async fn welcome(ctx: &NodeContext, account: &AccountId) {
 /// `<kind>/<account>/<at_ms>`. A transfer the operator account cannot cover
 /// is refused and not counted: the grants never create chips.
 async fn day_grants(ctx: &NodeContext, account: &AccountId) {
-    use claw_chips::ledger::welcome::{GrantKind, GrantLine};
+    use claw_chips::ledger::welcome::GrantKind;
     let Some(w) = &ctx.welcome else { return };
     let Some(from) = w.funder() else { return };
     for kind in [GrantKind::Daily, GrantKind::Rescue] {
-        let Ok(balance) = ctx.desk.balance(account).await else { return };
+        let Ok(free) = ctx.desk.balance(account).await else { return };
+        // The true balance: chips out in running hands anywhere on the node,
+        // and those held for a pending refund, are the player's too.
+        let balance = claw_protocol::Chips(
+            free.0.saturating_add(ctx.staked.of(account).0).saturating_add(ctx.held.of(account).0),
+        );
         let line = match w.decide_day(kind, account, balance, unix_ms()) {
             Decision::Grant(line) => line,
             Decision::PeriodUsedUp | Decision::TotalUsedUp => {
@@ -602,27 +620,53 @@ async fn day_grants(ctx: &NodeContext, account: &AccountId) {
             }
             Decision::Already | Decision::NotLow => continue,
         };
-        let GrantLine::Grant { amount, at_ms, .. } = line else { continue };
-        let Ok(key) = IdempotencyKey::new(format!("{}/{account}/{at_ms}", kind.name())) else { continue };
         if let Err(e) = w.record(line.clone()).await {
             tracing::error!(account = %account, error = %e, "grant could not be recorded; not granted");
             return;
         }
-        match ctx.desk.transfer(&key, from, account, amount, &format!("{} chips", kind.name())).await {
-            Ok(()) => {
-                inc(&ctx.metrics.welcome_grants);
-                ctx.metrics.welcome_chips.fetch_add(amount.0, std::sync::atomic::Ordering::Relaxed);
-                tracing::info!(account = %account, %amount, grant = kind.name(), "grant paid from the operator account");
-            }
-            Err(e) if !e.is_retryable() => {
-                inc(&ctx.metrics.welcome_refused);
-                tracing::warn!(error = %e, grant = kind.name(), "grant refused (operator account)");
-                w.refused(line).await;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, grant = kind.name(), "grant failed; counted (its key makes a retry a no-op)")
+        pay_day_grant(ctx, w, from, line).await;
+    }
+}
+
+/// Pays a recorded daily or rescue grant from `from` in one transfer keyed
+/// `<kind>/<account>/<at_ms>`, and records `paid`, or `refused` (not
+/// counted) when `from` cannot cover it. One left unanswered stays open in
+/// the record and is asked again, same key, at the next start: the
+/// provider applies a key once, so a grant is never paid twice.
+async fn pay_day_grant(ctx: &NodeContext, w: &WelcomeDesk, from: &AccountId, line: GrantLine) {
+    let GrantLine::Grant { grant: kind, account, amount, at_ms } = &line else { return };
+    let Ok(key) = IdempotencyKey::new(format!("{}/{account}/{at_ms}", kind.name())) else { return };
+    match ctx.desk.transfer(&key, from, account, *amount, &format!("{} chips", kind.name())).await {
+        Ok(()) => {
+            inc(&ctx.metrics.welcome_grants);
+            ctx.metrics.welcome_chips.fetch_add(amount.0, std::sync::atomic::Ordering::Relaxed);
+            tracing::info!(account = %account, %amount, grant = kind.name(), "grant paid from the operator account");
+            if let Err(e) = w.paid(line.clone()).await {
+                tracing::warn!(error = %e, "grant paid but not recorded as paid (a restart asks again: a no-op)");
             }
         }
+        Err(e) if !e.is_retryable() => {
+            inc(&ctx.metrics.welcome_refused);
+            tracing::warn!(error = %e, grant = kind.name(), "grant refused (operator account)");
+            w.refused(line.clone()).await;
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, grant = kind.name(), "grant unanswered; asked again at the next start (same key)")
+        }
+    }
+}
+
+/// At start: the daily and rescue grants a crash left between their record
+/// and their outcome are asked again with their keys (paid once, or refused
+/// and not counted).
+pub(crate) async fn recover_grants(ctx: &NodeContext) {
+    let Some(w) = &ctx.welcome else { return };
+    let Some(from) = w.funder() else { return };
+    for line in w.unsettled() {
+        if let GrantLine::Grant { grant, account, .. } = &line {
+            tracing::warn!(account = %account, grant = grant.name(), "a grant decided before a crash: asked again");
+        }
+        pay_day_grant(ctx, w, from, line).await;
     }
 }
 
@@ -655,11 +699,14 @@ async fn ledger_worker(
     let mut ledger: Ledger<EffectId> = Ledger::new(desk.policy(), desk.settlement());
     let mut open = true;
     loop {
+        // Before the calls start: a debit is counted before it can land.
+        ctx.staked.set(&room, ledger.at_stake());
         io.run(&mut ledger);
         while let Some((id, outcome)) = ledger.poll_outcome() {
             let _ = done.send(Input::Chips { id, outcome: chip_outcome(outcome) });
         }
         if !open && ledger.is_idle() {
+            ctx.staked.set(&room, Default::default());
             break;
         }
         let wake = ledger.poll_timeout();

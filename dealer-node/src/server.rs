@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use claw_protocol::handshake::{ChallengeBook, Hello, RejectReason, Rejected, Response, ServerHandshake};
 use claw_protocol::messages::{
-    decode_client, peek_type, ActionRejectCode, ActionRejected, DecodeError, ErrorCode, ErrorMsg,
-    ServerMessage,
+    decode_client, peek_type, ActionRejectCode, ActionRejected, ClientMessage, DecodeError, ErrorCode,
+    ErrorMsg, ServerMessage,
 };
 use futures_util::{SinkExt, StreamExt};
 use rand::rngs::OsRng;
@@ -36,6 +36,7 @@ use crate::metrics::{dec, inc};
 use claw_engine::room::TokenBucket;
 
 use crate::conn::{next_conn_id, ConnRx, ConnTx, Counter, Outbound, Queued, SendBudget, Slot, TOO_SLOW};
+use crate::matchmaking::{Matchmaker, SeatHold, QUICK_MATCH_PATH};
 use crate::pending::PendingBudget;
 use crate::registry::Registry;
 use crate::room::{unix_ms, NodeContext, RoomCmd, RoomHandle};
@@ -76,6 +77,8 @@ pub struct ServerState {
     pub per_addr: Arc<Counter<IpAddr>>,
     /// Authenticated connections per identity.
     pub per_identity: Arc<Counter<PlayerId>>,
+    /// Quick match (the `quick-match` path).
+    pub matcher: Arc<Matchmaker>,
 }
 
 impl ServerState {
@@ -83,7 +86,6 @@ impl ServerState {
     pub fn new(rooms: Arc<Registry>, ctx: Arc<NodeContext>, tls: Option<ServerTls>) -> ServerState {
         let l = &ctx.limits;
         ServerState {
-            rooms,
             book: Mutex::new(ChallengeBook::new()),
             permits: Arc::new(Semaphore::new(l.max_connections)),
             pending: PendingBudget::new(l.max_handshakes_per_addr, l.max_handshakes),
@@ -91,6 +93,8 @@ impl ServerState {
             tls,
             per_addr: Arc::default(),
             per_identity: Arc::default(),
+            matcher: Arc::new(Matchmaker::new(Arc::clone(&rooms), Arc::clone(&ctx), Vec::new())),
+            rooms,
             ctx,
         }
     }
@@ -167,8 +171,15 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
     let full = permit.is_none();
     let authenticated = async {
         let (mut ws, room, open) = upgrade(&state, stream, peer, deadline, full).await?;
-        let end = handshake(&state, &mut ws, &room, deadline, ip).await;
-        Some((ws, room, open, end))
+        let (room, hold) = match room {
+            Some(r) => (r, None),
+            None => {
+                let (r, h) = quick_match(&state, &mut ws, deadline).await?;
+                (r, Some(h))
+            }
+        };
+        let end = handshake(&state, &mut ws, &room, deadline, ip, hold.as_ref()).await;
+        Some((ws, room, open, end, hold))
     };
     let authenticated = tokio::select! {
         biased;
@@ -179,20 +190,22 @@ async fn connection(state: Arc<ServerState>, stream: TcpStream, peer: SocketAddr
         r = authenticated => r,
     };
     drop(ticket);
-    let Some((ws, room, _open, end)) = authenticated else { return };
+    // A quick-matched connection's seat stays held while it lives.
+    let Some((ws, room, _open, end, _hold)) = authenticated else { return };
     let _permit = permit;
     let _addr = addr_slot;
     session(state, ws, room, peer, end).await;
 }
 
-/// TLS (if any) and the WebSocket upgrade to a room, before `deadline`.
+/// TLS (if any) and the WebSocket upgrade to a room (none: the quick-match
+/// path), before `deadline`.
 async fn upgrade(
     state: &ServerState,
     stream: TcpStream,
     peer: SocketAddr,
     deadline: Instant,
     full: bool,
-) -> Option<(Ws, RoomHandle, OpenGuard)> {
+) -> Option<(Ws, Option<RoomHandle>, OpenGuard)> {
     let ctx = &state.ctx;
     let limits = &ctx.limits;
     let stream = match &state.tls {
@@ -225,6 +238,9 @@ async fn upgrade(
             return Err(refuse(StatusCode::SERVICE_UNAVAILABLE, "connection limit reached"));
         }
         let path = req.uri().path().trim_start_matches('/');
+        if path == QUICK_MATCH_PATH {
+            return Ok(resp);
+        }
         if !rooms.contains(path) {
             return Err(refuse(StatusCode::NOT_FOUND, "no such room"));
         }
@@ -254,7 +270,10 @@ async fn upgrade(
             return None;
         }
     };
-    let room = room_id.and_then(|r| state.rooms.get(&r))?;
+    let room = match room_id {
+        Some(r) => Some(state.rooms.get(&r)?),
+        None => None,
+    };
     inc(&ctx.metrics.connections_open);
     Some((ws, room, OpenGuard(Arc::clone(ctx))))
 }
@@ -408,13 +427,85 @@ fn decode_refusal(e: &DecodeError) -> ServerMessage {
     }
 }
 
-/// Steps 1–4 of the handshake on `ws`, all before `deadline`.
+/// The quick-match path: the first frame must be `quick-match`; the
+/// answer is `matched` (the connection then belongs to that room and its
+/// handshake follows) or a signed `rejected` (`refused`, why in
+/// `message`; `unexpected-message` / `malformed` for another frame), and
+/// the connection closes. All before `deadline`.
+async fn quick_match(state: &ServerState, ws: &mut Ws, deadline: Instant) -> Option<(RoomHandle, SeatHold)> {
+    let ctx = &state.ctx;
+    let reject = |reason: RejectReason, message: Option<String>| {
+        let null = claw_protocol::messages::RawJson::from_value(&serde_json::Value::Null).ok()?;
+        let mut hs = ServerHandshake::new(Arc::clone(&ctx.dealer), QUICK_MATCH_PATH, null);
+        let mut r = hs.reject(reason, unix_ms());
+        r.message = message;
+        Some(r)
+    };
+    let text = loop {
+        match timeout_at(deadline, ws.next()).await {
+            Ok(Some(Ok(Message::Text(t)))) => break t,
+            Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => continue,
+            Ok(Some(Ok(Message::Binary(_)))) => {
+                if let Some(r) = reject(RejectReason::Malformed, None) {
+                    send_rejected(ws, &r).await;
+                }
+                return None;
+            }
+            Err(_) => {
+                if let Some(r) = reject(RejectReason::DeadlineExceeded, None) {
+                    send_rejected(ws, &r).await;
+                }
+                return None;
+            }
+            _ => return None,
+        }
+    };
+    let req = match decode_client(text.as_str()) {
+        Ok(ClientMessage::QuickMatch(q)) => q,
+        Ok(_) => {
+            if let Some(r) = reject(RejectReason::UnexpectedMessage, Some("send quick-match first".into())) {
+                send_rejected(ws, &r).await;
+            }
+            return None;
+        }
+        Err(e) => {
+            if let Some(r) = reject(RejectReason::Malformed, Some(e.to_string())) {
+                send_rejected(ws, &r).await;
+            }
+            return None;
+        }
+    };
+    let picked = timeout_at(deadline, state.matcher.for_socket(&req)).await;
+    let (room, matched, hold) = match picked {
+        Ok(Ok(m)) => m,
+        Ok(Err(e)) => {
+            tracing::info!(game = %req.game, tier = ?req.tier, reason = %e, "quick match found no room");
+            if let Some(r) = reject(RejectReason::Refused, Some(e.to_string())) {
+                send_rejected(ws, &r).await;
+            }
+            return None;
+        }
+        Err(_) => {
+            if let Some(r) = reject(RejectReason::DeadlineExceeded, None) {
+                send_rejected(ws, &r).await;
+            }
+            return None;
+        }
+    };
+    let frame = crate::room::encode(&ServerMessage::Matched(matched))?;
+    timeout_at(deadline, ws.send(Message::Text(frame))).await.ok()?.ok()?;
+    Some((room, hold))
+}
+
+/// Steps 1–4 of the handshake on `ws`, all before `deadline`. A
+/// quick-matched connection's held seat learns who it waits for.
 async fn handshake(
     state: &ServerState,
     ws: &mut Ws,
     room: &RoomHandle,
     deadline: Instant,
     ip: IpAddr,
+    hold: Option<&SeatHold>,
 ) -> HandshakeEnd {
     let ctx = &state.ctx;
     let mut hs = ServerHandshake::new(Arc::clone(&ctx.dealer), room.id.clone(), room.public_config.clone());
@@ -494,6 +585,9 @@ async fn handshake(
     };
     // The player proved its key: ask the room to admit it.
     let player = verified.player.signing;
+    if let Some(h) = hold {
+        h.authenticated(player);
+    }
     // A banned identity is refused by name (after the signature: a relay
     // cannot learn who is banned).
     if let Some(ban) = ctx.sanctions.ban_of(&player, unix_ms()) {

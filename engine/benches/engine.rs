@@ -46,6 +46,7 @@ fn table(game: &str, n: u8) -> Table {
             balance: Chips(10_000),
             commission: Chips::ZERO,
             key: dealer.shared_key(&p.encryption_key()).unwrap(),
+            house_ai: false,
         })
         .collect();
     Table { spec, dealer, players, seats }

@@ -14,7 +14,6 @@
 //! (counted in `claw_abuse_untracked_total`).
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::fmt::Write;
 use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -299,55 +298,40 @@ impl Conduct {
         s
     }
 
-    /// The Prometheus lines of the signals: node-wide totals and maxima
-    /// only, a fixed set of series (no identity or address in a label).
-    pub fn render(&self, s: &mut String) {
+    /// Node-wide totals and maxima of the signals (no identity or address):
+    /// what `/metrics` shows.
+    pub fn totals(&self) -> ConductTotals {
         let g = self.lock();
-        let _ = writeln!(
-            s,
-            "# HELP claw_abuse_flags_total Flags against identities (voided hands, timeouts, disconnects on their turn).\n\
-             # TYPE claw_abuse_flags_total counter"
-        );
-        for (i, f) in [Flag::Voided, Flag::Timeout, Flag::DisconnectOnTurn].iter().enumerate() {
-            let _ = writeln!(s, "claw_abuse_flags_total{{flag=\"{}\"}} {}", f.name(), g.totals[i]);
+        ConductTotals {
+            flags: [Flag::Voided, Flag::Timeout, Flag::DisconnectOnTurn]
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.name(), g.totals[i]))
+                .collect(),
+            max_pair_flow: g.flows.values().map(|n| n.unsigned_abs()).max().unwrap_or(0),
+            shared_addresses: g.addrs.values().filter(|ids| ids.len() > 1).count(),
+            max_identities_per_address: g.addrs.values().map(BTreeSet::len).max().unwrap_or(0),
+            rule_trips: g.trips_total,
+            untracked: g.untracked,
         }
-        let max_flow = g.flows.values().map(|n| n.unsigned_abs()).max().unwrap_or(0);
-        let shared = g.addrs.values().filter(|ids| ids.len() > 1).count();
-        let max_shared = g.addrs.values().map(BTreeSet::len).max().unwrap_or(0);
-        let mut one = |name: &str, kind: &str, help: &str, v: u128| {
-            let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
-        };
-        one(
-            "claw_abuse_max_pair_flow_chips",
-            "gauge",
-            "Largest net chips moved from one identity to one other across hands.",
-            max_flow,
-        );
-        one(
-            "claw_abuse_shared_addresses",
-            "gauge",
-            "Source addresses from which more than one identity completed a handshake.",
-            shared as u128,
-        );
-        one(
-            "claw_abuse_max_identities_per_address",
-            "gauge",
-            "Most identities seen from one source address.",
-            max_shared as u128,
-        );
-        one(
-            "claw_abuse_rule_trips_total",
-            "counter",
-            "Temporary bans the abuse rule asked for.",
-            u128::from(g.trips_total),
-        );
-        one(
-            "claw_abuse_untracked_total",
-            "counter",
-            "Signals not kept because the record is full.",
-            u128::from(g.untracked),
-        );
     }
+}
+
+/// The signals' node-wide aggregates ([`Conduct::totals`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConductTotals {
+    /// Flags against identities, by flag name.
+    pub flags: Vec<(&'static str, u64)>,
+    /// Largest net chips moved from one identity to one other across hands.
+    pub max_pair_flow: u128,
+    /// Source addresses from which more than one identity completed a handshake.
+    pub shared_addresses: usize,
+    /// Most identities seen from one source address.
+    pub max_identities_per_address: usize,
+    /// Temporary bans the abuse rule asked for.
+    pub rule_trips: u64,
+    /// Signals not kept because the record is full.
+    pub untracked: u64,
 }
 
 #[cfg(test)]
@@ -406,11 +390,8 @@ mod tests {
         c.seen_from(&x, "10.0.0.2".parse().unwrap());
         assert_eq!(c.of(&a).unwrap().sharing_address_with, 1);
         assert_eq!(c.of(&x).unwrap().sharing_address_with, 0);
-        let mut m = String::new();
-        c.render(&mut m);
-        assert!(m.contains("claw_abuse_max_pair_flow_chips 1070\n"), "{m}");
-        assert!(m.contains("claw_abuse_shared_addresses 1\n"), "{m}");
-        assert!(!m.contains(&a.to_string()) && !m.contains("10.0.0.1"), "no identity or address in a label");
+        let t = c.totals();
+        assert_eq!((t.max_pair_flow, t.shared_addresses, t.max_identities_per_address), (1070, 1, 2));
         assert_eq!(c.top(1)[0].0, a, "the biggest giver first among the unflagged");
     }
 }

@@ -1,7 +1,6 @@
-//! Node metrics: plain atomics rendered in the Prometheus text format, so
-//! the health endpoint needs no metrics library.
+//! Node metrics: plain atomics the room core and the driver count; the
+//! node renders them (`claw_dealer::metrics::render`).
 
-use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -155,188 +154,12 @@ impl Metrics {
         self.latency_sum_ns.fetch_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
-    /// The Prometheus text exposition of every metric.
-    pub fn render(&self) -> String {
-        let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let mut s = String::new();
-        let mut one = |name: &str, kind: &str, help: &str, v: u64| {
-            let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
-        };
-        one("claw_rooms_open", "gauge", "Rooms not closed.", g(&self.rooms_open));
-        one("claw_connections_open", "gauge", "Open WebSocket connections.", g(&self.connections_open));
-        one("claw_connections_total", "counter", "Accepted TCP connections.", g(&self.connections_total));
-        one(
-            "claw_connections_refused_total",
-            "counter",
-            "Connections refused by the connection cap.",
-            g(&self.connections_refused_cap),
-        );
-        one(
-            "claw_handshakes_failed_total",
-            "counter",
-            "Handshakes rejected or timed out.",
-            g(&self.handshakes_failed),
-        );
-        one(
-            "claw_handshake_steps_queued_total",
-            "counter",
-            "Handshake steps that waited for their turn (handshake concurrency).",
-            g(&self.handshake_steps_queued),
-        );
-        one(
-            "claw_players_connected",
-            "gauge",
-            "Players with a verified connection.",
-            g(&self.players_connected),
-        );
-        one("claw_players_seated", "gauge", "Players holding a seat.", g(&self.players_seated));
-        one("claw_hands_started_total", "counter", "Hands started.", g(&self.hands_started));
-        one("claw_hands_finished_total", "counter", "Hands settled.", g(&self.hands_finished));
-        one("claw_hands_voided_total", "counter", "Hands voided with refunds.", g(&self.hands_voided));
-        one("claw_actions_accepted_total", "counter", "Player actions applied.", g(&self.actions_accepted));
-        one("claw_actions_rejected_total", "counter", "Player actions refused.", g(&self.actions_rejected));
-        one("claw_timeouts_total", "counter", "Auto actions after a timeout.", g(&self.timeouts));
-        one("claw_queries_total", "counter", "Queries answered.", g(&self.queries));
-        one(
-            "claw_rate_limited_total",
-            "counter",
-            "Messages refused by the rate limit.",
-            g(&self.rate_limited),
-        );
-        one(
-            "claw_bad_frames_total",
-            "counter",
-            "Malformed, unknown or oversize frames.",
-            g(&self.bad_frames),
-        );
-        one("claw_chip_errors_total", "counter", "Failed chip provider calls.", g(&self.chip_errors));
-        one(
-            "claw_connections_refused_addr_total",
-            "counter",
-            "Sockets closed at once: their source address was over its limits.",
-            g(&self.connections_refused_addr),
-        );
-        one(
-            "claw_handshakes_evicted_total",
-            "counter",
-            "Connections still in the handshake closed to make room for a newer one.",
-            g(&self.handshakes_evicted),
-        );
-        one(
-            "claw_kicked_idle_total",
-            "counter",
-            "Idle watchers kicked and sit-out seats freed.",
-            g(&self.kicked_idle),
-        );
-        one(
-            "claw_sat_out_idle_total",
-            "counter",
-            "Seats sat out because the timer took their turns too often in a row.",
-            g(&self.sat_out_idle),
-        );
-        one(
-            "claw_pongs_missed_total",
-            "counter",
-            "Connections closed for a missed pong.",
-            g(&self.pongs_missed),
-        );
-        one(
-            "claw_send_behind_total",
-            "counter",
-            "Times a connection's reader fell behind its send budget.",
-            g(&self.send_behind),
-        );
-        one(
-            "claw_send_too_slow_total",
-            "counter",
-            "Connections closed for staying behind past the grace (too slow).",
-            g(&self.send_too_slow),
-        );
-        one(
-            "claw_chip_conservation_failures_total",
-            "counter",
-            "Hands whose chip moves did not add up (voided and refunded).",
-            g(&self.chip_conservation_failures),
-        );
-        one("claw_welcome_grants_total", "counter", "Welcome grants made.", g(&self.welcome_grants));
-        one("claw_welcome_chips_total", "counter", "Chips granted as welcome chips.", g(&self.welcome_chips));
-        one(
-            "claw_welcome_refused_total",
-            "counter",
-            "Welcome grants refused by the node's total.",
-            g(&self.welcome_refused),
-        );
-        one(
-            "claw_refunds_pending",
-            "gauge",
-            "Voided hands whose refund waits for the chip service.",
-            g(&self.refunds_pending),
-        );
-        one("claw_chips_held", "gauge", "Chips held by voided hands not yet refunded.", g(&self.chips_held));
-        one(
-            "claw_archive_scans_total",
-            "counter",
-            "Archive folders read to index a room's hands.",
-            g(&self.archive_scans),
-        );
-        one(
-            "claw_archive_audits_total",
-            "counter",
-            "Archived hands audited for a hand-history request.",
-            g(&self.archive_audits),
-        );
-        one(
-            "claw_archive_rate_limited_total",
-            "counter",
-            "Archive reads refused by the per-address rate.",
-            g(&self.archive_rate_limited),
-        );
-        one(
-            "claw_connections_max",
-            "gauge",
-            "The node's connection cap (limit max_connections).",
-            g(&self.connections_max),
-        );
-        one(
-            "claw_settlement_retries_total",
-            "counter",
-            "Settlements, refunds and journal closes not confirmed at once, retried in the background.",
-            g(&self.settlement_retries),
-        );
-        one("claw_bans_active", "gauge", "Identities banned now.", g(&self.bans_active));
-        one("claw_freezes_active", "gauge", "Identities frozen now.", g(&self.freezes_active));
-        one(
-            "claw_sanction_actions_total",
-            "counter",
-            "Bans, unbans, freezes and unfreezes (operator and abuse rule).",
-            g(&self.sanction_actions),
-        );
-        let (open, oldest) = self.journals.oldest();
-        one("claw_chip_journals_open", "gauge", "Hands' chip journals not yet closed.", open as u64);
-        one(
-            "claw_chip_journal_oldest_open_timestamp_seconds",
-            "gauge",
-            "Unix time the oldest open chip journal was opened (0: none open).",
-            oldest.unwrap_or(0) / 1000,
-        );
-        self.conduct.render(&mut s);
-        let _ = writeln!(
-            s,
-            "# HELP claw_action_latency_seconds Time from an action's arrival to its broadcast.\n\
-             # TYPE claw_action_latency_seconds histogram"
-        );
-        for (i, b) in BUCKETS.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                "claw_action_latency_seconds_bucket{{le=\"{b}\"}} {}",
-                g(&self.latency_buckets[i])
-            );
-        }
-        let count = g(&self.latency_count);
-        let _ = writeln!(s, "claw_action_latency_seconds_bucket{{le=\"+Inf\"}} {count}");
-        let _ = writeln!(s, "claw_action_latency_seconds_sum {}", g(&self.latency_sum_ns) as f64 / 1e9);
-        let _ = writeln!(s, "claw_action_latency_seconds_count {count}");
-        s
+    /// The action-latency histogram: each bucket's upper bound (seconds) with
+    /// its cumulative count, the count and the sum (seconds).
+    pub fn latency(&self) -> ([(f64, u64); BUCKETS.len()], u64, f64) {
+        let buckets = std::array::from_fn(|i| (BUCKETS[i], self.latency_buckets[i].load(Ordering::Relaxed)));
+        let sum = self.latency_sum_ns.load(Ordering::Relaxed) as f64 / 1e9;
+        (buckets, self.latency_count.load(Ordering::Relaxed), sum)
     }
 }
 
@@ -345,18 +168,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn renders_counters_and_histogram() {
+    fn counts_gauges_and_the_histogram() {
         let m = Metrics::default();
-        inc(&m.hands_started);
         inc(&m.players_seated);
         dec(&m.players_seated);
         dec(&m.players_seated);
         m.observe_action(Duration::from_micros(300));
-        let t = m.render();
-        assert!(t.contains("claw_hands_started_total 1\n"));
-        assert!(t.contains("claw_players_seated 0\n"));
-        assert!(t.contains("claw_action_latency_seconds_bucket{le=\"0.0005\"} 1\n"));
-        assert!(t.contains("claw_action_latency_seconds_bucket{le=\"0.00025\"} 0\n"));
-        assert!(t.contains("claw_action_latency_seconds_count 1\n"));
+        assert_eq!(m.players_seated.load(Ordering::Relaxed), 0, "a gauge never goes below zero");
+        let (b, count, sum) = m.latency();
+        assert_eq!((b[1], b[2], count), ((0.00025, 0), (0.0005, 1), 1));
+        assert!((sum - 0.0003).abs() < 1e-9);
     }
 }

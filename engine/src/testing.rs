@@ -228,6 +228,7 @@ impl Table {
                 balance: account.saturating_sub(self.commission),
                 commission: self.commission,
                 key,
+                house_ai: false,
             });
         }
         let starts: Vec<Chips> = seats.iter().map(|s| s.balance).collect();

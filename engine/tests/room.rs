@@ -50,6 +50,8 @@ struct Harness {
     pending: HashMap<HandId, EventEnvelope>,
     /// Transcripts archived as voided, in order.
     voided: Vec<Transcript>,
+    /// House-AI starts asked for and not completed, in order.
+    ais: VecDeque<(EffectId, claw_engine::room::AiStart)>,
 }
 
 impl Harness {
@@ -88,6 +90,7 @@ impl Harness {
             files: HashMap::new(),
             pending: HashMap::new(),
             voided: Vec::new(),
+            ais: VecDeque::new(),
         };
         h.drain();
         h
@@ -127,6 +130,10 @@ impl Harness {
                 Effect::Report(r) => {
                     self.log.push(format!("report {}", report_label(&r)));
                     self.reports.push(r);
+                }
+                Effect::Ai { id, start } => {
+                    self.log.push(format!("ai seat {}", start.seat.0));
+                    self.ais.push_back((id, start));
                 }
             }
         }
@@ -990,8 +997,17 @@ mod deadlines;
 #[path = "room/lifecycle.rs"]
 mod lifecycle;
 
+#[path = "room/rotation.rs"]
+mod rotation;
+
 #[path = "room/removal.rs"]
 mod removal;
+
+#[path = "room/ai_seats.rs"]
+mod ai_seats;
+
+#[path = "room/people.rs"]
+mod people;
 
 /// Issue #28 (kill -9): a hand's end goes out only after its archive write
 /// and its settlement were queued, so a driver that runs the effects after

@@ -11,7 +11,7 @@ use claw_games::guandan::ai::{decide, AiLevel, Ties, View};
 use claw_games::guandan::cards::{Level, Tally, Wilds};
 use claw_games::guandan::compare::BombProfile;
 use claw_games::guandan::moves::legal_moves;
-use claw_games::guandan::patterns::PatternRules;
+use claw_games::guandan::patterns::{PatternRules, Purity};
 use claw_games::guandan::{read_play, GdMemory, GdSettings, GdState, Guandan};
 use claw_games::{GamePlugin, PlayerInfo};
 use claw_protocol::{CardId, Chips, PlayerId};
@@ -76,7 +76,7 @@ fn percentile_report(name: &str, level: AiLevel, states: &[GdState]) {
 
 fn bench(c: &mut Criterion) {
     let level = Level::new(7).unwrap();
-    let rules = PatternRules { level, ace_high: true };
+    let rules = PatternRules { level, ace_high: true, purity: Purity::StandIn };
     let wilds = Wilds { level, count: 2 };
     let profile = BombProfile::competition();
 

@@ -9,6 +9,11 @@
 //! table memory, players leaving and joining, with the seat-numbered ids of
 //! the vectors. Sessions cycle through settings variants per game.
 //!
+//! Beside the §13.1 outputs each line carries `settings_form` (the settings
+//! as the rules write them, what `game-start` signs) and `autos` (per action,
+//! the acting seat's auto (timeout) action in that state), so the second
+//! implementation checks its settings normal form and timeout rule too.
+//!
 //! `cargo run -p claw-games --example replay_corpus -- --game <g> --hands N --seed S > file.jsonl`
 
 use std::io::Write;
@@ -22,7 +27,7 @@ mod random_play;
 #[path = "../tests/rules/vector_form.rs"]
 mod vector_form;
 
-use random_play::{Hand, Ids, SESSION};
+use random_play::{Choice, Hand, Ids, Watch, SESSION};
 
 const USAGE: &str = "\
 usage: replay_corpus --game <name> [--hands N] [--seed S]
@@ -33,11 +38,26 @@ vector per line on stdout. Seed 0 (the default) plays the rules simulation's
 sessions. Table sessions of 8 hands carry the table memory; sessions cycle
 through settings variants of the game.";
 
-/// The settings (as a room would give them, before normalisation) that
-/// sessions cycle through: the defaults and the variants the simulation's
-/// other-settings test plays.
-fn variants(game: &str) -> Vec<Value> {
-    match game {
+/// The settings (as a room would give them, before normalisation) and the
+/// table memory a session starts from that sessions cycle through: the
+/// defaults and the variants the simulation's other-settings test plays;
+/// Guandan's readings of its source rules also from a match near A, where
+/// `ace_rule` decides.
+fn variants(game: &str) -> Vec<(Value, Value)> {
+    if game == "guandan" {
+        let near_a = json!({"deal": 1, "levels": [13, 12], "level_team": 0, "last_order": [0, 1, 2, 3]});
+        return vec![
+            (json!({}), Value::Null),
+            (json!({"show_tribute": true}), Value::Null),
+            (json!({"double_tribute": "by-card"}), Value::Null),
+            (json!({}), near_a.clone()),
+            (json!({"ace_rule": "reach"}), near_a.clone()),
+            (json!({"ace_rule": "partner-not-last"}), near_a),
+            (json!({"bomb_profile": "seed", "purity": "any-wild"}), Value::Null),
+            (json!({"bomb_profile": "seed"}), Value::Null),
+        ];
+    }
+    let settings = match game {
         "texas-holdem" => vec![
             json!({}),
             json!({"small_blind": 1, "big_blind": 2, "ante": 1}),
@@ -54,8 +74,19 @@ fn variants(game: &str) -> Vec<Value> {
             json!({"tutorial": true}),
             json!({"sam_gong": "face-cards", "rake_percent": 0}),
         ],
-        "guandan" => vec![json!({}), json!({"show_tribute": true}), json!({"double_tribute": "by-card"})],
         _ => vec![json!({})],
+    };
+    settings.into_iter().map(|s| (s, Value::Null)).collect()
+}
+
+/// Records the acting seat's auto action before each action.
+#[derive(Default)]
+struct Autos(Vec<Value>);
+
+impl Watch for Autos {
+    fn choice(&mut self, _runner: &claw_games::HandRunner, _at: usize, c: &Choice) -> Result<(), String> {
+        self.0.push(c.auto.clone());
+        Ok(())
     }
 }
 
@@ -87,7 +118,8 @@ fn args() -> Result<Option<Args>, Error> {
 
 /// Plays one hand and returns its vector line and the memory after it.
 fn vector(h: &Hand, rng: &mut rand_chacha::ChaCha20Rng, raw: &Value) -> Result<(Value, Value), String> {
-    let played = random_play::play(h, rng, &mut ())?;
+    let mut autos = Autos::default();
+    let played = random_play::play(h, rng, &mut autos)?;
     let dealt = played.runner.dealt().len();
     // The dealt cards are the deck's top; the rest is never seen by the
     // rules, so the vector's deck is those cards and the unshuffled rest.
@@ -109,6 +141,8 @@ fn vector(h: &Hand, rng: &mut rand_chacha::ChaCha20Rng, raw: &Value) -> Result<(
         Value::Array(played.actions.iter().map(|a| json!([a.seat.0, a.action])).collect()),
     );
     vector_form::outputs(&mut out, &rep.events, played.runner.hand())?;
+    out.insert("settings_form".into(), h.settings.clone());
+    out.insert("autos".into(), Value::Array(autos.0));
     Ok((Value::Object(out), rep.memory_after))
 }
 
@@ -124,15 +158,25 @@ fn main() -> Result<(), Error> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut written = 0;
     for s in 0..args.hands.div_ceil(SESSION) {
-        let raw = &variants[s % variants.len()];
+        let (raw, start) = &variants[s % variants.len()];
         let settings = game.normalize_settings(raw).map_err(|e| format!("settings {raw}: {e}"))?;
+        let start = game.normalize_memory(start).map_err(|e| format!("memory {start}: {e}"))?;
         let count = SESSION.min(args.hands - s * SESSION);
         let mut lines = Vec::new();
-        random_play::session(game, &settings, s, count, args.seed, Ids::BySeat, &mut |h, rng| {
-            let (line, memory) = vector(h, rng, raw)?;
-            lines.push(line);
-            Ok(memory)
-        })?;
+        random_play::session_from(
+            game,
+            &settings,
+            &start,
+            s,
+            count,
+            args.seed,
+            Ids::BySeat,
+            &mut |h, rng| {
+                let (line, memory) = vector(h, rng, raw)?;
+                lines.push(line);
+                Ok(memory)
+            },
+        )?;
         for l in lines {
             serde_json::to_writer(&mut out, &l)?;
             out.write_all(b"\n")?;

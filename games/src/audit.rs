@@ -152,7 +152,8 @@ impl Replayer for GamesReplayer {
 
 /// The auditor's checks between the replay's steps: the rules' events are
 /// the dealer's announcements, in order; a timeout action is the game's auto
-/// action; the public state after each action is the one announced.
+/// action; the public state after each action is the one announced (a check
+/// of the reference rules only: SPEC.md §14.1 leaves its JSON unspecified).
 struct Announced<'a> {
     hand: &'a VerifiedHand,
     /// Announcements compared so far.
@@ -196,7 +197,8 @@ impl ReplayCheck for Announced<'_> {
         let public = runner.hand().public_state();
         if public != *a.public_state {
             return Err(format!(
-                "action {index}: public state announced {}, the rules give {public}",
+                "action {index}: public state announced {}, the reference rules give {public} \
+                 (a reference-rules check: public_state is informational, SPEC.md §14.1)",
                 a.public_state
             ));
         }

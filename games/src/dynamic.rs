@@ -32,6 +32,9 @@ pub trait DynGame: Send + Sync {
     fn match_begins(&self, memory: &Value) -> bool;
     /// [`GamePlugin::end_match`], memory as JSON (None when it does not parse).
     fn end_match(&self, memory: &Value, stop: MatchStop) -> Option<Value>;
+    /// [`GamePlugin::rotation`]; `null` memory is a fresh table (None also
+    /// for settings or a memory that do not parse).
+    fn rotation(&self, settings: &Value, memory: &Value, players: &[PlayerInfo]) -> Option<Vec<Seat>>;
     fn new_hand(
         &self,
         settings: &Value,
@@ -140,6 +143,13 @@ impl<G: GamePlugin> DynGame for Erased<G> {
     fn end_match(&self, memory: &Value, stop: MatchStop) -> Option<Value> {
         let m: G::Memory = from_json(memory, "table memory").ok()?;
         self.0.end_match(&m, stop).map(|m| to_json(&m))
+    }
+
+    fn rotation(&self, settings: &Value, memory: &Value, players: &[PlayerInfo]) -> Option<Vec<Seat>> {
+        let settings = self.settings(settings).ok()?;
+        let memory: G::Memory =
+            if memory.is_null() { G::Memory::default() } else { from_json(memory, "table memory").ok()? };
+        self.0.rotation(&settings, &memory, players)
     }
 
     fn new_hand(

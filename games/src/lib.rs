@@ -14,8 +14,9 @@ pub mod texas_holdem;
 
 pub use dynamic::{DynGame, DynHand};
 pub use plugin::{
-    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
-    GameMeta, GamePlugin, HandEvent, HandResult, MatchStop, PendingAction, PlayerInfo, PokerVariant,
+    ActionOption, BlindDeal, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails,
+    GameError, GameMeta, GamePlugin, HandEvent, HandResult, MatchStop, PendingAction, PlayerInfo,
+    PokerVariant,
 };
 pub use runner::{
     check_conservation, replay, replay_checked, ActError, ActionInput, HandRunner, RecordedAction,

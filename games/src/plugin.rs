@@ -51,6 +51,32 @@ pub struct GameMeta {
     /// tracking tools import; `None`: only the readable text history.
     #[serde(default)]
     pub poker_variant: Option<PokerVariant>,
+    /// The strength levels of the game's own AI (`ai_seats.level`, 1 to
+    /// this); 0: the game has one AI and no level to choose.
+    #[serde(default)]
+    pub ai_levels: u8,
+    /// Whether a room of the game may deal dealer-blind (`deal = "blind"`).
+    #[serde(default)]
+    pub blind: BlindDeal,
+}
+
+/// Whether a game deals dealer-blind (docs/blind-deal.md §II.1), and what
+/// stands in the way when it does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlindDeal {
+    /// Every card goes face down to a player or the board and is shown only
+    /// by a face-up deal or a reveal of positions the rules name.
+    Offered,
+    /// A house hand the dealer plays by rule (Blackjack).
+    HouseHand,
+    /// A play names cards whose positions only their owner knows.
+    OwnerOpening,
+    /// A private card moves to another owner (tribute and return).
+    Transfer,
+    /// Not offered (a game that says nothing).
+    #[default]
+    NotOffered,
 }
 
 /// A poker variant as the hand-history formats of tracking tools
@@ -86,6 +112,8 @@ impl GameMeta {
             default_reveal: RevealPolicy::Full,
             dissolve_after_secs: 0,
             poker_variant: None,
+            ai_levels: 0,
+            blind: BlindDeal::NotOffered,
         }
     }
 }
@@ -327,6 +355,19 @@ pub trait GamePlugin: Send + Sync + 'static {
     /// `stop`, or None when the game has no match to end (default). Called
     /// only when `match_begins` is false.
     fn end_match(&self, _memory: &Self::Memory, _stop: MatchStop) -> Option<Self::Memory> {
+        None
+    }
+
+    /// The order in which `players` (seat order, with their balances) hold
+    /// a role that rotates between hands (Sam Gong's banker), from a hand
+    /// started from `memory` on; None for games without one (default).
+    /// Informational (the dealer's `banker-queue`): `create_game` decides.
+    fn rotation(
+        &self,
+        _settings: &Self::Settings,
+        _memory: &Self::Memory,
+        _players: &[PlayerInfo],
+    ) -> Option<Vec<Seat>> {
         None
     }
 

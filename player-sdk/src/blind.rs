@@ -1,14 +1,20 @@
 //! The player's side of a blind table (SPEC.md §9.7, docs/blind-deal.md
-//! Part II): a per-hand key share, its shuffle when its turn comes, and the
-//! decryption shares each `blind-request` asks of it. The transcript's
+//! Part II): a per-hand key share, the pieces of its secret (and a
+//! complaint against a bad piece it holds), its shuffle when its turn
+//! comes, the decryption shares each `blind-request` asks of it and the
+//! recovery shares each `blind-recover` asks of it. The transcript's
 //! checks (every key, shuffle and share) are the audit's
 //! (`claw_protocol::audit`); this only answers.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use claw_protocol::mental::{shuffle, CardTable, Deck, DecryptionShare, JointKey, KeyShare, SecretShare};
+use claw_protocol::mental::{
+    shuffle, CardTable, Deck, DecryptionShare, Holder, JointKey, KeyShare, Piece, PieceCommitments,
+    RecoveredShare, RecoveryShare, SecretShare,
+};
 use claw_protocol::messages::{
-    BlindKeyMsg, BlindSharesMsg, BlindShuffleMsg, ClientMessage, EventBody, PositionShare, RoomConfig,
+    BlindKeyMsg, BlindPiecesMsg, BlindRecoveryMsg, BlindSharesMsg, BlindShuffleMsg, ClientMessage, EventBody,
+    PositionShare, RoomConfig,
 };
 use claw_protocol::transcript::EventEnvelope;
 use claw_protocol::{CardId, HandId, Identity, Seat};
@@ -28,6 +34,15 @@ struct HandKeys {
     mine: Vec<u16>,
     /// Published shares of those positions.
     shares: Vec<(u16, Seat, DecryptionShare)>,
+    /// Seat → the commitments of its pieces.
+    commitments: HashMap<Seat, PieceCommitments>,
+    /// Seat → the piece of its secret this player holds.
+    pieces: HashMap<Seat, Piece>,
+    /// Seats whose `blind-pieces` came.
+    pieces_seen: usize,
+    /// Position → (withholder, recovery shares by holder) of the positions
+    /// of this player's own cards being recovered.
+    recovery: HashMap<u16, (Seat, Vec<(Holder, RecoveryShare)>)>,
 }
 
 /// A seat at a blind table.
@@ -50,17 +65,42 @@ impl BlindSeat {
     }
 
     /// This player's hole cards the event completes: each opened with the
-    /// others' published shares and its own.
+    /// others' published shares (a withholder's rebuilt from its holders'
+    /// recovery shares) and its own.
     pub fn opened(&mut self, env: &EventEnvelope) -> Vec<(u16, CardId)> {
-        let Ok(EventBody::BlindShares(s)) = env.decode_body() else { return Vec::new() };
         let h = &mut self.hand;
         if h.hand != Some(env.hand_id) {
             return Vec::new();
         }
-        for x in &s.shares {
-            if let (true, Ok(d)) = (h.mine.contains(&x.position), DecryptionShare::from_bytes(&x.share)) {
-                h.shares.push((x.position, s.seat, d));
+        let mut recovery = |p: u16, withholder: Seat, holder: Holder, share: &[u8]| {
+            if let (true, Ok(r)) = (h.mine.contains(&p), RecoveryShare::from_bytes(share)) {
+                let e = h.recovery.entry(p).or_insert((withholder, Vec::new()));
+                if e.0 == withholder {
+                    e.1.push((holder, r));
+                }
             }
+        };
+        match env.decode_body() {
+            Ok(EventBody::BlindShares(s)) => {
+                for x in &s.shares {
+                    if let (true, Ok(d)) =
+                        (h.mine.contains(&x.position), DecryptionShare::from_bytes(&x.share))
+                    {
+                        h.shares.push((x.position, s.seat, d));
+                    }
+                }
+            }
+            Ok(EventBody::BlindRecover(r)) => {
+                for x in &r.dealer_shares {
+                    recovery(x.position, r.seat, Holder::Dealer, &x.share);
+                }
+            }
+            Ok(EventBody::BlindRecovery(r)) => {
+                for x in &r.shares {
+                    recovery(x.position, r.withholder, Holder::Seat(r.seat), &x.share);
+                }
+            }
+            _ => return Vec::new(),
         }
         let (Some(secret), Some(seat), Some(key), Some(deck)) = (&h.secret, h.seat, &h.key, &h.deck) else {
             return Vec::new();
@@ -69,13 +109,22 @@ impl BlindSeat {
         for p in h.mine.clone() {
             let mut list: Vec<(Seat, DecryptionShare)> =
                 h.shares.iter().filter(|(q, _, _)| *q == p).map(|(_, s, d)| (*s, *d)).collect();
-            if list.len() + 1 < h.players {
+            let Some(ct) = deck.get(p) else { continue };
+            let rebuilt: Vec<RecoveredShare> = h
+                .recovery
+                .get(&p)
+                .and_then(|(w, list)| {
+                    let c = h.commitments.get(w)?;
+                    RecoveredShare::combine(&env.hand_id, *w, h.players, c, p, ct, list).ok()
+                })
+                .into_iter()
+                .collect();
+            if list.len() + rebuilt.len() + 1 < h.players {
                 continue;
             }
-            let Some(ct) = deck.get(p) else { continue };
             // Its own share never leaves this player (its proof is for itself).
             list.push((seat, secret.decryption_share(&env.hand_id, seat, p, ct, &mut rand::rngs::OsRng)));
-            if let Ok(card) = key.open(&env.hand_id, p, ct, &list, &self.table) {
+            if let Ok(card) = key.open_recovered(&env.hand_id, p, ct, &list, &rebuilt, &self.table) {
                 out.push((p, card));
                 h.mine.retain(|q| *q != p);
             }
@@ -117,9 +166,48 @@ impl BlindSeat {
                     .iter()
                     .map(|k| KeyShare::from_bytes(&k.key_share).ok().map(|s| (k.seat, s)))
                     .collect();
-                h.key = list.and_then(|l| JointKey::combine(&hand_id, &l).ok());
+                h.key = list.as_ref().and_then(|l| JointKey::combine(&hand_id, l).ok());
                 h.deck = Deck::initial(&self.declared).ok();
-                self.shuffle_if(me, Seat(0), rng)
+                let keys: Vec<KeyShare> = list.unwrap_or_default().into_iter().map(|(_, k)| k).collect();
+                let (Some(secret), Some(seat), Ok(dealer_key)) =
+                    (&h.secret, h.seat, KeyShare::from_bytes(&k.dealer_key))
+                else {
+                    return Vec::new();
+                };
+                let msg = BlindPiecesMsg::split(me, hand_id, seat, secret, &keys, &dealer_key, rng);
+                vec![ClientMessage::BlindPieces(msg)]
+            }
+            EventBody::BlindPieces(p) => {
+                h.pieces_seen += 1;
+                let mut out = Vec::new();
+                if let (Some(secret), Some(seat)) = (&h.secret, h.seat) {
+                    // `players` holders: the other seats and the dealer.
+                    if let Ok(c) = PieceCommitments::from_bytes(h.players, &p.commitments) {
+                        h.commitments.insert(p.seat, c);
+                    }
+                    match p.piece_for(hand_id, h.players, seat, secret, rng) {
+                        Some(Ok(piece)) => {
+                            h.pieces.insert(p.seat, piece);
+                        }
+                        Some(Err(complaint)) => out.push(ClientMessage::BlindComplaint(complaint)),
+                        None => {}
+                    }
+                }
+                if h.pieces_seen == h.players {
+                    out.extend(self.shuffle_if(me, Seat(0), rng));
+                }
+                out
+            }
+            EventBody::BlindRecover(r) => {
+                let (Some(seat), Some(deck)) = (h.seat, &h.deck) else { return Vec::new() };
+                let Some(piece) = h.pieces.get(&r.seat) else { return Vec::new() };
+                let mut shares = Vec::with_capacity(r.positions.len());
+                for p in &r.positions {
+                    let Some(ct) = deck.get(*p) else { return Vec::new() };
+                    let s = piece.recovery_share(&hand_id, r.seat, Holder::Seat(seat), *p, ct, rng);
+                    shares.push(PositionShare { position: *p, share: s.to_bytes().to_vec() });
+                }
+                vec![ClientMessage::BlindRecovery(BlindRecoveryMsg { hand_id, withholder: r.seat, shares })]
             }
             EventBody::BlindShuffle(s) => {
                 h.deck = Deck::from_bytes(&s.deck).ok();

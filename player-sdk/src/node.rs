@@ -23,8 +23,8 @@ use claw_protocol::handshake::{ClientHandshake, ClientSession, HandshakeError};
 use claw_protocol::messages::{
     decode_server, ActionOption, ActionRejectCode, ChipMove, ClientMessage, ErrorCode, HandPlayer,
     HandRecord, HandResult, JoinRejectReason, JoinRequest, KickReason, PlayerSeed, Query, QueryData,
-    QueryErrorCode, QueryType, RawJson, RoomConfig, ServerMessage, SignedAction, TablePlayer, YourTurn,
-    MAX_FRAME_BYTES,
+    QueryErrorCode, QueryType, QuickMatch, RawJson, ReadyCheck, Rematch, RematchVote, RoomConfig,
+    ServerMessage, SignedAction, TablePlayer, YourTurn, MAX_FRAME_BYTES,
 };
 use claw_protocol::transcript::EventEnvelope;
 use claw_protocol::{CardId, CardOpening, Chips, HandId, Identity, Nonce, PlayerId, Seat, Seed};
@@ -167,6 +167,10 @@ pub enum NodeError {
     /// Saving a transcript failed.
     #[error("i/o: {0}")]
     Io(String),
+    /// Quick match found no seat (the dealer's reason), or seated this
+    /// player at a room that does not play the game and tier asked for.
+    #[error("quick match: {0}")]
+    QuickMatch(String),
 }
 
 impl From<HandshakeError> for NodeError {
@@ -441,6 +445,14 @@ pub enum NodeEvent {
         /// What failed.
         detail: String,
     },
+    /// The room's ready check before a match (SPEC.md §9.8), as it stands:
+    /// `open` with this player in `waiting` asks for [`NodeHandle::ready`]
+    /// before `deadline_ms`, or the seat is freed.
+    ReadyCheck(ReadyCheck),
+    /// The vote on a rematch after a match (SPEC.md §9.8), as it stands:
+    /// `open` with this player in `waiting` asks for
+    /// [`NodeHandle::rematch_vote`] before `deadline_ms`; no vote frees the seat.
+    Rematch(Rematch),
     /// The dealer removed this player.
     Kicked {
         /// Why, as a code.
@@ -472,6 +484,22 @@ pub enum NodeEvent {
     },
 }
 
+impl NodeEvent {
+    /// The hand a hand event is about (`None` for room and session events).
+    pub fn hand_id(&self) -> Option<HandId> {
+        match self {
+            NodeEvent::HandPrepared { hand_id, .. }
+            | NodeEvent::HandStarted { hand_id, .. }
+            | NodeEvent::Dealt { hand_id, .. }
+            | NodeEvent::Revealed { hand_id, .. }
+            | NodeEvent::Transferred { hand_id, .. }
+            | NodeEvent::Chips { hand_id, .. }
+            | NodeEvent::ActionApplied { hand_id, .. } => Some(*hand_id),
+            _ => None,
+        }
+    }
+}
+
 /// What the node knows now, for [`PlayerNode::state`].
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct NodeState {
@@ -488,6 +516,9 @@ pub struct NodeState {
     /// Whose turn it is at the table and until when, as the last `turn`
     /// (another player's) or `your-turn` (this player's) said.
     pub acting: Option<(HandId, claw_protocol::messages::Acting)>,
+    /// Who banks next at a table whose banker rotates (Sam Gong), as the
+    /// last `banker-queue` said.
+    pub banker_queue: Option<claw_protocol::messages::BankerQueue>,
 }
 
 enum Command {
@@ -532,6 +563,22 @@ const READ_BUFFER_BYTES: usize = 8 * 1024;
 /// frame at a time).
 const WRITE_BUFFER_BYTES: usize = 4 * 1024;
 
+/// The path of a dealer's quick match (SPEC.md §9.8), in place of a room.
+pub const QUICK_MATCH_PATH: &str = "quick-match";
+
+/// Opens the WebSocket to `url`.
+async fn dial(url: &str, tls: Option<&ClientTls>, deadline: Instant) -> Result<Ws, NodeError> {
+    let config = WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .write_buffer_size(WRITE_BUFFER_BYTES)
+        .max_message_size(Some(MAX_FRAME_BYTES))
+        .max_frame_size(Some(MAX_FRAME_BYTES));
+    timeout_at(deadline, transport::connect(url, tls, config))
+        .await
+        .map_err(|_| NodeError::Timeout("connect"))?
+        .map_err(|e| NodeError::Connect(e.to_string()))
+}
+
 /// Dials and runs the handshake; returns the socket and the session.
 async fn open(
     invite: &Invite,
@@ -540,15 +587,72 @@ async fn open(
     token: Option<Nonce>,
     deadline: Instant,
 ) -> Result<(Ws, ClientSession), NodeError> {
-    let config = WebSocketConfig::default()
-        .read_buffer_size(READ_BUFFER_BYTES)
-        .write_buffer_size(WRITE_BUFFER_BYTES)
-        .max_message_size(Some(MAX_FRAME_BYTES))
-        .max_frame_size(Some(MAX_FRAME_BYTES));
-    let mut ws = timeout_at(deadline, transport::connect(invite.ws_url.as_str(), tls, config))
-        .await
-        .map_err(|_| NodeError::Timeout("connect"))?
-        .map_err(|e| NodeError::Connect(e.to_string()))?;
+    let mut ws = dial(invite.ws_url.as_str(), tls, deadline).await?;
+    let session = handshake(&mut ws, invite, me, token, deadline).await?;
+    Ok((ws, session))
+}
+
+/// Asks for a room on the quick-match path (SPEC.md §9.8) and returns
+/// the socket, now the matched room's, with that room's invite.
+async fn quick_match(
+    dealer: &Invite,
+    request: &QuickMatch,
+    tls: Option<&ClientTls>,
+    deadline: Instant,
+) -> Result<(Ws, Invite), NodeError> {
+    request.check().map_err(|e| NodeError::QuickMatch(e.to_string()))?;
+    let path = dealer.for_room(QUICK_MATCH_PATH).map_err(|e| NodeError::QuickMatch(e.to_string()))?;
+    let mut ws = dial(path.ws_url.as_str(), tls, deadline).await?;
+    send(&mut ws, &ClientMessage::QuickMatch(request.clone())).await?;
+    match next_message(&mut ws, deadline).await? {
+        ServerMessage::Matched(m) => {
+            let invite = dealer.for_room(&m.room_id).map_err(|e| {
+                NodeError::QuickMatch(format!("the dealer matched an unusable room id {:?}: {e}", m.room_id))
+            })?;
+            Ok((ws, invite))
+        }
+        ServerMessage::Rejected(r) => {
+            let body = claw_protocol::handshake::rejected_body(&r);
+            if claw_protocol::verify(&dealer.dealer, claw_protocol::Purpose::Rejected, &body, &r.sig).is_err()
+            {
+                return Err(NodeError::Handshake(HandshakeError::UnsignedRejection(r.reason)));
+            }
+            let why = r.message.unwrap_or_else(|| r.reason.code().to_owned());
+            Err(NodeError::QuickMatch(why))
+        }
+        _ => Err(NodeError::Handshake(HandshakeError::UnexpectedMessage)),
+    }
+}
+
+/// Whether the room configuration the dealer signed in the challenge plays
+/// the game and tier quick match asked for (`matched` itself is unsigned).
+fn check_matched(request: &QuickMatch, signed: &RawJson) -> Result<(), NodeError> {
+    let cfg: RoomConfig = serde_json::from_str(signed.as_str())
+        .map_err(|e| NodeError::QuickMatch(format!("the signed room configuration does not parse: {e}")))?;
+    let tier = cfg.settings.get("tier").and_then(Value::as_str);
+    if cfg.game != request.game {
+        return Err(NodeError::QuickMatch(format!(
+            "asked for {}, seated at a {} room",
+            request.game, cfg.game
+        )));
+    }
+    if let Some(want) = request.tier.as_deref().filter(|t| Some(*t) != tier) {
+        return Err(NodeError::QuickMatch(format!(
+            "asked for tier {want}, seated at tier {}",
+            tier.unwrap_or("none")
+        )));
+    }
+    Ok(())
+}
+
+/// The handshake (SPEC.md §8) on an open socket, for `invite`'s room.
+async fn handshake(
+    ws: &mut Ws,
+    invite: &Invite,
+    me: &Arc<Identity>,
+    token: Option<Nonce>,
+    deadline: Instant,
+) -> Result<ClientSession, NodeError> {
     let (mut hs, hello) = ClientHandshake::start(
         Arc::clone(me),
         invite.dealer,
@@ -558,15 +662,15 @@ async fn open(
         unix_ms(),
         &mut OsRng,
     );
-    send(&mut ws, &ClientMessage::Hello(hello)).await?;
+    send(ws, &ClientMessage::Hello(hello)).await?;
     loop {
-        let msg = next_message(&mut ws, deadline).await?;
+        let msg = next_message(ws, deadline).await?;
         match msg {
             ServerMessage::Challenge(c) => {
                 let r = hs.on_challenge(&c, unix_ms())?;
-                send(&mut ws, &ClientMessage::Response(r)).await?;
+                send(ws, &ClientMessage::Response(r)).await?;
             }
-            ServerMessage::Accepted(a) => return Ok((ws, hs.on_accepted(&a, unix_ms())?)),
+            ServerMessage::Accepted(a) => return hs.on_accepted(&a, unix_ms()).map_err(NodeError::from),
             ServerMessage::Rejected(r) => {
                 if let Some(why) = &r.message {
                     tracing::warn!(reason = %r.reason, why = %why, "the dealer refused the handshake");
@@ -619,6 +723,36 @@ impl PlayerNode {
     ) -> Result<PlayerNode, NodeError> {
         let deadline = Instant::now() + config.connect_timeout;
         let (ws, session) = open(invite, config.tls.as_ref(), &me, None, deadline).await?;
+        Self::seated(invite, me, config, ws, session, deadline).await
+    }
+
+    /// Quick match (SPEC.md §9.8): asks `dealer`'s node (any invite URL of
+    /// it; only its address and key are used) for a seat at a room of
+    /// `request`'s game and tier, runs the handshake with the room it
+    /// names, checks that the room configuration the dealer signed plays
+    /// that game and tier, and takes the seat. Reconnects go to that room.
+    pub async fn quick_match(
+        dealer: &Invite,
+        request: QuickMatch,
+        me: Arc<Identity>,
+        config: NodeConfig,
+    ) -> Result<PlayerNode, NodeError> {
+        let deadline = Instant::now() + config.connect_timeout;
+        let (mut ws, invite) = quick_match(dealer, &request, config.tls.as_ref(), deadline).await?;
+        let session = handshake(&mut ws, &invite, &me, None, deadline).await?;
+        check_matched(&request, &session.room_config)?;
+        Self::seated(&invite, me, config, ws, session, deadline).await
+    }
+
+    /// After the handshake: starts the node's task and asks for the seat.
+    async fn seated(
+        invite: &Invite,
+        me: Arc<Identity>,
+        config: NodeConfig,
+        ws: Ws,
+        session: ClientSession,
+        deadline: Instant,
+    ) -> Result<PlayerNode, NodeError> {
         let verifier = SessionVerifier::new(
             invite.dealer,
             invite.room.clone(),
@@ -795,6 +929,18 @@ impl NodeHandle {
     /// Plays again from the next hand.
     pub async fn sit_in(&self) -> Result<(), NodeError> {
         self.command(Command::Send(Box::new(ClientMessage::SitIn))).await
+    }
+
+    /// Answers the open ready check ([`NodeEvent::ReadyCheck`]); sent
+    /// before any check, it readies the seat for the next one.
+    pub async fn ready(&self) -> Result<(), NodeError> {
+        self.command(Command::Send(Box::new(ClientMessage::Ready))).await
+    }
+
+    /// Votes on the open rematch ([`NodeEvent::Rematch`]): `false` ends the
+    /// match for everyone and frees this seat.
+    pub async fn rematch_vote(&self, accept: bool) -> Result<(), NodeError> {
+        self.command(Command::Send(Box::new(ClientMessage::RematchVote(RematchVote { accept })))).await
     }
 
     /// Drops the WebSocket without leaving, as a network failure would; the
@@ -1247,6 +1393,7 @@ impl Actor {
                 Err(e) => self.on_failure(e),
             },
             ServerMessage::Turn(t) => self.update_state(|s| s.acting = Some((t.hand_id, t.acting))),
+            ServerMessage::BankerQueue(q) => self.update_state(|s| s.banker_queue = Some(q)),
             ServerMessage::YourTurn(t) => {
                 let acting = claw_protocol::messages::Acting {
                     player: self.me.id(),
@@ -1324,6 +1471,13 @@ impl Actor {
             ServerMessage::Challenge(_) | ServerMessage::Accepted(_) | ServerMessage::Rejected(_) => {
                 tracing::warn!("handshake message after the handshake; ignored");
             }
+            ServerMessage::ReadyCheck(c) => self.emit(NodeEvent::ReadyCheck(c)),
+            ServerMessage::Rematch(r) => self.emit(NodeEvent::Rematch(r)),
+            // `matched` comes only before a handshake; `watching` only to a
+            // connection without a seat.
+            ServerMessage::Matched(_) | ServerMessage::Watching(_) => {
+                tracing::debug!("a quick-match or live-feed message to a seated player; ignored");
+            }
         }
         Ok(())
     }
@@ -1343,74 +1497,59 @@ impl Actor {
         self.update_state(|s| s.hand = view);
     }
 
+    /// A hand is being prepared: report an earlier hand of this player's
+    /// that never reached its end here, and send this hand's seed.
+    async fn on_prepared(
+        &mut self,
+        ws: &mut Ws,
+        hand_id: HandId,
+        seat: Option<Seat>,
+    ) -> Result<(), NodeError> {
+        // A hand this player was in that never reached its end here
+        // (its end came while the connection was down, or the dealer
+        // voided it): report it, it cannot be audited.
+        if let Some(old) = self.open_hand.take().filter(|h| *h != hand_id) {
+            self.emit(NodeEvent::HandIncomplete {
+                hand_id: old,
+                reason: "the hand's end was not received (disconnected, or the hand was voided)".into(),
+            });
+        }
+        if seat.is_some() {
+            self.open_hand = Some(hand_id);
+        }
+        // One seed per hand: a hand-prepare resent after a reconnect
+        // gets the seed already sent, or a first one (it may be late:
+        // the dealer's seed window may have closed while away).
+        if let (Some(_), true) = (seat, self.config.contribute_seed) {
+            let seed = self.verifier.my_seed(&hand_id).unwrap_or_else(|| Seed::random(&mut OsRng));
+            send(ws, &ClientMessage::PlayerSeed(PlayerSeed::sign(&self.me, hand_id, seed))).await?;
+            self.verifier.set_my_seed(&hand_id, seed);
+            if self.resuming {
+                self.verifier.seeds_uncertain();
+            }
+        }
+        self.next_seq.retain(|h, _| *h == hand_id);
+        self.update_state(|s| s.turn = None);
+        Ok(())
+    }
+
     async fn on_update(&mut self, ws: &mut Ws, u: Update) -> Result<(), NodeError> {
         match u {
-            Update::Prepared { hand_id, hand_number, players, seat } => {
-                // A hand this player was in that never reached its end here
-                // (its end came while the connection was down, or the dealer
-                // voided it): report it, it cannot be audited.
-                if let Some(old) = self.open_hand.take().filter(|h| *h != hand_id) {
-                    self.emit(NodeEvent::HandIncomplete {
-                        hand_id: old,
-                        reason: "the hand's end was not received (disconnected, or the hand was voided)"
-                            .into(),
+            Update::Event(ev) => {
+                if let NodeEvent::HandPrepared { hand_id, seat, .. } = &ev {
+                    self.on_prepared(ws, *hand_id, *seat).await?;
+                }
+                if let Some(hand_id) = ev.hand_id() {
+                    self.sync_hand(&hand_id);
+                }
+                if let NodeEvent::ActionApplied { seat, .. } = &ev {
+                    self.update_state(|s| {
+                        if s.turn.as_ref().is_some_and(|t| t.seat == *seat) {
+                            s.turn = None;
+                        }
                     });
                 }
-                if seat.is_some() {
-                    self.open_hand = Some(hand_id);
-                }
-                // One seed per hand: a hand-prepare resent after a reconnect
-                // gets the seed already sent, or a first one (it may be late:
-                // the dealer's seed window may have closed while away).
-                if let (Some(_), true) = (seat, self.config.contribute_seed) {
-                    let seed = self.verifier.my_seed(&hand_id).unwrap_or_else(|| Seed::random(&mut OsRng));
-                    send(ws, &ClientMessage::PlayerSeed(PlayerSeed::sign(&self.me, hand_id, seed))).await?;
-                    self.verifier.set_my_seed(&hand_id, seed);
-                    if self.resuming {
-                        self.verifier.seeds_uncertain();
-                    }
-                }
-                self.next_seq.retain(|h, _| *h == hand_id);
-                self.sync_hand(&hand_id);
-                self.update_state(|s| s.turn = None);
-                self.emit(NodeEvent::HandPrepared { hand_id, hand_number, seat, players });
-            }
-            Update::Started { hand_id, game, players, seat, settings } => {
-                self.sync_hand(&hand_id);
-                self.emit(NodeEvent::HandStarted { hand_id, game, seat, players, settings });
-            }
-            Update::Dealt { hand_id, phase, cards } => {
-                self.sync_hand(&hand_id);
-                let seat = self.verifier.view(&hand_id).and_then(|v| v.seat);
-                let my_cards = cards
-                    .iter()
-                    .filter(
-                        |c| matches!(c.target, claw_protocol::messages::DealTo::Player(s) if Some(s) == seat),
-                    )
-                    .filter_map(|c| c.card)
-                    .collect();
-                self.emit(NodeEvent::Dealt { hand_id, phase, cards, my_cards });
-            }
-            Update::Revealed { hand_id, cards } => {
-                self.sync_hand(&hand_id);
-                self.emit(NodeEvent::Revealed { hand_id, cards });
-            }
-            Update::Transferred { hand_id, position, from, to, card } => {
-                self.sync_hand(&hand_id);
-                self.emit(NodeEvent::Transferred { hand_id, position, from, to, card });
-            }
-            Update::Chips { hand_id, moves } => {
-                self.sync_hand(&hand_id);
-                self.emit(NodeEvent::Chips { hand_id, moves });
-            }
-            Update::Action { hand_id, seat, action, public_state, timeout } => {
-                self.sync_hand(&hand_id);
-                self.update_state(|s| {
-                    if s.turn.as_ref().is_some_and(|t| t.seat == seat) {
-                        s.turn = None;
-                    }
-                });
-                self.emit(NodeEvent::ActionApplied { hand_id, seat, action, public_state, timeout });
+                self.emit(ev);
             }
             Update::Ended { hand_id, result, audit } => {
                 if self.open_hand == Some(hand_id) {
@@ -1481,6 +1620,29 @@ fn voided_hand(message: &str) -> Option<HandId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_matched_room_must_play_the_game_and_tier_asked_for() {
+        let room = |game: &str, settings: Value| {
+            let c = serde_json::json!({
+                "room_id": "r", "game": game, "settings": settings, "buy_in": 1000, "min_bet": 10,
+                "max_bet": 0, "commission": 0, "min_players": 2, "max_players": 6, "entropy": "joint",
+                "reveal": "full", "action_timeout_ms": 1, "between_hands_ms": 0, "seed_timeout_ms": 1
+            });
+            RawJson::from_string(c.to_string()).unwrap()
+        };
+        let ask =
+            |game: &str, tier: Option<&str>| QuickMatch { game: game.into(), tier: tier.map(Into::into) };
+        let silver = room("sam-gong", serde_json::json!({"tier": "silver"}));
+        assert!(check_matched(&ask("sam-gong", Some("silver")), &silver).is_ok());
+        assert!(check_matched(&ask("sam-gong", None), &silver).is_ok(), "any tier when none is asked");
+        let e = check_matched(&ask("sam-gong", Some("gold")), &silver).unwrap_err();
+        assert_eq!(e.to_string(), "quick match: asked for tier gold, seated at tier silver");
+        let e = check_matched(&ask("blackjack", None), &silver).unwrap_err();
+        assert_eq!(e.to_string(), "quick match: asked for blackjack, seated at a sam-gong room");
+        let untiered = room("sam-gong", Value::Null);
+        assert!(check_matched(&ask("sam-gong", Some("gold")), &untiered).is_err());
+    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap() {

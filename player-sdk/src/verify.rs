@@ -33,13 +33,15 @@ use claw_protocol::audit::{
     Accepted, AnnouncedCard, AuditCheck, AuditError, AuditReport, HandAudit, HandLink, Viewer,
 };
 use claw_protocol::messages::{
-    expected_start_balance, CardFace, ChipMove, ChipParty, DealTo, EventBody, HandPlayer, HandResult,
-    RawJson, RevealPolicy,
+    expected_start_balance, CardFace, ChipParty, DealTo, EventBody, HandPlayer, HandResult, RawJson,
+    RevealPolicy,
 };
 use claw_protocol::transcript::{EventEnvelope, Transcript, TranscriptHeader};
-use claw_protocol::{CardId, CardOpening, Chips, Digest, HandId, Identity, PlayerId, Seat, Seed, SharedKey};
+use claw_protocol::{CardId, Chips, Digest, HandId, Identity, PlayerId, Seat, Seed, SharedKey};
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::node::NodeEvent;
 
 /// A failed live check: which check, in which hand and event, and what.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
@@ -63,79 +65,10 @@ pub type SeenCard = AnnouncedCard;
 /// What a verified event means for the player.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Update {
-    /// A hand is being prepared; the player should send its seed.
-    Prepared {
-        /// The hand.
-        hand_id: HandId,
-        /// Hands dealt at the table before this one.
-        hand_number: u64,
-        /// The players, in seat order.
-        players: Vec<PlayerId>,
-        /// The seat concerned.
-        seat: Option<Seat>,
-    },
-    /// The deck is committed; the hand starts.
-    Started {
-        /// The hand.
-        hand_id: HandId,
-        /// Registry name of the game.
-        game: String,
-        /// The players, in seat order.
-        players: Vec<HandPlayer>,
-        /// The seat concerned.
-        seat: Option<Seat>,
-        /// The game's settings.
-        settings: Value,
-    },
-    /// Cards were dealt (own sealed cards opened and checked).
-    Dealt {
-        /// The hand.
-        hand_id: HandId,
-        /// The game's phase name.
-        phase: String,
-        /// The cards.
-        cards: Vec<SeenCard>,
-    },
-    /// Face-down cards were opened to everyone.
-    Revealed {
-        /// The hand.
-        hand_id: HandId,
-        /// The cards.
-        cards: Vec<CardOpening>,
-    },
-    /// A dealt card moved from one player to another (tribute, return).
-    Transferred {
-        /// The hand.
-        hand_id: HandId,
-        /// The deck position.
-        position: u16,
-        /// The giver.
-        from: Seat,
-        /// The receiver.
-        to: Seat,
-        /// The card, when this player can see it (face up, given or received).
-        card: Option<CardId>,
-    },
-    /// Chips moved.
-    Chips {
-        /// The hand.
-        hand_id: HandId,
-        /// The chip movements, in order.
-        moves: Vec<ChipMove>,
-    },
-    /// An action was applied (by a player, or by the dealer on a timeout).
-    Action {
-        /// The hand.
-        hand_id: HandId,
-        /// The seat concerned.
-        seat: Seat,
-        /// The game action.
-        action: Value,
-        /// The game's public state (shared with the hand's view).
-        public_state: Arc<Value>,
-        /// Why the dealer acted for the seat, when it did.
-        timeout: Option<String>,
-    },
+    /// A verified event the node reports as it is: [`NodeEvent::HandPrepared`],
+    /// `HandStarted`, `Dealt`, `Revealed`, `Transferred`, `Chips` or
+    /// `ActionApplied`.
+    Event(NodeEvent),
     /// The hand is over; the hand's audit finished (replay included).
     Ended {
         /// The hand.
@@ -543,7 +476,12 @@ impl HandTracker {
                     self.previous = binding.last.take();
                 }
                 self.view.hand_number = p.hand_number;
-                Ok(Some(Update::Prepared { hand_id, hand_number: p.hand_number, players: p.players, seat }))
+                Ok(Some(Update::Event(NodeEvent::HandPrepared {
+                    hand_id,
+                    hand_number: p.hand_number,
+                    players: p.players,
+                    seat,
+                })))
             }
             EventBody::GameStart(g) => {
                 if let (Some(seat), Some((balance, net))) = (self.view.seat, self.previous) {
@@ -567,22 +505,24 @@ impl HandTracker {
                 self.view.settings = Arc::new(settings.clone());
                 self.view.memory = Arc::new(g.memory);
                 self.view.balance = self.view.seat.map(|s| g.players[s.index()].balance);
-                Ok(Some(Update::Started {
+                Ok(Some(Update::Event(NodeEvent::HandStarted {
                     hand_id,
                     game: g.game,
                     players: g.players,
                     seat: self.view.seat,
                     settings,
-                }))
+                })))
             }
             EventBody::PhaseDeal(d) | EventBody::NewCard(d) => {
                 let mut seen = Vec::with_capacity(d.cards.len());
+                let mut my_cards = Vec::new();
                 for c in &d.cards {
                     let card = c.opening.map(|o| o.card).or_else(|| opened(c.position));
                     let s = SeenCard { position: c.position, target: c.target, face: c.face, card };
                     if let (DealTo::Player(p), Some(card)) = (c.target, card) {
                         if Some(p) == self.view.seat {
                             receive(&mut self.view, c.position, card);
+                            my_cards.push(card);
                         }
                     }
                     if c.face == CardFace::Up {
@@ -590,7 +530,7 @@ impl HandTracker {
                     }
                     seen.push(s);
                 }
-                Ok(Some(Update::Dealt { hand_id, phase: d.phase, cards: seen }))
+                Ok(Some(Update::Event(NodeEvent::Dealt { hand_id, phase: d.phase, cards: seen, my_cards })))
             }
             EventBody::Reveal(r) => {
                 for o in &r.openings {
@@ -601,7 +541,7 @@ impl HandTracker {
                         card: Some(o.card),
                     });
                 }
-                Ok(Some(Update::Revealed { hand_id, cards: r.openings }))
+                Ok(Some(Update::Event(NodeEvent::Revealed { hand_id, cards: r.openings })))
             }
             EventBody::CardTransfer(x) => {
                 let mut card = x.opening.map(|o| o.card).or_else(|| opened(x.position));
@@ -618,7 +558,13 @@ impl HandTracker {
                 if let (true, Some(c)) = (Some(x.to) == self.view.seat, card) {
                     receive(&mut self.view, x.position, c);
                 }
-                Ok(Some(Update::Transferred { hand_id, position: x.position, from: x.from, to: x.to, card }))
+                Ok(Some(Update::Event(NodeEvent::Transferred {
+                    hand_id,
+                    position: x.position,
+                    from: x.from,
+                    to: x.to,
+                    card,
+                })))
             }
             EventBody::Chips(c) => {
                 for m in &c.moves {
@@ -632,7 +578,7 @@ impl HandTracker {
                         });
                     }
                 }
-                Ok(Some(Update::Chips { hand_id, moves: c.moves }))
+                Ok(Some(Update::Event(NodeEvent::Chips { hand_id, moves: c.moves })))
             }
             EventBody::ActionResult(a) => {
                 if Some(a.seat) == self.view.seat {
@@ -652,13 +598,13 @@ impl HandTracker {
                 }
                 self.view.public_state = Arc::clone(&a.public_state);
                 self.join_public_cards();
-                Ok(Some(Update::Action {
+                Ok(Some(Update::Event(NodeEvent::ActionApplied {
                     hand_id,
                     seat: a.seat,
                     action,
                     public_state: self.view.public_state.clone(),
                     timeout: None,
-                }))
+                })))
             }
             EventBody::TimeoutAction(a) => {
                 if Some(a.seat) == self.view.seat {
@@ -666,13 +612,13 @@ impl HandTracker {
                 }
                 self.view.public_state = Arc::clone(&a.public_state);
                 self.join_public_cards();
-                Ok(Some(Update::Action {
+                Ok(Some(Update::Event(NodeEvent::ActionApplied {
                     hand_id,
                     seat: a.seat,
                     action: a.action,
                     public_state: self.view.public_state.clone(),
                     timeout: Some(a.reason.to_string()),
-                }))
+                })))
             }
             EventBody::GameEnd(g) => {
                 self.view.result = Some(g.result.clone());
@@ -700,7 +646,11 @@ impl HandTracker {
             | EventBody::BlindSkip(_)
             | EventBody::BlindRequest(_)
             | EventBody::BlindShares(_)
-            | EventBody::BlindReveal(_) => Ok(None),
+            | EventBody::BlindReveal(_)
+            | EventBody::BlindPieces(_)
+            | EventBody::BlindComplaint(_)
+            | EventBody::BlindRecover(_)
+            | EventBody::BlindRecovery(_) => Ok(None),
         }
     }
 

@@ -1,7 +1,9 @@
 //! Writes the agreement corpus of the browser's mental-poker verifier
 //! (web/src/mental.ts, tested by web/test/mental.test.mjs): honest and
 //! tampered key shares, joint keys, decryption shares, openings and shuffles
-//! of 4, 52, 54 and 108 cards, each with the verdict of
+//! of 4, 52, 54 and 108 cards, and the recovery primitives of
+//! docs/blind-deal.md §II.7 (piece commitments, complaints, recovery shares,
+//! openings with a recovered share), each with the verdict of
 //! `claw_protocol::mental`. Deterministic (fixed ChaCha20 seeds): running it
 //! again writes the same file.
 //!
@@ -18,7 +20,8 @@
 //! * `tables`: `{name, hand, shares: [[seat, key share]], key}`, the joint
 //!   key `JointKey::combine(hand, shares)` that cases name by `table`.
 //! * `cases`: `{kind, name, …, expect}`; `expect` is `{"ok": value}` or
-//!   `{"error": §7 name, seat?, position?, step?, cards?}`. Each kind is a
+//!   `{"error": §7 or §II.7 name, seat?, position?, step?, cards?, holder?,
+//!   got?, expected?}`; a holder is a byte (`255` the dealer). Each kind is a
 //!   fixed sequence of decoders and checks (see `check` below); a case with
 //!   `flip: {field, bit}` is that case once per byte `i` of `field` with bit
 //!   `bit` of byte `i` flipped, and `expect` is the list of verdicts.
@@ -27,8 +30,9 @@ use std::collections::BTreeMap;
 use std::error::Error;
 
 use claw_protocol::mental::{
-    shuffle, verify_shuffle, CardTable, Ciphertext, Deck, DecryptionShare, JointKey, KeyShare, MentalError,
-    SecretShare, ShuffleCheck, ShuffleProof,
+    shuffle, verify_shuffle, CardTable, Ciphertext, Complaint, Deck, DecryptionShare, EncryptedPiece, Holder,
+    JointKey, KeyShare, MentalError, PieceCommitments, RecoveredShare, RecoveryError, RecoveryShare,
+    SecretShare, ShuffleCheck, ShuffleProof, DEALER_HOLDER,
 };
 use claw_protocol::{CardId, HandId, Seat};
 use rand_chacha::rand_core::SeedableRng;
@@ -88,6 +92,46 @@ enum Case {
     },
     /// Input deck, output deck, then the proof for the input's size decoded; `verify_shuffle`.
     Shuffle { table: usize, hand: HandId, seat: u8, input: Vec<u8>, output: Vec<u8>, proof: Vec<u8> },
+    /// The key share, then `PieceCommitments::from_bytes(holders, ..)`, then `check_sum(seat, key)`.
+    PieceCommitments { seat: u8, holders: usize, key: Vec<u8>, commitments: Vec<u8> },
+    /// The holder's key share, the piece, then the complaint decoded; `Complaint::verify`.
+    Complaint {
+        hand: HandId,
+        accused: u8,
+        holder: u8,
+        key: Vec<u8>,
+        piece: Vec<u8>,
+        commitment: [u8; 32],
+        complaint: Vec<u8>,
+    },
+    /// The commitments for `holders` holders, the ciphertext, then the share
+    /// decoded; `RecoveryShare::verify` against commitment `k`.
+    RecoveryShare {
+        hand: HandId,
+        seat: u8,
+        holder: u8,
+        k: usize,
+        holders: usize,
+        commitments: Vec<u8>,
+        position: u16,
+        ciphertext: Vec<u8>,
+        share: Vec<u8>,
+    },
+    /// The withholder's commitments, the ciphertext, the recovery shares and
+    /// the decryption shares decoded in order; `RecoveredShare::combine`, then
+    /// `JointKey::open_recovered`; ok: the card id.
+    RecoverOpen {
+        table: usize,
+        hand: HandId,
+        seat: u8,
+        seats: usize,
+        commitments: Vec<u8>,
+        position: u16,
+        ciphertext: Vec<u8>,
+        recovery: Vec<(u8, Vec<u8>)>,
+        shares: Vec<(u8, Vec<u8>)>,
+        cards: Vec<u16>,
+    },
 }
 
 struct Table {
@@ -135,6 +179,45 @@ fn error_json(e: &MentalError) -> Value {
         }
         MentalError::NotACard => json!({"error": "not-a-card"}),
         MentalError::Shuffle(c) => shuffle(c),
+    }
+}
+
+fn recovery_error_json(e: &RecoveryError) -> Value {
+    match e {
+        RecoveryError::Mental(m) => error_json(m),
+        RecoveryError::PieceCount { got, expected } => {
+            json!({"error": "piece-count", "got": got, "expected": expected})
+        }
+        RecoveryError::PieceSum { seat } => json!({"error": "piece-sum", "seat": seat}),
+        RecoveryError::ComplaintProof { seat, holder } => {
+            json!({"error": "complaint-proof", "seat": seat, "holder": holder})
+        }
+        RecoveryError::GoodPiece { seat, holder } => {
+            json!({"error": "good-piece", "seat": seat, "holder": holder})
+        }
+        RecoveryError::BadPiece { seat, holder } => {
+            json!({"error": "bad-piece", "seat": seat, "holder": holder})
+        }
+        RecoveryError::RecoveryProof { seat, holder, position } => {
+            json!({"error": "recovery-proof", "seat": seat, "holder": holder, "position": position})
+        }
+        RecoveryError::MissingRecovery { holder } => json!({"error": "missing-recovery", "holder": holder}),
+    }
+}
+
+fn recovery_verdict<T>(r: Result<T, RecoveryError>, ok: impl FnOnce(T) -> Value) -> Value {
+    match r {
+        Ok(v) => json!({ "ok": ok(v) }),
+        Err(e) => recovery_error_json(&e),
+    }
+}
+
+/// The holder a byte names.
+fn holder_of(b: u8) -> Holder {
+    if b == DEALER_HOLDER {
+        Holder::Dealer
+    } else {
+        Holder::Seat(Seat(b))
     }
 }
 
@@ -190,6 +273,69 @@ impl Corpus {
                     verify_shuffle(hand, Seat(*seat), key, &i, &o, &p)
                 });
                 verdict(r, |()| Value::Null)
+            }
+            Case::PieceCommitments { seat, holders, key, commitments } => {
+                let r = KeyShare::from_bytes(key).map_err(RecoveryError::from).and_then(|k| {
+                    PieceCommitments::from_bytes(*holders, commitments)?.check_sum(Seat(*seat), &k)
+                });
+                recovery_verdict(r, |()| Value::Null)
+            }
+            Case::Complaint { hand, accused, holder, key, piece, commitment, complaint } => {
+                let r = KeyShare::from_bytes(key).map_err(RecoveryError::from).and_then(|k| {
+                    let p = EncryptedPiece::from_bytes(piece)?;
+                    let c = Complaint::from_bytes(complaint)?;
+                    c.verify(hand, Seat(*accused), holder_of(*holder), &k, &p, commitment)
+                });
+                recovery_verdict(r, |()| Value::Null)
+            }
+            Case::RecoveryShare {
+                hand,
+                seat,
+                holder,
+                k,
+                holders,
+                commitments,
+                position,
+                ciphertext,
+                share,
+            } => {
+                let r = PieceCommitments::from_bytes(*holders, commitments).and_then(|c| {
+                    let ct = Ciphertext::from_bytes(ciphertext)?;
+                    let s = RecoveryShare::from_bytes(share)?;
+                    s.verify(hand, Seat(*seat), holder_of(*holder), *k, &c, *position, &ct)
+                });
+                recovery_verdict(r, |()| Value::Null)
+            }
+            Case::RecoverOpen {
+                table,
+                hand,
+                seat,
+                seats,
+                commitments,
+                position,
+                ciphertext,
+                recovery,
+                shares,
+                cards,
+            } => {
+                let key = &self.tables[*table].key;
+                let ids: Vec<CardId> = cards.iter().filter_map(|&c| CardId::from_code(c).ok()).collect();
+                let holders = Holder::of(Seat(*seat), *seats).len();
+                let r = PieceCommitments::from_bytes(holders, commitments).and_then(|c| {
+                    let ct = Ciphertext::from_bytes(ciphertext)?;
+                    let rec = recovery
+                        .iter()
+                        .map(|(h, b)| RecoveryShare::from_bytes(b).map(|s| (holder_of(*h), s)))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let list = shares
+                        .iter()
+                        .map(|(s, b)| DecryptionShare::from_bytes(b).map(|d| (Seat(*s), d)))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let rebuilt =
+                        RecoveredShare::combine(hand, Seat(*seat), *seats, &c, *position, &ct, &rec)?;
+                    Ok(key.open_recovered(hand, *position, &ct, &list, &[rebuilt], &CardTable::new(&ids))?)
+                });
+                recovery_verdict(r, |c| json!(c.code()))
             }
         }
     }
@@ -264,6 +410,47 @@ impl Corpus {
             Case::Shuffle { table, hand, seat, input, output, proof } => json!({
                 "kind": "shuffle", "name": name, "table": self.tables[*table].name, "hand": Self::hand(hand),
                 "seat": seat, "input": self.field(input), "output": self.field(output), "proof": self.field(proof),
+            }),
+            Case::PieceCommitments { seat, holders, key, commitments } => json!({
+                "kind": "piece-commitments", "name": name, "seat": seat, "holders": holders,
+                "key": self.field(key), "commitments": self.field(commitments),
+            }),
+            Case::Complaint { hand, accused, holder, key, piece, commitment, complaint } => json!({
+                "kind": "complaint", "name": name, "hand": Self::hand(hand), "accused": accused, "holder": holder,
+                "key": self.field(key), "piece": self.field(piece), "commitment": self.field(commitment),
+                "complaint": self.field(complaint),
+            }),
+            Case::RecoveryShare {
+                hand,
+                seat,
+                holder,
+                k,
+                holders,
+                commitments,
+                position,
+                ciphertext,
+                share,
+            } => json!({
+                "kind": "recovery-share", "name": name, "hand": Self::hand(hand), "seat": seat, "holder": holder,
+                "k": k, "holders": holders, "commitments": self.field(commitments), "position": position,
+                "ciphertext": self.field(ciphertext), "share": self.field(share),
+            }),
+            Case::RecoverOpen {
+                table,
+                hand,
+                seat,
+                seats,
+                commitments,
+                position,
+                ciphertext,
+                recovery,
+                shares,
+                cards,
+            } => json!({
+                "kind": "recover-open", "name": name, "table": self.tables[*table].name, "hand": Self::hand(hand),
+                "seat": seat, "seats": seats, "commitments": self.field(commitments), "position": position,
+                "ciphertext": self.field(ciphertext), "recovery": self.shares_json(recovery),
+                "shares": self.shares_json(shares), "cards": cards,
             }),
         }
     }
@@ -353,6 +540,12 @@ fn field_mut<'a>(case: &'a mut Case, field: &str) -> Res<&'a mut Vec<u8>> {
         (Case::Shuffle { proof, .. }, "proof") => proof,
         (Case::Shuffle { output, .. }, "output") => output,
         (Case::Shuffle { input, .. }, "input") => input,
+        (Case::PieceCommitments { commitments, .. }, "commitments") => commitments,
+        (Case::Complaint { complaint, .. }, "complaint") => complaint,
+        (Case::Complaint { piece, .. }, "piece") => piece,
+        (Case::RecoveryShare { share, .. }, "share") => share,
+        (Case::RecoveryShare { commitments, .. }, "commitments") => commitments,
+        (Case::RecoveryShare { ciphertext, .. }, "ciphertext") => ciphertext,
         _ => return Err(format!("no bytes field {field} in this case").into()),
     })
 }
@@ -421,6 +614,7 @@ fn build() -> Res<Corpus> {
         "cards": codes(&all),
         "expect": all.iter().map(|&id| hex::encode(claw_protocol::mental::card_point(id).compress().to_bytes())).collect::<Vec<_>>(),
     }));
+    recovery_cases(&mut c, &pack52, &mut rng)?;
     Ok(c)
 }
 
@@ -817,5 +1011,370 @@ fn share_cases(
         open(ta, hand, p, &ctp, shares, &ids54),
         false,
     )?;
+    Ok(())
+}
+
+/// The hand of the recovery cases.
+const RECOVERY_HAND: HandId = HandId([0xd4; 16]);
+
+/// One seat's pieces, their commitments and their encryptions, in holder order.
+struct Split {
+    pieces: Vec<claw_protocol::mental::Piece>,
+    commitments: Vec<u8>,
+    encrypted: Vec<Vec<u8>>,
+}
+
+/// `a·G` of 32 bytes that are a canonical scalar.
+fn scalar_commitment(bytes: [u8; 32]) -> Res<[u8; 32]> {
+    let a: Option<curve25519_dalek::scalar::Scalar> =
+        curve25519_dalek::scalar::Scalar::from_canonical_bytes(bytes).into();
+    let a = a.ok_or("not a canonical scalar")?;
+    Ok((curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE * &a).compress().to_bytes())
+}
+
+/// docs/blind-deal.md §II.7 on a four-seat table: the dealer's piece key,
+/// piece commitments, complaints, recovery shares and openings with a
+/// recovered share, honest and attacked.
+fn recovery_cases(c: &mut Corpus, pack52: &[CardId], rng: &mut ChaCha20Rng) -> Res<()> {
+    let hand = RECOVERY_HAND;
+    let n = 4usize;
+    let t = c.table("four-seats", hand, &[0, 1, 2, 3], rng)?;
+    let keys: Vec<KeyShare> = c.tables[t].shares.iter().map(|(_, k)| *k).collect();
+    let kb: Vec<Vec<u8>> = keys.iter().map(|k| k.to_bytes().to_vec()).collect();
+    let dealer = SecretShare::generate(rng);
+    let dealer_key = dealer.key_share(&hand, Seat(DEALER_HOLDER), rng);
+    let dk = dealer_key.to_bytes().to_vec();
+    c.add(
+        "the dealer's piece key, proven for seat byte 0xff",
+        Case::KeyShare { hand, seat: DEALER_HOLDER, share: dk.clone() },
+        true,
+    )?;
+    c.add(
+        "the dealer's piece key presented as seat 0's",
+        Case::KeyShare { hand, seat: 0, share: dk.clone() },
+        false,
+    )?;
+    let mut splits = Vec::new();
+    for i in 0..n {
+        let seat = Seat(i as u8);
+        let holders = Holder::of(seat, n);
+        let pieces = c.tables[t].secrets[i].1.split(holders.len(), rng);
+        let commitments = PieceCommitments::of(&pieces).to_bytes();
+        let mut encrypted = Vec::new();
+        for (h, p) in holders.iter().zip(&pieces) {
+            let hk = match h {
+                Holder::Seat(s) => &keys[s.index()],
+                Holder::Dealer => &dealer_key,
+            };
+            encrypted.push(p.encrypt(&hand, seat, *h, hk, rng).to_bytes().to_vec());
+        }
+        splits.push(Split { pieces, commitments, encrypted });
+    }
+
+    // Piece commitments: Σ A_ik = X_i.
+    let pc = |seat: u8, holders: usize, key: &[u8], commitments: &[u8]| Case::PieceCommitments {
+        seat,
+        holders,
+        key: key.to_vec(),
+        commitments: commitments.to_vec(),
+    };
+    for i in 0..n {
+        c.add(
+            &format!("piece commitments of seat {i}"),
+            pc(i as u8, n, &kb[i], &splits[i].commitments),
+            true,
+        )?;
+    }
+    let c1 = splits[1].commitments.clone();
+    c.add("piece commitments, one holder fewer", pc(1, n, &kb[1], &c1[..32 * (n - 1)]), false)?;
+    c.add("piece commitments read for one holder more", pc(1, n + 1, &kb[1], &c1), false)?;
+    c.add(
+        "piece commitments with 31 bytes more",
+        pc(1, n, &kb[1], &[c1.clone(), vec![0; 31]].concat()),
+        false,
+    )?;
+    let mut odd = c1.clone();
+    odd[32..64].copy_from_slice(&FIELD_P);
+    c.add("piece commitments, one non-canonical", pc(1, n, &kb[1], &odd), false)?;
+    let mut swapped = c1.clone();
+    for b in 0..32 {
+        swapped.swap(b, 64 + b);
+    }
+    c.add("piece commitments, two swapped (the sum is the same)", pc(1, n, &kb[1], &swapped), true)?;
+    let mut replaced = c1.clone();
+    replaced[..32].copy_from_slice(&splits[2].commitments[..32]);
+    c.add("piece commitments, one replaced by another seat's", pc(1, n, &kb[1], &replaced), false)?;
+    c.add("piece commitments checked against another seat's key", pc(1, n, &kb[2], &c1), false)?;
+    c.add("another seat's piece commitments", pc(1, n, &kb[1], &splits[3].commitments), false)?;
+    let mut odd_key = kb[1].clone();
+    odd_key[..32].copy_from_slice(&FIELD_P);
+    c.add("piece commitments with a non-canonical key", pc(1, n, &odd_key, &c1), false)?;
+    c.add_flips("piece commitments, one bit 0 flipped", pc(1, n, &kb[1], &c1), "commitments", 0)?;
+
+    // Complaints: seat 2 (holder 1 of seat 0's pieces) against seat 0.
+    let k = 1;
+    let commitment: [u8; 32] = splits[0].commitments[32 * k..32 * k + 32].try_into()?;
+    let good = splits[0].encrypted[k].clone();
+    let mut bad = good.clone();
+    bad[63] ^= 1;
+    let x2 = c.tables[t].secrets[2].1.clone();
+    let h2 = Holder::Seat(Seat(2));
+    let complain = |piece: &[u8], rng: &mut ChaCha20Rng| -> Res<Vec<u8>> {
+        Ok(x2.complain(&hand, Seat(0), h2, &EncryptedPiece::from_bytes(piece)?, rng).to_bytes().to_vec())
+    };
+    let cm = |accused: u8, holder: u8, key: &[u8], piece: &[u8], commitment: [u8; 32], complaint: &[u8]| {
+        Case::Complaint {
+            hand,
+            accused,
+            holder,
+            key: key.to_vec(),
+            piece: piece.to_vec(),
+            commitment,
+            complaint: complaint.to_vec(),
+        }
+    };
+    let cb = complain(&bad, rng)?;
+    c.add(
+        "complaint of seat 2 against a bad piece of seat 0",
+        cm(0, 2, &kb[2], &bad, commitment, &cb),
+        true,
+    )?;
+    let cg = complain(&good, rng)?;
+    c.add("complaint against a good piece (false)", cm(0, 2, &kb[2], &good, commitment, &cg), false)?;
+    let plain = x2.decrypt_piece(&hand, Seat(0), h2, &EncryptedPiece::from_bytes(&good)?);
+    let with_plain = |target: &[u8; 32]| {
+        let mut p = good.clone();
+        for i in 0..32 {
+            p[32 + i] ^= plain[i] ^ target[i];
+        }
+        p
+    };
+    let over = with_plain(&ELL);
+    let co = complain(&over, rng)?;
+    c.add(
+        "complaint against a piece that decrypts to ℓ (no scalar)",
+        cm(0, 2, &kb[2], &over, commitment, &co),
+        true,
+    )?;
+    let mut one = [0u8; 32];
+    one[0] = 1;
+    let other = with_plain(&one);
+    let c_one = complain(&other, rng)?;
+    c.add(
+        "complaint against a piece that decrypts to another scalar",
+        cm(0, 2, &kb[2], &other, commitment, &c_one),
+        true,
+    )?;
+    let bad_plain = x2.decrypt_piece(&hand, Seat(0), h2, &EncryptedPiece::from_bytes(&bad)?);
+    c.add(
+        "complaint whose piece matches the commitment presented",
+        cm(0, 2, &kb[2], &bad, scalar_commitment(bad_plain)?, &cb),
+        false,
+    )?;
+    c.add("complaint presented as seat 3's", cm(0, 3, &kb[3], &bad, commitment, &cb), false)?;
+    c.add("complaint checked under another seat's key", cm(0, 2, &kb[3], &bad, commitment, &cb), false)?;
+    c.add("complaint against another accused seat", cm(1, 2, &kb[2], &bad, commitment, &cb), false)?;
+    let mut replay = cm(0, 2, &kb[2], &bad, commitment, &cb);
+    if let Case::Complaint { hand, .. } = &mut replay {
+        *hand = OTHER_HAND;
+    }
+    c.add("complaint replayed in another hand", replay, false)?;
+    let mut elsewhere = splits[1].encrypted[1].clone();
+    elsewhere[63] ^= 1;
+    c.add("complaint presented for another piece", cm(0, 2, &kb[2], &elsewhere, commitment, &cb), false)?;
+    let mut moved = cb.clone();
+    let s = curve_point(&cb[..32])?;
+    moved[..32]
+        .copy_from_slice((s + curve25519_dalek::constants::RISTRETTO_BASEPOINT_POINT).compress().as_bytes());
+    c.add("complaint point S + G, proof kept", cm(0, 2, &kb[2], &bad, commitment, &moved), false)?;
+    let mut e_big = cb.clone();
+    e_big[32..64].copy_from_slice(&ELL);
+    c.add("complaint challenge e = ℓ", cm(0, 2, &kb[2], &bad, commitment, &e_big), false)?;
+    let mut s_big = cb.clone();
+    s_big[64..].fill(0xff);
+    c.add("complaint response s = 2^256 - 1", cm(0, 2, &kb[2], &bad, commitment, &s_big), false)?;
+    let mut s_odd = cb.clone();
+    s_odd[..32].copy_from_slice(&FIELD_P);
+    c.add("complaint point non-canonical", cm(0, 2, &kb[2], &bad, commitment, &s_odd), false)?;
+    c.add("complaint of 95 bytes", cm(0, 2, &kb[2], &bad, commitment, &cb[..95]), false)?;
+    let mut r_odd = bad.clone();
+    r_odd[..32].copy_from_slice(&FIELD_P);
+    c.add(
+        "complaint against a piece whose R is non-canonical",
+        cm(0, 2, &kb[2], &r_odd, commitment, &cb),
+        false,
+    )?;
+    c.add("complaint against a piece of 63 bytes", cm(0, 2, &kb[2], &bad[..63], commitment, &cb), false)?;
+    let mut dealer_bad = splits[0].encrypted[n - 1].clone();
+    dealer_bad[40] ^= 0x80;
+    let dc = dealer
+        .complain(&hand, Seat(0), Holder::Dealer, &EncryptedPiece::from_bytes(&dealer_bad)?, rng)
+        .to_bytes()
+        .to_vec();
+    let dealer_commitment: [u8; 32] = splits[0].commitments[32 * (n - 1)..].try_into()?;
+    c.add(
+        "complaint of the dealer (holder 0xff) against a bad piece",
+        cm(0, DEALER_HOLDER, &dk, &dealer_bad, dealer_commitment, &dc),
+        true,
+    )?;
+    c.add_flips("complaint, one bit 0 flipped", cm(0, 2, &kb[2], &bad, commitment, &cb), "complaint", 0)?;
+    c.add_flips("complaint, piece bit 0 flipped", cm(0, 2, &kb[2], &bad, commitment, &cb), "piece", 0)?;
+
+    // Recovery shares: seat 1 withholds position 7; holders seats 0, 2, 3, the dealer.
+    let key = c.tables[t].key.clone();
+    let card = pack52[38];
+    let position = 7u16;
+    let ct = Ciphertext::mask(card, &key, rng);
+    let ct2 = Ciphertext::mask(card, &key, rng);
+    let w = Seat(1);
+    let holders = Holder::of(w, n);
+    let rec: Vec<(u8, Vec<u8>)> = holders
+        .iter()
+        .zip(&splits[1].pieces)
+        .map(|(h, p)| (h.byte(), p.recovery_share(&hand, w, *h, position, &ct, rng).to_bytes().to_vec()))
+        .collect();
+    let wc = splits[1].commitments.clone();
+    let rs = |holder: u8, k: usize, position: u16, ct: &Ciphertext, share: &[u8]| Case::RecoveryShare {
+        hand,
+        seat: 1,
+        holder,
+        k,
+        holders: n,
+        commitments: wc.clone(),
+        position,
+        ciphertext: ct.to_bytes().to_vec(),
+        share: share.to_vec(),
+    };
+    for (k, (h, s)) in rec.iter().enumerate() {
+        c.add(&format!("recovery share of holder {h} for withholder 1"), rs(*h, k, position, &ct, s), true)?;
+    }
+    let r0 = rec[0].1.clone();
+    c.add("recovery share checked against another holder's commitment", rs(0, 1, position, &ct, &r0), false)?;
+    c.add("recovery share presented as another holder's", rs(2, 0, position, &ct, &r0), false)?;
+    c.add("recovery share for another position", rs(0, 0, position + 1, &ct, &r0), false)?;
+    c.add("recovery share for another ciphertext", rs(0, 0, position, &ct2, &r0), false)?;
+    let for_ct2 = splits[1].pieces[0].recovery_share(&hand, w, holders[0], position, &ct2, rng).to_bytes();
+    c.add(
+        "recovery share made for another card at the same position",
+        rs(0, 0, position, &ct, &for_ct2),
+        false,
+    )?;
+    let mut replay = rs(0, 0, position, &ct, &r0);
+    if let Case::RecoveryShare { hand, .. } = &mut replay {
+        *hand = OTHER_HAND;
+    }
+    c.add("recovery share replayed in another hand", replay, false)?;
+    let mut as_other = rs(0, 0, position, &ct, &r0);
+    if let Case::RecoveryShare { seat, .. } = &mut as_other {
+        *seat = 2;
+    }
+    c.add("recovery share presented for another withholder", as_other, false)?;
+    c.add(
+        "recovery share checked against a commitment beyond the last",
+        rs(0, n, position, &ct, &r0),
+        false,
+    )?;
+    let mut moved = r0.clone();
+    moved[..32].copy_from_slice(&rec[1].1[..32]);
+    c.add("recovery share point replaced, proof kept", rs(0, 0, position, &ct, &moved), false)?;
+    let mut e_big = r0.clone();
+    e_big[32..64].copy_from_slice(&ELL);
+    c.add("recovery share challenge e = ℓ", rs(0, 0, position, &ct, &e_big), false)?;
+    let mut p_odd = r0.clone();
+    p_odd[..32].copy_from_slice(&FIELD_P);
+    c.add("recovery share point non-canonical", rs(0, 0, position, &ct, &p_odd), false)?;
+    c.add("recovery share of 97 bytes", rs(0, 0, position, &ct, &[r0.clone(), vec![0]].concat()), false)?;
+    let mut other_commitments = rs(0, 0, position, &ct, &r0);
+    if let Case::RecoveryShare { commitments, .. } = &mut other_commitments {
+        *commitments = splits[2].commitments.clone();
+    }
+    c.add("recovery share against another seat's commitments", other_commitments, false)?;
+    let mut more = rs(0, 0, position, &ct, &r0);
+    if let Case::RecoveryShare { holders, .. } = &mut more {
+        *holders = n + 1;
+    }
+    c.add("recovery share, commitments read for one holder more", more, false)?;
+    c.add_flips("recovery share, one bit 0 flipped", rs(0, 0, position, &ct, &r0), "share", 0)?;
+    // Only the holder's own commitment is checked: each of its bytes flipped.
+    for byte in 0..32 {
+        let mut case = rs(2, 1, position, &ct, &rec[1].1);
+        if let Case::RecoveryShare { commitments, .. } = &mut case {
+            commitments[32 + byte] ^= 1;
+        }
+        c.add(&format!("recovery share, its commitment's byte {byte} bit 0 flipped"), case, false)?;
+    }
+    c.add_flips(
+        "recovery share, ciphertext bit 0 flipped",
+        rs(255, 3, position, &ct, &rec[3].1),
+        "ciphertext",
+        0,
+    )?;
+
+    // Openings with the recovered share.
+    let all = c.shares(t, position, &ct, rng);
+    let dec: Vec<(u8, Vec<u8>)> = all.iter().filter(|(s, _)| *s != 1).cloned().collect();
+    let ids = codes(pack52);
+    let ro =
+        |seat: u8, position: u16, ct: &Ciphertext, recovery: &[(u8, Vec<u8>)], shares: &[(u8, Vec<u8>)]| {
+            Case::RecoverOpen {
+                table: t,
+                hand,
+                seat,
+                seats: n,
+                commitments: wc.clone(),
+                position,
+                ciphertext: ct.to_bytes().to_vec(),
+                recovery: recovery.to_vec(),
+                shares: shares.to_vec(),
+                cards: ids.clone(),
+            }
+        };
+    let opened = c.add("open with seat 1's share recovered", ro(1, position, &ct, &rec, &dec), true)?;
+    if opened["ok"].as_u64() != Some(u64::from(card.code())) {
+        return Err("the recovered share does not open the masked card".into());
+    }
+    let reordered = vec![rec[3].clone(), rec[1].clone(), rec[0].clone(), rec[2].clone()];
+    c.add("open with the recovery shares in another order", ro(1, position, &ct, &reordered, &dec), true)?;
+    c.add("open with the withholder's own share given too", ro(1, position, &ct, &rec, &all), true)?;
+    let without = |h: u8| rec.iter().filter(|(x, _)| *x != h).cloned().collect::<Vec<_>>();
+    c.add("open with seat 2's recovery share missing", ro(1, position, &ct, &without(2), &dec), false)?;
+    c.add("open with the dealer's recovery share missing", ro(1, position, &ct, &without(255), &dec), false)?;
+    let mut swapped = rec.clone();
+    let tmp = swapped[0].1.clone();
+    swapped[0].1 = swapped[1].1.clone();
+    swapped[1].1 = tmp;
+    c.add("open with two holders' recovery shares swapped", ro(1, position, &ct, &swapped, &dec), false)?;
+    let mut wrong = rec.clone();
+    wrong[2].1 =
+        splits[1].pieces[2].recovery_share(&hand, w, holders[2], position + 1, &ct, rng).to_bytes().to_vec();
+    c.add("open with a recovery share made for another position", ro(1, position, &ct, &wrong, &dec), false)?;
+    let no3: Vec<(u8, Vec<u8>)> = dec.iter().filter(|(s, _)| *s != 3).cloned().collect();
+    c.add("open with seat 3's decryption share missing", ro(1, position, &ct, &rec, &no3), false)?;
+    let mut lying = dec.clone();
+    lying[0].1 =
+        SecretShare::generate(rng).decryption_share(&hand, Seat(0), position, &ct, rng).to_bytes().to_vec();
+    c.add("open with a lying decryption share", ro(1, position, &ct, &rec, &lying), false)?;
+    c.add("open recovering seat 2 with seat 1's recovery shares", ro(2, position, &ct, &rec, &dec), false)?;
+    c.add(
+        "open recovering a seat beyond the table (one holder more)",
+        ro(9, position, &ct, &rec, &dec),
+        false,
+    )?;
+    let mut other_commitments = ro(1, position, &ct, &rec, &dec);
+    if let Case::RecoverOpen { commitments, .. } = &mut other_commitments {
+        *commitments = splits[2].commitments.clone();
+    }
+    c.add("open against another seat's piece commitments", other_commitments, false)?;
+    let mut replay = ro(1, position, &ct, &rec, &dec);
+    if let Case::RecoverOpen { hand, .. } = &mut replay {
+        *hand = OTHER_HAND;
+    }
+    c.add("open with the recovery replayed in another hand", replay, false)?;
+    c.add("open with the recovery at another position", ro(1, position + 1, &ct, &rec, &dec), false)?;
+    let mut missing_card = ro(1, position, &ct, &rec, &dec);
+    if let Case::RecoverOpen { cards, .. } = &mut missing_card {
+        cards.retain(|&id| id != card.code());
+    }
+    c.add("open a recovered card missing from the card table", missing_card, false)?;
     Ok(())
 }

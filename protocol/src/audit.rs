@@ -977,7 +977,11 @@ impl<'a> HandAudit<'a> {
             }
             (
                 Progress::AwaitStart(p, mut setup),
-                b @ (EventBody::BlindKeys(_) | EventBody::BlindShuffle(_) | EventBody::BlindSkip(_)),
+                b @ (EventBody::BlindKeys(_)
+                | EventBody::BlindPieces(_)
+                | EventBody::BlindComplaint(_)
+                | EventBody::BlindShuffle(_)
+                | EventBody::BlindSkip(_)),
             ) => {
                 let accepted = Accepted { body: b.clone(), mine: Vec::new(), action: None };
                 setup.accept(seq, b)?;
@@ -1287,7 +1291,11 @@ impl HandState {
             | EventBody::ActionResult(_)
             | EventBody::TimeoutAction(_)
                 if playing => {}
-            EventBody::BlindRequest(_) | EventBody::BlindShares(_) | EventBody::BlindReveal(_)
+            EventBody::BlindRequest(_)
+            | EventBody::BlindShares(_)
+            | EventBody::BlindReveal(_)
+            | EventBody::BlindRecover(_)
+            | EventBody::BlindRecovery(_)
                 if playing && self.blind.is_some() => {}
             b => return bad(format!("{} not allowed here", b.type_name())),
         }
@@ -1315,6 +1323,19 @@ impl HandState {
                 }
             }
             EventBody::BlindReveal(r) => self.blind_reveal(seq, &r.positions)?,
+            EventBody::BlindRecover(r) => {
+                if let Some(b) = self.blind.as_mut() {
+                    b.recover(seq, r)?;
+                }
+            }
+            EventBody::BlindRecovery(r) => {
+                if !self.seat_ok(r.seat) {
+                    return bad("recovery shares of a missing seat".into());
+                }
+                if let Some(b) = self.blind.as_mut() {
+                    b.recovery(seq, r)?;
+                }
+            }
             EventBody::Chips(c) => {
                 if let Some(m) =
                     c.moves.iter().find(|m| matches!(m.party, ChipParty::Seat(s) if !self.seat_ok(s)))
@@ -1702,6 +1723,7 @@ impl HandState {
         };
         if let Some(b) = &self.blind {
             b.all_public_shown(&self.cards.faces)?;
+            b.all_shares_in()?;
         }
         let deck_order = match &self.blind {
             // The replay's deck: the deck view (SPEC.md §9.7).

@@ -43,6 +43,10 @@ impl fmt::Debug for PlayerId {
 pub enum IdError {
     #[error("player id must be 64 lowercase hex characters")]
     BadPlayerId,
+    #[error("account id {0:?} must be 1–128 chars of [A-Za-z0-9-_.:/]")]
+    BadAccount(String),
+    #[error("idempotency key {0:?} must be 1–200 chars of [A-Za-z0-9-_.:/]")]
+    BadKey(String),
 }
 
 impl FromStr for PlayerId {
@@ -124,6 +128,102 @@ impl fmt::Display for Chips {
 impl std::iter::Sum for Chips {
     fn sum<I: Iterator<Item = Chips>>(iter: I) -> Chips {
         Chips(iter.map(|c| c.0).sum())
+    }
+}
+
+fn valid_token(s: &str, max: usize) -> bool {
+    !s.is_empty()
+        && s.len() <= max
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/'))
+}
+
+/// A chip account: a player id (64 hex) or a named system account such as
+/// `dealer:<pubkey>` or `house:<room>`. 1–128 characters of `[A-Za-z0-9-_.:/]`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct AccountId(String);
+
+impl AccountId {
+    pub const MAX_LEN: usize = 128;
+
+    pub fn new(s: impl Into<String>) -> Result<AccountId, IdError> {
+        let s = s.into();
+        if valid_token(&s, Self::MAX_LEN) {
+            Ok(AccountId(s))
+        } else {
+            Err(IdError::BadAccount(s))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<PlayerId> for AccountId {
+    fn from(p: PlayerId) -> AccountId {
+        AccountId(p.to_string())
+    }
+}
+
+impl TryFrom<String> for AccountId {
+    type Error = IdError;
+    fn try_from(s: String) -> Result<Self, IdError> {
+        AccountId::new(s)
+    }
+}
+
+impl From<AccountId> for String {
+    fn from(a: AccountId) -> String {
+        a.0
+    }
+}
+
+impl fmt::Display for AccountId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An idempotency key: 1–200 characters of `[A-Za-z0-9-_.:/]`, e.g.
+/// `room1/hand/<hand_id>/op/7`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct IdempotencyKey(String);
+
+impl IdempotencyKey {
+    pub const MAX_LEN: usize = 200;
+
+    pub fn new(s: impl Into<String>) -> Result<IdempotencyKey, IdError> {
+        let s = s.into();
+        if valid_token(&s, Self::MAX_LEN) {
+            Ok(IdempotencyKey(s))
+        } else {
+            Err(IdError::BadKey(s))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for IdempotencyKey {
+    type Error = IdError;
+    fn try_from(s: String) -> Result<Self, IdError> {
+        IdempotencyKey::new(s)
+    }
+}
+
+impl From<IdempotencyKey> for String {
+    fn from(k: IdempotencyKey) -> String {
+        k.0
+    }
+}
+
+impl fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 

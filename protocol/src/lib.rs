@@ -25,7 +25,7 @@ pub mod messages;
 pub mod transcript;
 
 pub use card::{Card, CardId, CardParseError, Rank, Suit};
-pub use ids::{Chips, IdError, PlayerId, Seat};
+pub use ids::{AccountId, Chips, IdError, IdempotencyKey, PlayerId, Seat};
 
 pub use bytes::{sha256, BoxNonce, Digest, EncryptionKey, HandId, HexError, Nonce, Salt, Seed, Signature};
 pub use commit::{leaf, merkle_root, CardOpening, MerkleProof, MerkleTree};

@@ -36,6 +36,9 @@ pub const MAX_UNSIGNED_RUN: usize = 16;
 /// The longest query nonce (bytes) a dealer accepts.
 pub const MAX_NONCE_LEN: usize = 64;
 
+/// Longest `game` or `tier` of a `quick-match`, in bytes (SPEC.md §9.8).
+pub const MAX_MATCH_NAME_LEN: usize = 64;
+
 /// The longest free-text field (names, reasons, phases) a peer accepts, in
 /// bytes; longer text is malformed.
 pub const MAX_TEXT_LEN: usize = 256;

@@ -14,11 +14,16 @@
 
 mod group;
 mod keys;
+mod recovery;
 mod shuffle;
 mod transcript;
 
 pub use group::{card_point, CardTable, Ciphertext, Deck, CARD_TAG, GENERATOR_TAG};
 pub use keys::{DecryptionShare, JointKey, KeyShare, SecretShare, DECRYPTION_SHARE_DOMAIN, KEY_SHARE_DOMAIN};
+pub use recovery::{
+    Complaint, EncryptedPiece, Holder, Piece, PieceCommitments, RecoveredShare, RecoveryError, RecoveryShare,
+    COMPLAINT_DOMAIN, DEALER_HOLDER, PIECE_TAG, RECOVERY_SHARE_DOMAIN,
+};
 pub use shuffle::{shuffle, shuffle_proof_len, verify_shuffle, ShuffleProof, SHUFFLE_DOMAIN};
 
 /// The largest deck this module shuffles (four packs with jokers is 216).

@@ -26,14 +26,17 @@ use crate::bytes::{sha256, Digest};
 mod blind;
 mod client;
 mod events;
+mod lobby;
 mod server;
 
 /// The hand vocabulary the messages use ([`crate::hand`]).
 pub use crate::hand::{ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealTo, HandResult};
 pub use blind::{
-    blind_deck_digest, blind_key_signing_body, blind_shuffle_signing_body, deck_view_fill, BlindKeyMsg,
-    BlindKeys, BlindRequest, BlindReveal, BlindShares, BlindSharesMsg, BlindShuffle, BlindShuffleMsg,
-    BlindSkip, DealMode, PositionShare, RequestedPosition, SeatKey, SkipReason,
+    blind_deck_digest, blind_key_signing_body, blind_pieces_signing_body, blind_shuffle_signing_body,
+    deck_view_fill, BlindComplaint, BlindComplaintMsg, BlindKeyMsg, BlindKeys, BlindPieces, BlindPiecesMsg,
+    BlindRecover, BlindRecovery, BlindRecoveryMsg, BlindRequest, BlindReveal, BlindShares, BlindSharesMsg,
+    BlindShuffle, BlindShuffleMsg, BlindSkip, DealMode, PositionShare, RequestedPosition, SeatKey,
+    SkipReason,
 };
 pub use client::{
     action_signing_body, player_seed_signing_body, ClientMessage, JoinRequest, PlayerSeed, Query, QueryType,
@@ -44,10 +47,13 @@ pub use events::{
     DealtCardMsg, DeckMode, EntropyMode, EventBody, GameEnd, GameStart, HandPlayer, HandPrepare,
     PreviousHand, Reveal, RevealPolicy, SeatSeed, TimeoutAction, TimeoutReason, CONFIG_TAG, MAX_HAND_STAKE,
 };
+pub use lobby::{
+    Matched, QuickMatch, ReadyCheck, Rematch, RematchVote, VoteState, Watch, Watching, MAX_MATCH_NAME_LEN,
+};
 pub use server::{
-    Acting, ActionRejectCode, ActionRejected, ErrorCode, ErrorMsg, HandAnswer, HandRecord, JoinRejectReason,
-    JoinResponse, KickReason, Kicked, PlayerStatus, QueryData, QueryError, QueryErrorCode, QueryResult,
-    RevealState, RoomConfig, RoomPhase, ServerMessage, TablePlayer, Turn, YourTurn,
+    Acting, ActionRejectCode, ActionRejected, BankerQueue, ErrorCode, ErrorMsg, HandAnswer, HandRecord,
+    JoinRejectReason, JoinResponse, KickReason, Kicked, PlayerStatus, QueryData, QueryError, QueryErrorCode,
+    QueryResult, RevealState, RoomConfig, RoomPhase, ServerMessage, TablePlayer, Turn, YourTurn,
 };
 
 /// The protocol name and version carried by the handshake and transcript

@@ -50,11 +50,13 @@ pub enum Purpose {
     BlindKey,
     /// A player's shuffle of a blind table's deck (SPEC.md §9.7).
     BlindShuffle,
+    /// A player's pieces of its blind-table key share (SPEC.md §9.7).
+    BlindPieces,
 }
 
 impl Purpose {
     /// Every purpose, in declaration order.
-    pub const ALL: [Purpose; 16] = [
+    pub const ALL: [Purpose; 17] = [
         Purpose::Hello,
         Purpose::Challenge,
         Purpose::Response,
@@ -71,6 +73,7 @@ impl Purpose {
         Purpose::EvmBinding,
         Purpose::BlindKey,
         Purpose::BlindShuffle,
+        Purpose::BlindPieces,
     ];
 
     /// The ASCII tag `claw/v1/<purpose>` (without the `0x00` separator).
@@ -92,6 +95,7 @@ impl Purpose {
             Purpose::EvmBinding => b"claw/v1/evm-binding",
             Purpose::BlindKey => b"claw/v1/blind-key",
             Purpose::BlindShuffle => b"claw/v1/blind-shuffle",
+            Purpose::BlindPieces => b"claw/v1/blind-pieces",
         }
     }
 }

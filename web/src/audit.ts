@@ -13,7 +13,8 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { chacha20orig } from '@noble/ciphers/chacha.js';
 import { hsalsa, xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
 import { rawMembers } from './rawjson';
-import { replay as replayRules, hasRules, normalizeSettings as normalizeReplaySettings } from './replay/index';
+import { replay as replayRules, hasRules, canonicalDeck, normalizeSettings as normalizeReplaySettings, normalizeMemory as normalizeReplayMemory } from './replay/index';
+import { auditBlind, isBlindHand } from './audit_blind';
 
 export type Bytes = Uint8Array;
 
@@ -383,7 +384,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 }
 
 /** A `RoomConfig` (§9.4), as the Rust auditor parses it; else `fail`. */
-function roomConfigShape(room: any, fail: (d: string) => AuditFailure): void {
+export function roomConfigShape(room: any, fail: (d: string) => AuditFailure): void {
   const bad = (d: string) => fail(`room configuration: ${d}`);
   if (room === null || typeof room !== 'object' || Array.isArray(room)) throw bad('not an object');
   const chips = (k: string) => Number.isSafeInteger(room[k]) && room[k] >= 0;
@@ -406,6 +407,26 @@ function targetText(t: any): string {
 }
 
 /**
+ * Whether every number in the JSON text `raw` is an integer literal (no
+ * fraction, no exponent): the rules' settings and memory hold only integers,
+ * and the Rust rules refuse `1.0` or `1e2` where an integer is due, though
+ * JavaScript parses them to the same numbers as `1` and `100`.
+ */
+function integerLiterals(raw: string): boolean {
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (c === '"') {
+      for (i++; i < raw.length && raw[i] !== '"'; i++) if (raw[i] === '\\') i++;
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      const start = i;
+      while (i + 1 < raw.length && /[-+.eE0-9]/.test(raw[i + 1])) i++;
+      if (/[.eE]/.test(raw.slice(start, i + 1))) return false;
+    }
+  }
+  return true;
+}
+
+/**
  * Check 13 (§11.2): replays the hand with the TypeScript rules (./replay)
  * over the verified inputs — `game-start`'s game, settings, players,
  * balances and memory, the opened deck order, the actions of the
@@ -413,13 +434,29 @@ function targetText(t: any): string {
  * every deal, chip movement, reveal and card transfer the dealer announced
  * (and after how many of them each action came), the timeout actions with
  * the game's auto action, the result (`summary` aside: informational) and
- * `memory_after`. Returns the pass detail; throws `AuditFailure('replay')`.
+ * `memory_after`. First, as the Rust auditor, the settings and the table
+ * memory must be the game's own form of them (parsed by the rules and
+ * written back, unchanged: defaults filled in, no member the rules ignore,
+ * integers written as integers). `gsRaw` holds game-start's member texts.
+ * Returns the pass detail; throws `AuditFailure('replay')`.
  */
-function replayCheck(gs: any, mid: any[], end: any, order: string[]): string {
+export function replayCheck(gs: any, gsRaw: Map<string, string>, mid: any[], end: any, order: string[]): string {
   const fail = (d: string) => new AuditFailure('replay', d);
-  const norm = normalizeReplaySettings(gs.game, gs.settings);
-  if (norm !== undefined && !jsonEqual(norm, gs.settings)) {
-    throw fail(`game-start settings ${JSON.stringify(gs.settings)} are not the game's own form ${JSON.stringify(norm)}`);
+  for (const [what, normalize] of [
+    ['settings', normalizeReplaySettings],
+    ['memory', normalizeReplayMemory],
+  ] as const) {
+    const raw = gsRaw.get(what) ?? 'null';
+    if (!integerLiterals(raw)) throw fail(`game-start ${what} ${raw}: a number is not written as an integer`);
+    let norm: unknown;
+    try {
+      norm = normalize(gs.game, gs[what] ?? null);
+    } catch (e) {
+      throw fail(`game-start ${what}: the rules refuse them: ${(e as Error).message}`);
+    }
+    if (norm !== undefined && !jsonEqual(norm, gs[what] ?? null)) {
+      throw fail(`game-start ${what} ${JSON.stringify(gs[what] ?? null)} are not the game's own form of them, ${JSON.stringify(norm)}`);
+    }
   }
   const announced: any[] = [];
   const marks: number[] = [];
@@ -463,12 +500,15 @@ function replayCheck(gs: any, mid: any[], end: any, order: string[]): string {
     }
   }
   const traced = trace.marks.length === acts.length;
+  let unchecked = 0;
   if (traced) {
     acts.forEach((a, i) => {
       if (marks[i] !== trace.marks[i]) {
         throw fail(`action ${i} (${a.what}) comes after ${marks[i]} announced events, the rules take it after ${trace.marks[i]}`);
       }
-      if (a.timeout && !jsonEqual(a.action, trace.autos[i])) {
+      if (a.timeout && trace.autos[i] === undefined) {
+        unchecked++;
+      } else if (a.timeout && !jsonEqual(a.action, trace.autos[i])) {
         throw fail(`timeout action ${i} (${a.what}) of seat ${a.seat} is ${JSON.stringify(a.action)}, the game's auto action is ${JSON.stringify(trace.autos[i])}`);
       }
     });
@@ -484,7 +524,9 @@ function replayCheck(gs: any, mid: any[], end: any, order: string[]): string {
   return (
     `${acts.length} actions (${timeouts} timeouts) replayed with the browser's ${gs.game} rules: ${announced.length} deals, chip movements, reveals and transfers, ` +
     `the result and the table memory as announced` +
-    (traced ? '' : ' (where each action falls among them and the timeout actions are not compared: this game\'s replay does not trace them)')
+    (traced ? '' : ' (where each action falls among them and the timeout actions are not compared: this game\'s replay does not trace them)') +
+    (unchecked ? `; ${unchecked} timeout actions not compared: this table's auto action is the reference AI, not specified (SPEC.md §14.2)` : '') +
+    '; the public states are not compared (informational, SPEC.md §14.1)'
   );
 }
 
@@ -549,6 +591,14 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
     });
     pass('hash-chain', `${evs.length} events chained from the zero hash`);
 
+    // A dealer-blind hand (SPEC.md §9.7): its own checks (./audit_blind).
+    if (isBlindHand(evs.map((e) => e.body))) {
+      auditBlind(t, hand, handHex, opts, out, pass);
+      out.ok = true;
+      results.sort((a, b) => CHECKS.indexOf(a.check) - CHECKS.indexOf(b.check));
+      return out;
+    }
+
     // 3. structure
     const bodies = evs.map((e) => e.body);
     const types = bodies.map((b) => b?.type);
@@ -599,7 +649,9 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
       const differs = (what: string) => fail3(`${what} than its room configuration states`);
       if (t.header?.room_id !== undefined && room.room_id !== t.header.room_id) throw differs('another room');
       if (room.game !== gs.game) throw differs('another game');
-      if (!jsonEqual(room.settings, gs.settings)) throw differs('other settings');
+      // Equal as the Rust auditor's JSON values: `1.0` is not `1` there, though JavaScript reads them alike.
+      const roomSettingsText = rawMembers(gsRaw.get('room_config') ?? '{}').get('settings') ?? 'null';
+      if (!jsonEqual(room.settings, gs.settings) || integerLiterals(roomSettingsText) !== integerLiterals(settingsText)) throw differs('other settings');
       if (room.entropy !== gs.entropy) throw differs('another entropy mode');
       if (room.reveal !== gs.reveal) throw differs('another reveal policy');
       if (room.seed_timeout_ms !== prep.seed_timeout_ms) throw differs('another seed timeout in hand-prepare');
@@ -688,7 +740,20 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
     }
     pass('player-seeds', `${gs.player_seeds.length} player seed signatures verify`);
 
-    // 7. shuffle
+    // 7. shuffle: with the game's rules, first the declared deck is the game's canonical deck (as the Rust auditor, revealed or not).
+    let deckNote = "declared deck not compared with the game's canonical deck: no rules for this game in the browser";
+    if (hasRules(gs.game)) {
+      let canon: number[] | undefined;
+      try {
+        canon = canonicalDeck(gs.game, gs.settings ?? null);
+      } catch (e) {
+        throw new AuditFailure('shuffle', `canonical deck: ${(e as Error).message}`);
+      }
+      if (canon && (canon.length !== deck.length || canon.some((c, i) => c !== deck[i]))) {
+        throw new AuditFailure('shuffle', `declared deck is not the game's canonical deck (${canon.length} cards of SPEC §2 in order)`);
+      }
+      deckNote = "the declared deck is the game's canonical deck";
+    }
     if (revealed && dealerSeed) {
       const order = deck.map((_: number, i: number) => openings.get(i)!.card);
       if (gs.deck_mode === 'shuffled') {
@@ -698,7 +763,7 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
         if (k >= 0) {
           throw new AuditFailure('shuffle', `position ${k}: the opened card is ${cardText(order[k])}, the joint-entropy shuffle gives ${cardText(expect[k])} (shuffle seed ${hex(seed)})`);
         }
-        pass('shuffle', `Fisher–Yates with ChaCha20 keyed by SHA-256(dealer seed ‖ ${seeds.length} player seeds) gives the opened order (declared deck not compared with the game's canonical deck: that needs the game rules)`);
+        pass('shuffle', `Fisher–Yates with ChaCha20 keyed by SHA-256(dealer seed ‖ ${seeds.length} player seeds) gives the opened order (${deckNote})`);
       } else {
         const a = [...order].sort((x, y) => x - y);
         const b = [...deck].sort((x: number, y: number) => x - y);
@@ -843,7 +908,7 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
     } else if (!hasRules(gs.game)) {
       results.push({ check: 'replay', status: 'skipped', detail: `no rules for game ${JSON.stringify(gs.game)} in the browser: run claw-player audit on this file` });
     } else {
-      pass('replay', replayCheck(gs, bodies.slice(2, endAt), end, out.deckOrder as string[]));
+      pass('replay', replayCheck(gs, rawMembers(evs[1].bodyText), bodies.slice(2, endAt), end, out.deckOrder as string[]));
     }
     out.ok = true;
   } catch (e) {

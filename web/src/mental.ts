@@ -1,12 +1,14 @@
 // The browser's verifier of the dealer-blind deal's cryptography
 // (docs/blind-deal.md): ElGamal over Ristretto255, Schnorr key shares, the
 // joint key, Chaum–Pedersen decryption shares and opening, the
-// Terelius–Wikström shuffle proof, all with the SHA-512 Fiat–Shamir
+// Terelius–Wikström shuffle proof, and the recovery of a withheld share
+// (§II.7: piece commitments, encrypted pieces, complaints, recovery shares,
+// the rebuilt share and opening with it), all with the SHA-512 Fiat–Shamir
 // transcript of §3. Written from the document alone as a second
 // implementation of `claw_protocol::mental`; web/test/mental.test.mjs checks
 // that both reach the same verdict on a corpus of honest and tampered
 // objects. Verification only: it holds no secret and draws no randomness.
-// Every refusal is a `MentalError` whose `code` is the §7 name.
+// Every refusal is a `MentalError` whose `code` is the §7 (or §II.7) name.
 
 import { ristretto255, ristretto255_hasher } from '@noble/curves/ed25519.js';
 import { interleavedMSMUnsafe, pippenger } from '@noble/curves/abstract/curve.js';
@@ -32,6 +34,12 @@ export const GENERATOR_TAG = 'claw/v1/mental/generator';
 export const KEY_SHARE_DOMAIN = 'claw/v1/mental/key-share';
 export const DECRYPTION_SHARE_DOMAIN = 'claw/v1/mental/decryption-share';
 export const SHUFFLE_DOMAIN = 'claw/v1/mental/shuffle';
+/** Key-derivation tag of an encrypted piece (§II.7). */
+export const PIECE_TAG = 'claw/v1/blind-piece';
+export const COMPLAINT_DOMAIN = 'claw/v1/mental/piece-complaint';
+export const RECOVERY_SHARE_DOMAIN = 'claw/v1/mental/recovery-share';
+/** The holder byte of the dealer, and the seat byte its piece key is proven for. */
+export const DEALER_HOLDER = 0xff;
 
 // ---------- errors (§7)
 
@@ -61,14 +69,21 @@ export type MentalErrorName =
   | 'missing-share'
   | 'decryption-proof'
   | 'not-a-card'
-  | `shuffle: ${ShuffleCheck}`;
+  | `shuffle: ${ShuffleCheck}`
+  | RecoveryErrorName;
 
-/** What an error names besides its code: the seat, the position, the chain step `i`, the deck size. */
+/** The refusals of §II.7's recovery checks. */
+export type RecoveryErrorName = 'piece-count' | 'piece-sum' | 'complaint-proof' | 'good-piece' | 'recovery-proof' | 'missing-recovery';
+
+/** What an error names besides its code: the seat, the position, the chain step `i`, the deck size; for recovery the holder byte and the commitment counts. */
 export interface MentalErrorInfo {
   seat?: number;
   position?: number;
   step?: number;
   cards?: number;
+  holder?: number;
+  got?: number;
+  expected?: number;
 }
 
 /** A value or proof refused by docs/blind-deal.md; `code` is the §7 name. */
@@ -408,6 +423,30 @@ export class JointKey {
     }
     return table.lookup(ct.c2.subtract(sum));
   }
+
+  /** §II.7 opening: each key holder's share, a recovered seat's rebuilt share in place of its own. */
+  openRecovered(
+    hand: Bytes,
+    position: number,
+    ct: Ciphertext,
+    shares: Array<[number, DecryptionShare]>,
+    recovered: RecoveredShare[],
+    table: CardTable,
+  ): number {
+    let sum = Point.ZERO;
+    for (const party of this.parties) {
+      const r = recovered.find((x) => x.seat === party.seat);
+      if (r) {
+        sum = sum.add(r.point);
+        continue;
+      }
+      const found = shares.find(([s]) => s === party.seat);
+      if (!found) throw new MentalError('missing-share', { seat: party.seat });
+      this.verifyShare(hand, party.seat, position, ct, found[1]);
+      sum = sum.add(found[1].point);
+    }
+    return table.lookup(ct.c2.subtract(sum));
+  }
 }
 
 // ---------- decryption shares (§5)
@@ -590,5 +629,200 @@ class Equations {
       prev = p.chain[i];
     }
     return { check: 'batch' };
+  }
+}
+
+// ---------- recovery of a withheld share (§II.7)
+
+/** The holders of `seat`'s pieces in a hand of `seats` seats: every other seat in increasing order, then the dealer (`0xFF`). */
+export function holdersOf(seat: number, seats: number): number[] {
+  const out: number[] = [];
+  for (let j = 0; j < seats; j++) if (j !== seat) out.push(j);
+  out.push(DEALER_HOLDER);
+  return out;
+}
+
+/** `S || e || s` of a DLEQ-proven point (a complaint, a recovery share): 96 bytes. */
+function decodeProven(b: Bytes): { point: Point; challenge: bigint; response: bigint; bytes: Bytes } {
+  if (b.length !== 96) throw new MentalError('bad-length');
+  const point = decodePoint(b.subarray(0, 32));
+  const challenge = decodeScalar(b.subarray(32, 64));
+  const response = decodeScalar(b.subarray(64));
+  return { point, challenge, response, bytes: new Uint8Array(b) };
+}
+
+/** The public commitments `A_ik = a_ik·G` of one seat's pieces, in holder order. */
+export class PieceCommitments {
+  private constructor(
+    readonly points: Point[],
+    readonly bytes: Bytes,
+  ) {}
+
+  get length(): number {
+    return this.points.length;
+  }
+
+  /** Decodes the commitments for `holders` holders: `32·holders` bytes of canonical points. */
+  static fromBytes(holders: number, b: Bytes): PieceCommitments {
+    if (b.length % 32 !== 0) throw new MentalError('bad-length');
+    if (b.length / 32 !== holders) throw new MentalError('piece-count', { got: b.length / 32, expected: holders });
+    const points: Point[] = [];
+    for (let k = 0; k < holders; k++) points.push(decodePoint(b.subarray(32 * k, 32 * k + 32)));
+    return new PieceCommitments(points, new Uint8Array(b));
+  }
+
+  /** The `k`-th commitment's encoding. */
+  get(k: number): Bytes | undefined {
+    return k >= 0 && k < this.points.length ? this.bytes.subarray(32 * k, 32 * k + 32) : undefined;
+  }
+
+  /** `Σ_k A_ik = X_i` (encodings equal) for seat `seat`'s key share. */
+  checkSum(seat: number, key: KeyShare): void {
+    const sum = this.points.reduce((a, p) => a.add(p), Point.ZERO);
+    if (!equalBytes(sum.toBytes(), key.publicBytes)) throw new MentalError('piece-sum', { seat });
+  }
+}
+
+/** A piece encrypted to its holder (hashed ElGamal): 64 bytes `R || masked`. */
+export class EncryptedPiece {
+  static readonly LEN = 64;
+
+  private constructor(
+    readonly r: Point,
+    readonly bytes: Bytes,
+  ) {}
+
+  /** `R` as received. */
+  get rBytes(): Bytes {
+    return this.bytes.subarray(0, 32);
+  }
+
+  get masked(): Bytes {
+    return this.bytes.subarray(32);
+  }
+
+  /** `R` a canonical point; `masked` any 32 bytes. */
+  static fromBytes(b: Bytes): EncryptedPiece {
+    if (b.length !== EncryptedPiece.LEN) throw new MentalError('bad-length');
+    return new EncryptedPiece(decodePoint(b.subarray(0, 32)), new Uint8Array(b));
+  }
+}
+
+/** `SHA-512("claw/v1/blind-piece" || 0x00 || hand || from || holder || R || S)[..32]`. */
+function piecePad(hand: Bytes, from: number, holder: number, r: Bytes, shared: Bytes): Bytes {
+  return sha512(concat(utf8(PIECE_TAG), new Uint8Array([0]), checkHand(hand), new Uint8Array([from, holder]), r, shared)).subarray(0, 32);
+}
+
+/** A complaint `S = x_j·R` with its DLEQ proof `(e, s)`: 96 bytes `S || e || s`. */
+export class Complaint {
+  static readonly LEN = 96;
+
+  private constructor(
+    readonly point: Point,
+    readonly challenge: bigint,
+    readonly response: bigint,
+    readonly bytes: Bytes,
+  ) {}
+
+  static fromBytes(b: Bytes): Complaint {
+    const d = decodeProven(b);
+    return new Complaint(d.point, d.challenge, d.response, d.bytes);
+  }
+
+  /**
+   * Holder `holder` (key `holderKey`) against seat `accused`'s piece with
+   * commitment `commitment`: the proof verifies (`complaint-proof`), and the
+   * piece it decrypts is no scalar or not `commitment`'s (else `good-piece`).
+   */
+  verify(hand: Bytes, accused: number, holder: number, holderKey: KeyShare, piece: EncryptedPiece, commitment: Bytes): void {
+    checkSeat(accused);
+    checkSeat(holder);
+    const { challenge: e, response: s } = this;
+    const shared = this.bytes.subarray(0, 32);
+    const a = msm([[s, G], [-e, holderKey.point]]);
+    const b = msm([[s, piece.r], [-e, this.point]]);
+    const t = new Transcript(COMPLAINT_DOMAIN);
+    t.append('hand', checkHand(hand));
+    t.append('seat', new Uint8Array([accused]));
+    t.append('holder', new Uint8Array([holder]));
+    t.append('piece', piece.bytes);
+    t.append('key', holderKey.publicBytes);
+    t.append('shared', shared);
+    t.append('commit-g', a.toBytes());
+    t.append('commit-r', b.toBytes());
+    if (t.challengeScalar('challenge') !== e) throw new MentalError('complaint-proof', { seat: accused, holder });
+    const pad = piecePad(hand, accused, holder, piece.rBytes, shared);
+    const plain = piece.masked.map((x, i) => x ^ pad[i]);
+    const a0 = le(plain);
+    if (a0 < L && equalBytes(G.multiplyUnsafe(a0).toBytes(), commitment)) throw new MentalError('good-piece', { seat: accused, holder });
+  }
+}
+
+/** A recovery share `S = a_ik·c1` with its DLEQ proof: 96 bytes `S || e || s`. */
+export class RecoveryShare {
+  static readonly LEN = 96;
+
+  private constructor(
+    readonly point: Point,
+    readonly challenge: bigint,
+    readonly response: bigint,
+    readonly bytes: Bytes,
+  ) {}
+
+  static fromBytes(b: Bytes): RecoveryShare {
+    const d = decodeProven(b);
+    return new RecoveryShare(d.point, d.challenge, d.response, d.bytes);
+  }
+
+  /** The share of holder `holder` (the `k`-th of `seat`'s holders) for `position` (ciphertext `ct`), against commitment `k` (`recovery-proof`). */
+  verify(hand: Bytes, seat: number, holder: number, k: number, commitments: PieceCommitments, position: number, ct: Ciphertext): void {
+    checkSeat(seat);
+    checkSeat(holder);
+    checkPosition(position);
+    const bad = () => new MentalError('recovery-proof', { seat, holder, position });
+    const commitment = commitments.get(k);
+    if (!commitment) throw bad();
+    const { challenge: e, response: s } = this;
+    const a = msm([[s, G], [-e, commitments.points[k]]]);
+    const b = msm([[s, ct.c1], [-e, this.point]]);
+    const t = new Transcript(RECOVERY_SHARE_DOMAIN);
+    t.append('hand', checkHand(hand));
+    t.append('seat', new Uint8Array([seat]));
+    t.append('holder', new Uint8Array([holder]));
+    t.append('position', u16(position));
+    t.append('ciphertext', ct.bytes);
+    t.append('commitment', commitment);
+    t.append('share', this.bytes.subarray(0, 32));
+    t.append('commit-g', a.toBytes());
+    t.append('commit-c1', b.toBytes());
+    if (t.challengeScalar('challenge') !== e) throw bad();
+  }
+}
+
+/** A withheld decryption share `x_i·c1`, rebuilt from every holder's verified recovery share. */
+export class RecoveredShare {
+  private constructor(
+    readonly seat: number,
+    readonly point: Point,
+  ) {}
+
+  /** One share per holder of `seat`'s pieces (holder order, `holdersOf`), each verified, summed. */
+  static combine(
+    hand: Bytes,
+    seat: number,
+    seats: number,
+    commitments: PieceCommitments,
+    position: number,
+    ct: Ciphertext,
+    shares: Array<[number, RecoveryShare]>,
+  ): RecoveredShare {
+    let sum = Point.ZERO;
+    holdersOf(seat, seats).forEach((holder, k) => {
+      const found = shares.find(([h]) => h === holder);
+      if (!found) throw new MentalError('missing-recovery', { holder });
+      found[1].verify(hand, seat, holder, k, commitments, position, ct);
+      sum = sum.add(found[1].point);
+    });
+    return new RecoveredShare(seat, sum);
   }
 }

@@ -4,10 +4,15 @@
 //   every byte reproduced by a prover written here from §4–§6 and the
 //   ChaCha20 stream of §9 (which also shows a prover that duplicates a card
 //   fails `chain-product`);
+// * the recovery vectors of §9.1, read from the document: every byte
+//   reproduced from the same stream by the §II.7 prover written here, and
+//   verified (the dealer's piece key, the commitments' sum, the recovery
+//   shares, the rebuilt share opening the card, the complaint);
 // * the agreement corpus (fixtures/mental-corpus.json): honest and tampered
 //   key shares, joint keys, decryption shares, openings and shuffles of 4, 52,
-//   54 and 108 cards, each with the Rust verifier's verdict, which this
-//   verifier must reach too. Regenerate it with
+//   54 and 108 cards, piece commitments, complaints, recovery shares and
+//   openings with a recovered share, each with the Rust verifier's verdict,
+//   which this verifier must reach too. Regenerate it with
 //     cargo run -p claw-protocol --example mental_vectors --release -- web/test/fixtures/mental-corpus.json
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -246,6 +251,144 @@ test('§9: every vector reproduced from the ChaCha20 stream by a prover written 
   }
 });
 
+// ---------- §9.1 recovery vectors (§II.7), read from the document
+
+const recoverySection = doc.slice(doc.indexOf('### 9.1 Recovery vectors'), doc.indexOf('## 10. '));
+const R = Object.fromEntries([...recoverySection.matchAll(/^([a-z][a-z0-9 ]+): ([0-9a-f]+)$/gm)].map((m) => [m[1], m[2]]));
+
+test('§9.1: every recovery vector reproduced from the ChaCha20 stream and verified', () => {
+  for (const k of [
+    'dealer piece key',
+    'piece commitments seat 0',
+    'encrypted piece seat 0 to seat 1',
+    'encrypted piece seat 0 to the dealer',
+    'recovery share seat 0 holder seat 1 position 5',
+    'recovery share seat 0 holder dealer position 5',
+    'recovered share seat 0 position 5',
+    'complaint seat 2 against seat 0',
+  ]) {
+    assert.ok(R[k], k);
+  }
+  const rng = new Stream(new Uint8Array(32).fill(42));
+  const hand = kat.hand;
+  const keyShare = (x, seat) => {
+    const X = mul(G, x).toBytes();
+    const k = rng.scalar();
+    const t = new M.Transcript(M.KEY_SHARE_DOMAIN);
+    t.append('hand', hand);
+    t.append('seat', Uint8Array.of(seat));
+    t.append('key', X);
+    t.append('commit', mul(G, k).toBytes());
+    const e = t.challengeScalar('challenge');
+    return cat(X, mul(G, k).toBytes(), scalarBytes(mod(k + e * x)));
+  };
+  const x = [];
+  const keys = [];
+  for (let seat = 0; seat < 3; seat++) {
+    x.push(rng.scalar());
+    keys.push(keyShare(x[seat], seat));
+  }
+  const d = rng.scalar();
+  const dealerKey = keyShare(d, M.DEALER_HOLDER);
+  assert.equal(hex(dealerKey), R['dealer piece key']);
+  // Seat 0's split for holders seat 1, seat 2, the dealer (the last is x_0 minus the others).
+  const a = [rng.scalar(), rng.scalar()];
+  a.push(mod(x[0] - a[0] - a[1]));
+  const commitments = cat(...a.map((ak) => mul(G, ak).toBytes()));
+  assert.equal(hex(commitments), R['piece commitments seat 0']);
+  const holders = M.holdersOf(0, 3);
+  assert.deepEqual(holders, [1, 2, 0xff]);
+  const secretOf = (h) => (h === 0xff ? d : x[h]);
+  const pad = (holder, Rb, S) =>
+    createHash('sha512').update(cat(Buffer.from(M.PIECE_TAG), Uint8Array.of(0, ...hand, 0, holder), Rb, S)).digest().subarray(0, 32);
+  const enc = holders.map((h, k) => {
+    const r = rng.scalar();
+    const Rb = mul(G, r).toBytes();
+    const S = mul(G, secretOf(h) * r).toBytes();
+    const p = pad(h, Rb, S);
+    return cat(Rb, scalarBytes(a[k]).map((b, i) => b ^ p[i]));
+  });
+  assert.equal(hex(enc[0]), R['encrypted piece seat 0 to seat 1']);
+  assert.equal(hex(enc[2]), R['encrypted piece seat 0 to the dealer']);
+  const K = mul(G, x[0] + x[1] + x[2]);
+  const r = rng.scalar();
+  const ct = [mul(G, r), P.fromBytes(M.cardPoint(51).toBytes()).add(mul(K, r))];
+  const ctBytes = cat(ct[0].toBytes(), ct[1].toBytes());
+  const rec = holders.map((h, k) => {
+    const kk = rng.scalar();
+    const S = mul(ct[0], a[k]).toBytes();
+    const t = new M.Transcript(M.RECOVERY_SHARE_DOMAIN);
+    t.append('hand', hand);
+    t.append('seat', Uint8Array.of(0));
+    t.append('holder', Uint8Array.of(h));
+    t.append('position', Uint8Array.of(0, 5));
+    t.append('ciphertext', ctBytes);
+    t.append('commitment', commitments.subarray(32 * k, 32 * k + 32));
+    t.append('share', S);
+    t.append('commit-g', mul(G, kk).toBytes());
+    t.append('commit-c1', mul(ct[0], kk).toBytes());
+    const e = t.challengeScalar('challenge');
+    return cat(S, scalarBytes(e), scalarBytes(mod(kk + e * a[k])));
+  });
+  assert.equal(hex(rec[0]), R['recovery share seat 0 holder seat 1 position 5']);
+  assert.equal(hex(rec[2]), R['recovery share seat 0 holder dealer position 5']);
+  const bad = enc[1].slice();
+  bad[63] ^= 1;
+  const kc = rng.scalar();
+  const Rp = P.fromBytes(bad.subarray(0, 32));
+  const S2 = mul(Rp, x[2]).toBytes();
+  const tc = new M.Transcript(M.COMPLAINT_DOMAIN);
+  tc.append('hand', hand);
+  tc.append('seat', Uint8Array.of(0));
+  tc.append('holder', Uint8Array.of(2));
+  tc.append('piece', bad);
+  tc.append('key', keys[2].subarray(0, 32));
+  tc.append('shared', S2);
+  tc.append('commit-g', mul(G, kc).toBytes());
+  tc.append('commit-r', mul(Rp, kc).toBytes());
+  const ec = tc.challengeScalar('challenge');
+  const complaint = cat(S2, scalarBytes(ec), scalarBytes(mod(kc + ec * x[2])));
+  assert.equal(hex(complaint), R['complaint seat 2 against seat 0']);
+
+  // Verified by the browser's verifier.
+  M.KeyShare.fromBytes(dealerKey).verify(hand, M.DEALER_HOLDER);
+  const ks = keys.map((k) => M.KeyShare.fromBytes(k));
+  const c = M.PieceCommitments.fromBytes(3, H(R['piece commitments seat 0']));
+  c.checkSum(0, ks[0]);
+  assert.throws(() => c.checkSum(1, ks[1]), { code: 'piece-sum' });
+  const ctM = M.Ciphertext.fromBytes(ctBytes);
+  const shares = holders.map((h, k) => [h, M.RecoveryShare.fromBytes(rec[k])]);
+  const rebuilt = M.RecoveredShare.combine(hand, 0, 3, c, 5, ctM, shares);
+  assert.equal(hex(rebuilt.point.toBytes()), R['recovered share seat 0 position 5']);
+  assert.equal(hex(rebuilt.point.toBytes()), hex(mul(ct[0], x[0]).toBytes()), "the rebuilt share is x_0·c1");
+  assert.throws(() => M.RecoveredShare.combine(hand, 0, 3, c, 4, ctM, shares), { code: 'recovery-proof' });
+  M.Complaint.fromBytes(H(R['complaint seat 2 against seat 0'])).verify(hand, 0, 2, ks[2], M.EncryptedPiece.fromBytes(bad), c.get(1));
+  assert.throws(
+    () => M.Complaint.fromBytes(complaint).verify(hand, 0, 2, ks[2], M.EncryptedPiece.fromBytes(enc[1]), c.get(1)),
+    { code: 'complaint-proof' },
+  );
+  // Seats 1 and 2's decryption shares (drawn after the document's) open As with the rebuilt share.
+  const dshare = (seat) => {
+    const k = rng.scalar();
+    const D = mul(ct[0], x[seat]).toBytes();
+    const t = new M.Transcript(M.DECRYPTION_SHARE_DOMAIN);
+    t.append('hand', hand);
+    t.append('seat', Uint8Array.of(seat));
+    t.append('position', Uint8Array.of(0, 5));
+    t.append('ciphertext', ctBytes);
+    t.append('key', keys[seat].subarray(0, 32));
+    t.append('share', D);
+    t.append('commit-g', mul(G, k).toBytes());
+    t.append('commit-c1', mul(ct[0], k).toBytes());
+    const e = t.challengeScalar('challenge');
+    return [seat, M.DecryptionShare.fromBytes(cat(D, scalarBytes(e), scalarBytes(mod(k + e * x[seat]))))];
+  };
+  const key = M.JointKey.combine(hand, ks.map((k, seat) => [seat, k]));
+  const pack = new M.CardTable(Array.from({ length: 52 }, (_, i) => i));
+  assert.equal(key.openRecovered(hand, 5, ctM, [dshare(1), dshare(2)], [rebuilt], pack), 51);
+  assert.throws(() => key.openRecovered(hand, 5, ctM, [dshare(1)], [rebuilt], pack), { code: 'missing-share' });
+});
+
 // ---------- the agreement corpus
 
 const corpus = JSON.parse(readFileSync(join(here, 'fixtures/mental-corpus.json'), 'utf8'));
@@ -273,13 +416,14 @@ const tables = new Map(
   }),
 );
 
-const BYTES_FIELDS = ['share', 'ciphertext', 'input', 'output', 'proof'];
+const BYTES_FIELDS = ['share', 'ciphertext', 'input', 'output', 'proof', 'key', 'commitments', 'piece', 'commitment', 'complaint'];
 
 /** The case with every bytes field decoded (the fields a flip may change). */
 function materialise(c) {
   const v = { ...c };
   for (const f of BYTES_FIELDS) if (f in c) v[f] = bytesOf(c[f]);
   if (c.shares) v.shares = c.shares.map(([seat, s]) => [seat, bytesOf(s)]);
+  if (c.recovery) v.recovery = c.recovery.map(([holder, s]) => [holder, bytesOf(s)]);
   return v;
 }
 
@@ -321,6 +465,31 @@ function run(c) {
       M.verifyShuffle(hand, c.seat, tables.get(c.table), input, output, proof);
       return null;
     }
+    case 'piece-commitments': {
+      const key = M.KeyShare.fromBytes(c.key);
+      M.PieceCommitments.fromBytes(c.holders, c.commitments).checkSum(c.seat, key);
+      return null;
+    }
+    case 'complaint': {
+      const key = M.KeyShare.fromBytes(c.key);
+      const piece = M.EncryptedPiece.fromBytes(c.piece);
+      M.Complaint.fromBytes(c.complaint).verify(hand, c.accused, c.holder, key, piece, c.commitment);
+      return null;
+    }
+    case 'recovery-share': {
+      const commitments = M.PieceCommitments.fromBytes(c.holders, c.commitments);
+      const ct = M.Ciphertext.fromBytes(c.ciphertext);
+      M.RecoveryShare.fromBytes(c.share).verify(hand, c.seat, c.holder, c.k, commitments, c.position, ct);
+      return null;
+    }
+    case 'recover-open': {
+      const commitments = M.PieceCommitments.fromBytes(M.holdersOf(c.seat, c.seats).length, c.commitments);
+      const ct = M.Ciphertext.fromBytes(c.ciphertext);
+      const rec = c.recovery.map(([holder, s]) => [holder, M.RecoveryShare.fromBytes(s)]);
+      const list = c.shares.map(([seat, s]) => [seat, M.DecryptionShare.fromBytes(s)]);
+      const rebuilt = M.RecoveredShare.combine(hand, c.seat, c.seats, commitments, c.position, ct, rec);
+      return tables.get(c.table).openRecovered(hand, c.position, ct, list, [rebuilt], cardTable(c.cards));
+    }
     default:
       throw new Error(`unknown case kind ${c.kind}`);
   }
@@ -361,6 +530,12 @@ test('the corpus covers 52, 54 and 108 cards, every attack of the brief and ever
     'shuffle: permutation-commitment',
     'shuffle: reencryption',
     'shuffle: chain-step',
+    'piece-count',
+    'piece-sum',
+    'complaint-proof',
+    'good-piece',
+    'recovery-proof',
+    'missing-recovery',
   ]) {
     assert.ok(names.has(n), `no case fails with ${n}`);
   }
@@ -368,6 +543,11 @@ test('the corpus covers 52, 54 and 108 cards, every attack of the brief and ever
     assert.ok(cases.some((c) => c.name.includes(words)), words);
   }
   assert.ok(cases.some((c) => c.flip?.field === 'proof' && c.flip.bit === 0), 'every proof byte flipped');
+  for (const kind of ['piece-commitments', 'complaint', 'recovery-share', 'recover-open']) {
+    assert.ok(cases.some((c) => c.kind === kind && c.expect.ok !== undefined), `an honest ${kind}`);
+    assert.ok(cases.some((c) => c.kind === kind && c.expect.error), `a refused ${kind}`);
+  }
+  assert.ok(cases.some((c) => c.kind === 'key-share' && c.seat === 255 && c.expect.ok === null), "the dealer's piece key");
 });
 
 test('initial decks and card points agree with Rust', () => {

@@ -27,10 +27,21 @@ function specVectors() {
 /** The first output that differs, in detail (the first differing event by index), or null. */
 function disagreement(v) {
   let got;
+  const trace = { marks: [], autos: [] };
   try {
-    got = REPLAY[v.game](v);
+    got = REPLAY[v.game](v, trace);
   } catch (e) {
     return `the TypeScript replay refused it: ${e.message}`;
+  }
+  if (trace.autos.length !== v.actions.length) return `traced ${trace.autos.length} auto actions for ${v.actions.length} actions`;
+  // The corpus carries the Rust auto (timeout) action before each action.
+  for (let i = 0; i < (v.autos ?? []).length; i++) {
+    const [a, b] = [JSON.stringify(trace.autos[i]), JSON.stringify(v.autos[i])];
+    try {
+      assert.deepStrictEqual(trace.autos[i], v.autos[i]);
+    } catch {
+      return `auto action before action ${i}: TypeScript ${a}, Rust ${b}`;
+    }
   }
   for (const k of OUTPUTS) {
     try {

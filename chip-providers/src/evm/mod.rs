@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::book::{apply_in_hand, bad, lock, HandBook, LiveHand, OpLine};
 use crate::hand_journal::{HandFile, Journal};
-use crate::{AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, HandRef, IdempotencyKey, Reconciled};
+use crate::{AccountId, AccountOp, ChipError, ChipOp, ChipProvider, HandRef, IdempotencyKey, Reconciled};
 pub use chain::{load_key_file, Chain, ChainSettings};
 use contract::{ChipVault, OnChainHand};
 pub use error::{EvmError, Revert};
@@ -356,7 +356,7 @@ impl EvmChips {
         Ok(report)
     }
 
-    fn apply(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<Chips, ChipError> {
+    fn apply(&self, key: &IdempotencyKey, ops: &[AccountOp]) -> Result<Chips, ChipError> {
         apply_in_hand(&mut lock(&self.live), "EVM", &self.house, key, ops)
     }
 }
@@ -393,7 +393,7 @@ impl ChipProvider for EvmChips {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        let op = ChipOp::new(ChipOpKind::Debit, account, amount, memo);
+        let op = AccountOp::new(ChipOp::Debit, account, amount, memo);
         self.apply(key, std::slice::from_ref(&op))
     }
 
@@ -404,11 +404,11 @@ impl ChipProvider for EvmChips {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        let op = ChipOp::new(ChipOpKind::Credit, account, amount, memo);
+        let op = AccountOp::new(ChipOp::Credit, account, amount, memo);
         self.apply(key, std::slice::from_ref(&op))
     }
 
-    async fn settle(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<(), ChipError> {
+    async fn settle(&self, key: &IdempotencyKey, ops: &[AccountOp]) -> Result<(), ChipError> {
         self.apply(key, ops).map(|_| ())
     }
 

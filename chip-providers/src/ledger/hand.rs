@@ -11,7 +11,7 @@ use super::{
     backoff, longer, CallId, HandOp, HandStep, Job, JournalLine, LedgerEffect, LedgerError, LedgerInput,
     MoveFailure, OpStatus, Outcome, Policy, Recovered, RecoveredAs, Report, Settlement, FIRST_PAUSE,
 };
-use crate::{AccountId, ChipError, ChipOpKind, HandRef, IdempotencyKey};
+use crate::{AccountId, ChipError, ChipOp, HandRef, IdempotencyKey};
 
 /// Debited and credited totals of a hand's applied operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -30,7 +30,7 @@ enum Step {
     /// Append a line.
     Write(JournalLine),
     /// One operation: intent journaled, call (retried), status journaled.
-    Op { kind: ChipOpKind, account: AccountId, amount: Chips, memo: String, tag: &'static str },
+    Op { kind: ChipOp, account: AccountId, amount: Chips, memo: String, tag: &'static str },
     /// Ask again, same keys, about every operation whose outcome is unknown.
     Reask,
     /// Give every account back its net change over the applied operations
@@ -195,6 +195,8 @@ pub(super) struct Hand<T> {
     dealer: Option<AccountId>,
     /// Chips held until a background refund goes through.
     holding: Option<Vec<(AccountId, u64)>>,
+    /// A per-hand provider's stakes, once asked to lock them.
+    locked: Vec<(AccountId, u64)>,
     pub(super) fx: VecDeque<LedgerEffect>,
     pub(super) out: VecDeque<(T, Outcome)>,
 }
@@ -219,6 +221,7 @@ impl<T: Clone> Hand<T> {
             complete: None,
             dealer: None,
             holding: None,
+            locked: Vec::new(),
             fx: VecDeque::new(),
             out: VecDeque::new(),
         }
@@ -332,7 +335,7 @@ impl<T: Clone> Hand<T> {
                 self.steps.push_back(Step::Write(JournalLine::Complete { fee: Some(fee) }));
                 if fee.0 > 0 {
                     self.steps.push_back(Step::Op {
-                        kind: ChipOpKind::Credit,
+                        kind: ChipOp::Credit,
                         account: dealer,
                         amount: fee,
                         memo: "commission and rake".into(),
@@ -416,14 +419,42 @@ impl<T: Clone> Hand<T> {
         let mut t = Totals::default();
         for o in self.ops.iter().filter(|o| o.status == Some(OpStatus::Done)) {
             match o.kind {
-                ChipOpKind::Debit => t.debits += u128::from(o.amount.0),
-                ChipOpKind::Credit => t.credits += u128::from(o.amount.0),
+                ChipOp::Debit => t.debits += u128::from(o.amount.0),
+                ChipOp::Credit => t.credits += u128::from(o.amount.0),
             }
         }
         t
     }
 
     /// Chips the hand took per account and has not given back.
+    /// What each account has out in this hand while it runs (none once
+    /// it is settled, voided or refunding): with a per-hand provider its
+    /// locked stake; else its debits applied or in flight less its credits
+    /// applied, so a debit whose answer is still out counts.
+    pub(super) fn at_stake(&self) -> Vec<(AccountId, u64)> {
+        if self.life == Life::Terminal || self.refunding() {
+            return Vec::new();
+        }
+        if self.mode == Settlement::PerHand {
+            return self.locked.clone();
+        }
+        let mut net: BTreeMap<AccountId, i128> = BTreeMap::new();
+        for o in &self.ops {
+            let d = i128::from(o.amount.0);
+            match (o.kind, o.status) {
+                (ChipOp::Debit, None | Some(OpStatus::Done | OpStatus::Uncertain)) => {
+                    *net.entry(o.account.clone()).or_default() -= d
+                }
+                (ChipOp::Credit, Some(OpStatus::Done)) => *net.entry(o.account.clone()).or_default() += d,
+                _ => {}
+            }
+        }
+        net.into_iter()
+            .filter(|(_, n)| *n < 0)
+            .map(|(a, n)| (a, u64::try_from(-n).unwrap_or(u64::MAX)))
+            .collect()
+    }
+
     pub(super) fn held_by(&self) -> Vec<(AccountId, u64)> {
         net(&self.ops, 0)
             .into_iter()
@@ -703,6 +734,7 @@ impl<T: Clone> Hand<T> {
         if stakes.is_empty() {
             return self.fail(now, Failure::Stakes("no player has chips to stake".into()));
         }
+        self.locked = stakes.iter().map(|(a, c)| (a.clone(), c.0)).collect();
         self.steps.push_front(Step::Provider(HandStep::Open(stakes)));
     }
 
@@ -750,8 +782,8 @@ impl<T: Clone> Hand<T> {
                 // Crediting first would create chips if a later debit
                 // failed: debit the accounts that gained first, then credit.
                 let net = net(&self.ops, from);
-                let debits = net.iter().filter(|(_, n)| **n > 0).map(|(a, n)| (ChipOpKind::Debit, a, *n));
-                let credits = net.iter().filter(|(_, n)| **n < 0).map(|(a, n)| (ChipOpKind::Credit, a, -*n));
+                let debits = net.iter().filter(|(_, n)| **n > 0).map(|(a, n)| (ChipOp::Debit, a, *n));
+                let credits = net.iter().filter(|(_, n)| **n < 0).map(|(a, n)| (ChipOp::Credit, a, -*n));
                 let plan: Vec<Step> = debits
                     .chain(credits)
                     .map(|(kind, a, n)| Step::Op {
@@ -798,7 +830,7 @@ impl<T: Clone> Hand<T> {
                 if let (Some((Some(fee), before)), Some(dealer)) = (self.complete, &self.dealer) {
                     if fee.0 > 0 && self.ops.len() == before {
                         self.steps.push_front(Step::Op {
-                            kind: ChipOpKind::Credit,
+                            kind: ChipOp::Credit,
                             account: dealer.clone(),
                             amount: fee,
                             memo: "commission and rake".into(),
@@ -996,7 +1028,7 @@ fn net(ops: &[HandOp], from: usize) -> BTreeMap<AccountId, i128> {
     let mut net: BTreeMap<AccountId, i128> = BTreeMap::new();
     for o in ops.iter().skip(from).filter(|o| o.status == Some(OpStatus::Done)) {
         let d = i128::from(o.amount.0);
-        *net.entry(o.account.clone()).or_default() += if o.kind == ChipOpKind::Credit { d } else { -d };
+        *net.entry(o.account.clone()).or_default() += if o.kind == ChipOp::Credit { d } else { -d };
     }
     net
 }

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use claw_protocol::Chips;
 use serde::{Deserialize, Serialize};
 
-use crate::{AccountId, ChipError, ChipOpKind, HandRef, IdempotencyKey};
+use crate::{AccountId, ChipError, ChipOp, HandRef, IdempotencyKey};
 
 use hand::Hand;
 pub use hand::Totals;
@@ -100,7 +100,7 @@ pub struct HandOp {
     /// `<room>/<hand_id>/<n>` (refunds: `…/refund-<n>`, undos: `…/undo-<n>`).
     pub key: IdempotencyKey,
     /// Debit or credit.
-    pub kind: ChipOpKind,
+    pub kind: ChipOp,
     /// Whose chips.
     pub account: AccountId,
     /// How many.
@@ -349,7 +349,7 @@ impl LedgerInput {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Move {
     /// Debit or credit.
-    pub kind: ChipOpKind,
+    pub kind: ChipOp,
     /// Whose chips.
     pub account: AccountId,
     /// How many.
@@ -627,6 +627,19 @@ impl<T: Clone> Ledger<T> {
                 .filter(|(a, _)| a == account)
                 .fold(0u64, |t, (_, n)| t.saturating_add(n)),
         )
+    }
+
+    /// Chips each account has out in this ledger's running hands (staked,
+    /// or debited with the answer still out): a balance lookup does not
+    /// see them, so a grant decided on the balance alone could rescue a
+    /// player whose chips are only out on a table.
+    pub fn at_stake(&self) -> BTreeMap<AccountId, u64> {
+        let mut out: BTreeMap<AccountId, u64> = BTreeMap::new();
+        for (a, n) in self.hands.values().flat_map(|h| h.at_stake()) {
+            let e = out.entry(a).or_default();
+            *e = e.saturating_add(n);
+        }
+        out
     }
 
     /// The operations of a hand so far (tests, logs).

@@ -61,6 +61,24 @@ pub enum GrantLine {
         /// When (unix ms).
         at_ms: u64,
     },
+    /// The provider applied the daily or rescue grant of that `grant`
+    /// line (after a [`GrantLine::PaidLines`] line).
+    Paid {
+        /// Which grant.
+        #[serde(default, skip_serializing_if = "GrantKind::is_welcome")]
+        grant: GrantKind,
+        /// Who.
+        account: AccountId,
+        /// How many.
+        amount: Chips,
+        /// When the grant was reserved (unix ms).
+        at_ms: u64,
+    },
+    /// From here on each daily or rescue `grant` line is followed by its
+    /// `paid` or `refused` line: one still open at a start was decided
+    /// before a crash and is asked again with its key (the provider applies
+    /// a key once). Grants recorded before this line are never asked again.
+    PaidLines,
     /// The grant was refused for good: its chips are not counted and the
     /// account may be welcomed again.
     Refused {
@@ -136,6 +154,11 @@ pub struct WelcomeBook {
     day_used: HashMap<GrantKind, (u64, u64)>,
     /// Per kind and account: the day counted and its grants on it.
     day_count: HashMap<(GrantKind, AccountId), (u64, u32)>,
+    /// A [`GrantLine::PaidLines`] line was read or written.
+    paid_lines: bool,
+    /// Daily and rescue grants recorded after it with neither a `paid` nor
+    /// a `refused` line, in record order.
+    open: Vec<GrantLine>,
 }
 
 impl WelcomeBook {
@@ -160,6 +183,8 @@ impl WelcomeBook {
             days,
             day_used: HashMap::new(),
             day_count: HashMap::new(),
+            paid_lines: false,
+            open: Vec::new(),
         };
         for l in lines {
             b.apply(&l);
@@ -272,9 +297,40 @@ impl WelcomeBook {
         self.window.filter(|(start, _)| now_ms.saturating_sub(*start) < period)
     }
 
+    /// Whether the record lacks its [`GrantLine::PaidLines`] line (to be
+    /// appended before the next grant).
+    pub fn needs_paid_lines(&self) -> bool {
+        !self.paid_lines
+    }
+
+    /// The daily and rescue grants whose outcome the record does not hold
+    /// (decided, then a crash): to be asked again with their keys.
+    pub fn unsettled(&self) -> Vec<GrantLine> {
+        self.open.clone()
+    }
+
     /// Counts a line (read back, or just decided).
     pub fn apply(&mut self, line: &GrantLine) {
+        if let GrantLine::Grant { grant, .. } = line {
+            if self.paid_lines && !grant.is_welcome() {
+                self.open.push(line.clone());
+            }
+        }
+        if let GrantLine::Paid { grant, account, amount, at_ms }
+        | GrantLine::Refused { grant, account, amount, at_ms } = line
+        {
+            self.open.retain(|o| {
+                o != &GrantLine::Grant {
+                    grant: *grant,
+                    account: account.clone(),
+                    amount: *amount,
+                    at_ms: *at_ms,
+                }
+            });
+        }
         match line {
+            GrantLine::PaidLines => self.paid_lines = true,
+            GrantLine::Paid { .. } => {}
             GrantLine::Grant { grant, account, amount, at_ms } if !grant.is_welcome() => {
                 self.count_day(*grant, account, *amount, *at_ms, true)
             }
@@ -359,6 +415,33 @@ mod tests {
         assert!(!b.is_welcomed(&acct("a")));
         assert_eq!(b.window, Some((7, 0)));
         assert_eq!(WelcomeBook::replay(caps(), []).decide(&acct("x"), Chips(10_000), 0), Decision::NotLow);
+    }
+
+    /// A daily or rescue grant whose `paid` or `refused` line never came
+    /// (a crash) is open after a replay; lines older than `paid-lines`
+    /// never are, and neither is a welcome grant (no outcome lines).
+    #[test]
+    fn grants_without_an_outcome_after_paid_lines_are_open() {
+        let day =
+            |grant, a: &str, at_ms| GrantLine::Grant { grant, account: acct(a), amount: Chips(5), at_ms };
+        let each = DayCaps { amount: Chips(5), below: None, per_account: 1, budget_per_day: None };
+        let lines = [
+            day(GrantKind::Daily, "old", 1),
+            GrantLine::PaidLines,
+            b_line(&acct("w"), 2),
+            day(GrantKind::Daily, "a", 3),
+            day(GrantKind::Rescue, "b", 4),
+            day(GrantKind::Daily, "c", 5),
+            GrantLine::Paid { grant: GrantKind::Daily, account: acct("a"), amount: Chips(5), at_ms: 3 },
+            GrantLine::Refused { grant: GrantKind::Daily, account: acct("c"), amount: Chips(5), at_ms: 5 },
+        ];
+        let kinds = [(GrantKind::Daily, each), (GrantKind::Rescue, each)];
+        let b = WelcomeBook::replay_all(caps(), kinds, lines);
+        assert!(!b.needs_paid_lines());
+        assert_eq!(b.unsettled(), vec![day(GrantKind::Rescue, "b", 4)]);
+        assert!(WelcomeBook::replay(caps(), []).needs_paid_lines());
+        let json = serde_json::to_string(&GrantLine::PaidLines).unwrap();
+        assert_eq!(json, r#"{"kind":"paid-lines"}"#);
     }
 
     fn b_line(a: &AccountId, at_ms: u64) -> GrantLine {

@@ -39,7 +39,7 @@ pub use solana_transaction::Transaction;
 
 use crate::book::{apply_in_hand, bad, lock, HandBook, LiveHand, OpLine};
 use crate::hand_journal::{file_name, read_lines, HandFile, Journal, JournalError};
-use crate::{AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, HandRef, IdempotencyKey, Reconciled};
+use crate::{AccountId, AccountOp, ChipError, ChipOp, ChipProvider, HandRef, IdempotencyKey, Reconciled};
 pub use client::{RawAccount, RpcClient, SolanaClient, TxStatus};
 pub use error::SolanaError;
 pub use spl::TokenAccount;
@@ -590,7 +590,7 @@ impl SolanaChips {
         Ok(report)
     }
 
-    fn apply(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<Chips, ChipError> {
+    fn apply(&self, key: &IdempotencyKey, ops: &[AccountOp]) -> Result<Chips, ChipError> {
         apply_in_hand(&mut lock(&self.live), "Solana", &self.house, key, ops)
     }
 }
@@ -634,7 +634,7 @@ impl ChipProvider for SolanaChips {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        self.apply(key, &[ChipOp::new(ChipOpKind::Debit, account, amount, memo)])
+        self.apply(key, &[AccountOp::new(ChipOp::Debit, account, amount, memo)])
     }
 
     async fn credit(
@@ -644,10 +644,10 @@ impl ChipProvider for SolanaChips {
         amount: Chips,
         memo: &str,
     ) -> Result<Chips, ChipError> {
-        self.apply(key, &[ChipOp::new(ChipOpKind::Credit, account, amount, memo)])
+        self.apply(key, &[AccountOp::new(ChipOp::Credit, account, amount, memo)])
     }
 
-    async fn settle(&self, key: &IdempotencyKey, ops: &[ChipOp]) -> Result<(), ChipError> {
+    async fn settle(&self, key: &IdempotencyKey, ops: &[AccountOp]) -> Result<(), ChipError> {
         self.apply(key, ops).map(|_| ())
     }
 

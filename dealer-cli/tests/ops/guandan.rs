@@ -17,7 +17,7 @@ const HANDS: u64 = 4;
 /// The `claw-player` binary: `CLAW_PLAYER_BIN`, else next to `claw-dealer`
 /// (`cargo test --workspace` builds both). Another package's binary, so no
 /// `CARGO_BIN_EXE_…`: missing, the test fails saying how to build it.
-fn claw_player_bin() -> PathBuf {
+pub(crate) fn claw_player_bin() -> PathBuf {
     if let Some(p) = std::env::var_os("CLAW_PLAYER_BIN") {
         return PathBuf::from(p);
     }

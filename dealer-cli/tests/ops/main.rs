@@ -14,9 +14,11 @@
 //! (`cargo test --workspace --all-features`, as CI runs).
 
 mod admin;
+mod ai_seats;
 #[cfg(feature = "evm")]
 #[path = "../../../chip-providers/tests/support/anvil.rs"]
 mod anvil;
+mod blind;
 mod build_features;
 mod crash_archive;
 mod datadir;
@@ -29,6 +31,7 @@ mod guandan;
 mod launch;
 #[path = "../../../points-server/tests/points/common/pg.rs"]
 mod pg;
+mod quick_match_cli;
 mod reveals;
 #[cfg(feature = "evm")]
 mod rooms_chips;

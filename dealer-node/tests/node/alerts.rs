@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use claw_chips::{AccountId, ChipError, ChipOp, ChipProvider, IdempotencyKey};
+use claw_chips::{AccountId, AccountOp, ChipError, ChipProvider, IdempotencyKey};
 use claw_protocol::Chips;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -116,7 +116,7 @@ impl ChipProvider for Down {
     async fn credit(&self, _: &IdempotencyKey, _: &AccountId, _: Chips, _: &str) -> Result<Chips, ChipError> {
         Err(ChipError::Unreachable("down".into()))
     }
-    async fn settle(&self, _: &IdempotencyKey, _: &[ChipOp]) -> Result<(), ChipError> {
+    async fn settle(&self, _: &IdempotencyKey, _: &[AccountOp]) -> Result<(), ChipError> {
         Err(ChipError::Unreachable("down".into()))
     }
 }

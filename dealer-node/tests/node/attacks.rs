@@ -576,7 +576,7 @@ async fn assert_welcome_counted(f: &Fixture, granted: u64, refused: u64) {
         u128::from(granted) * 10_000,
         "no chips beyond the grants were created"
     );
-    let m = f.node.metrics().render();
+    let m = claw_dealer::metrics::render(&f.node.metrics());
     assert!(m.contains(&format!("claw_welcome_grants_total {granted}")), "{m}");
     assert!(m.contains(&format!("claw_welcome_chips_total {}", granted * 10_000)), "{m}");
     assert!(m.contains(&format!("claw_welcome_refused_total {refused}")), "{m}");
@@ -644,7 +644,7 @@ async fn welcome_budgets_hold_across_a_restart() {
     assert!(!joins(&node, 3).await, "the day's budget was used before the restart");
     assert!(!joins(&node, 1).await, "welcomed before the restart: not again");
     assert_eq!(chips.total().await, 10_000, "20 000 granted in all, 10 000 of them spent");
-    let m = node.metrics().render();
+    let m = claw_dealer::metrics::render(&node.metrics());
     assert!(m.contains("claw_welcome_grants_total 0"), "{m}");
     assert!(m.contains("claw_welcome_refused_total 1"), "{m}");
     let record = std::fs::read_to_string(dir.path().join("welcome.jsonl")).unwrap();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use claw_chips::{AccountId, ChipError, ChipOp, ChipOpKind, ChipProvider, IdempotencyKey, LocalChips};
+use claw_chips::{AccountId, AccountOp, ChipError, ChipOp, ChipProvider, IdempotencyKey, LocalChips};
 use claw_dealer::{DealerNode, NodeConfig, RoomConfig};
 use claw_protocol::handshake::{HandshakeError, RejectReason};
 use claw_protocol::messages::{
@@ -307,7 +307,7 @@ impl ChipProvider for Flaky {
         }
         self.inner.credit(k, a, x, m).await
     }
-    async fn settle(&self, k: &IdempotencyKey, ops: &[ChipOp]) -> Result<(), ChipError> {
+    async fn settle(&self, k: &IdempotencyKey, ops: &[AccountOp]) -> Result<(), ChipError> {
         self.inner.settle(k, ops).await
     }
 }
@@ -369,7 +369,9 @@ async fn a_chip_failure_mid_hand_voids_it_with_refunds() {
     // Every chip of the hand is back, commission included (the refund runs
     // beside the frame that tells of the void: wait for it, within the guard).
     let refunded = async {
-        while flaky.inner.balance(&ida).await.unwrap() != Chips(10_000) {
+        while flaky.inner.balance(&ida).await.unwrap() != Chips(10_000)
+            || flaky.inner.balance(&idb).await.unwrap() != Chips(10_000)
+        {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     };
@@ -471,7 +473,7 @@ async fn a_restarted_node_refunds_hands_a_crash_interrupted() {
         let op = HandOp {
             n: 0,
             key,
-            kind: ChipOpKind::Debit,
+            kind: ChipOp::Debit,
             account: p.clone(),
             amount: Chips(30),
             memo: "bet".into(),

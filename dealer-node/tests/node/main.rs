@@ -2,9 +2,13 @@
 
 mod alerts;
 mod attacks;
+mod audit_start;
 mod common;
 mod dos;
 mod games;
+mod grants;
 mod http_port;
 mod lifecycle;
+mod live_feed;
+mod quick_match;
 mod sanctions;

@@ -76,6 +76,7 @@ impl Sim {
                 balance: Chips(200),
                 commission: Chips::ZERO,
                 key: dealer.shared_key(&p.encryption_key()).unwrap(),
+                house_ai: false,
             })
             .collect();
         let hand_id = HandId::random(&mut rng);
@@ -120,6 +121,22 @@ impl Sim {
         let declared = holdem().create_deck(&self.hand.spec.settings).unwrap();
         self.deck = Some(Deck::initial(&declared).unwrap());
         self.events.push(env);
+        // Every seat splits its secret among the others and the dealer.
+        let keys: Vec<_> = list.iter().map(|(_, k)| *k).collect();
+        let dealer_key = claw_protocol::mental::KeyShare::from_bytes(&k.dealer_key).unwrap();
+        for s in 0..self.players.len() as u8 {
+            let msg = claw_protocol::messages::BlindPiecesMsg::split(
+                &self.players[usize::from(s)],
+                self.hand_id,
+                Seat(s),
+                &self.secrets[usize::from(s)],
+                &keys,
+                &dealer_key,
+                &mut self.rng,
+            );
+            let env = self.hand.add_blind_pieces(Seat(s), &msg).unwrap();
+            self.events.push(env);
+        }
     }
 
     /// The honest shuffle of `seat` over the current deck.
@@ -434,13 +451,16 @@ fn blind_holdem_hands_play_to_the_true_result() {
             assert!(sim.shuffles(None).is_none());
             let end = if k == 0 { sim.play(calling) } else { sim.play(mixed) };
             check_against_truth(&mut sim, &end);
-            // The transcript's structure (SPEC.md §9.7): keys, one shuffle
-            // per seat, then game-start with the final deck's digest.
+            // The transcript's structure (SPEC.md §9.7): keys, every seat's
+            // pieces, one shuffle per seat, then game-start with the final
+            // deck's digest.
             let types: Vec<String> =
                 sim.events.iter().map(|e| e.decode_body().unwrap().type_name().to_owned()).collect();
+            let n = usize::from(n);
             assert_eq!(types[1], "blind-keys");
-            assert!(types[2..2 + usize::from(n)].iter().all(|t| t == "blind-shuffle"));
-            let Ok(EventBody::GameStart(g)) = sim.events[2 + usize::from(n)].decode_body() else {
+            assert!(types[2..2 + n].iter().all(|t| t == "blind-pieces"));
+            assert!(types[2 + n..2 + 2 * n].iter().all(|t| t == "blind-shuffle"));
+            let Ok(EventBody::GameStart(g)) = sim.events[2 + 2 * n].decode_body() else {
                 panic!("game-start expected")
             };
             assert_eq!(g.deck_mode, DeckMode::Blind);
@@ -507,6 +527,101 @@ fn curious_dealer_cannot_open_a_hole_card() {
         }
     }
     let _ = end;
+}
+
+#[test]
+fn curious_dealer_cannot_open_a_recovered_hole_card() {
+    let mut sim = Sim::new(3, 9);
+    sim.keys();
+    sim.shuffles(None);
+    let _ = sim.hand.start(&mut sim.rng).unwrap();
+    let c = sim.hand.commit(&mut sim.rng, 0).unwrap();
+    sim.events.extend(c.events);
+    assert!(sim.hand.awaits_shares());
+    // Seats 0 and 1 answer the hole-card request; seat 2 withholds.
+    for seat in [0u8, 1] {
+        let msg = sim.owed_shares(seat);
+        let p = sim.send_shares(seat, &msg);
+        assert!(matches!(p, BlindProgress::Waiting(_)));
+    }
+    assert_eq!(sim.hand.blind_owing(), vec![Seat(2)]);
+    let Withheld::Recover(seat, env) = sim.hand.blind_withheld(&mut sim.rng) else { panic!("recovery") };
+    assert_eq!(seat, Seat(2));
+    sim.events.push(env);
+    assert!(sim.hand.is_blind_withholder(Seat(2)));
+    let Ok(EventBody::BlindRecover(r)) = sim.events.last().unwrap().decode_body() else { panic!() };
+    // Seats 0 and 1 publish their recovery shares from the pieces they hold.
+    let pieces = sim
+        .events
+        .iter()
+        .find_map(|e| match e.decode_body() {
+            Ok(EventBody::BlindPieces(p)) if p.seat == Seat(2) => Some(p),
+            _ => None,
+        })
+        .unwrap();
+    let mut last = None;
+    for holder in [0u8, 1] {
+        let piece = pieces
+            .piece_for(sim.hand_id, 3, Seat(holder), &sim.secrets[usize::from(holder)], &mut sim.rng)
+            .unwrap()
+            .unwrap();
+        let deck = sim.deck.clone().unwrap();
+        let shares = r
+            .positions
+            .iter()
+            .map(|p| PositionShare {
+                position: *p,
+                share: piece
+                    .recovery_share(
+                        &sim.hand_id,
+                        Seat(2),
+                        claw_protocol::mental::Holder::Seat(Seat(holder)),
+                        *p,
+                        deck.get(*p).unwrap(),
+                        &mut sim.rng,
+                    )
+                    .to_bytes()
+                    .to_vec(),
+            })
+            .collect();
+        let msg =
+            claw_protocol::messages::BlindRecoveryMsg { hand_id: sim.hand_id, withholder: Seat(2), shares };
+        last = Some(sim.hand.add_blind_recovery(Seat(holder), &msg, 0).unwrap());
+    }
+    assert!(matches!(last, Some(BlindProgress::Turn(..))), "the hand goes on");
+    let truth = sim.true_deck();
+    let b = sim.hand.blind.as_ref().unwrap();
+    let key = b.joint_key().unwrap().clone();
+    let deck = b.deck().clone();
+    let mut recovered = 0;
+    for d in sim.hand.running().unwrap().runner.dealt() {
+        let (p, DealTo::Player(owner)) = (d.position, d.target) else { continue };
+        let rebuilt: Vec<_> = b.recovered_of(p).into_iter().collect();
+        recovered += rebuilt.len();
+        assert_eq!(b.opened(p), None, "position {p} is hidden from the dealer");
+        // Everything the dealer holds, the rebuilt share included, does not open it.
+        let got = key.open_recovered(
+            &sim.hand_id,
+            p,
+            deck.get(p).unwrap(),
+            b.shares_of(p),
+            &rebuilt,
+            b.card_table(),
+        );
+        assert_eq!(got, Err(MentalError::MissingShare { seat: owner.0 }), "hole card at {p}");
+        // The owner, with its own share, opens it.
+        if owner != Seat(2) {
+            let ct = deck.get(p).unwrap();
+            let mut list = b.shares_of(p).to_vec();
+            list.push((
+                owner,
+                sim.secrets[owner.index()].decryption_share(&sim.hand_id, owner, p, ct, &mut sim.rng),
+            ));
+            let card = key.open_recovered(&sim.hand_id, p, ct, &list, &rebuilt, b.card_table());
+            assert_eq!(card, Ok(truth[usize::from(p)]), "the owner of {p} gets its card");
+        }
+    }
+    assert_eq!(recovered, 4, "seat 2's shares of the four hole cards of seats 0 and 1 were rebuilt");
 }
 
 #[test]
@@ -702,18 +817,35 @@ impl Sim {
 }
 
 #[test]
-fn only_holdem_deals_blind() {
-    for name in ["blackjack", "dou-di-zhu", "sam-gong", "guandan"] {
+fn holdem_and_sam_gong_deal_blind_the_others_are_refused_with_their_reason() {
+    let spec_of = |name: &str, settings: Value| {
         let g = claw_games::registry::get(name).unwrap();
-        let settings = g.normalize_settings(&Value::Null).unwrap();
-        let spec = GameSpec::new("r", g, settings, EntropyMode::Dealer, RevealPolicy::Full, 2000).unwrap();
-        let Err(err) = spec.blind() else { panic!("{name} must be refused") };
-        let err = err.to_string();
-        assert_eq!(
-            err,
-            format!("blind deal: deal = \"blind\" is offered for texas-holdem only (issue 35), not {name}")
-        );
+        let settings = g.normalize_settings(&settings).unwrap();
+        GameSpec::new("r", g, settings, EntropyMode::Dealer, RevealPolicy::Full, 2000).unwrap()
+    };
+    for name in ["texas-holdem", "sam-gong"] {
+        assert!(spec_of(name, Value::Null).blind().is_ok(), "{name} deals blind");
     }
+    let refused = [
+        ("blackjack", BlindRefusal::HouseHand),
+        ("dou-di-zhu", BlindRefusal::OwnerOpening),
+        ("guandan", BlindRefusal::Transfer),
+    ];
+    for (name, why) in refused {
+        let Err(err) = spec_of(name, Value::Null).blind() else { panic!("{name} must be refused") };
+        assert_eq!(err.to_string(), format!("blind deal: {why}"));
+        assert!(err.to_string().contains(name), "{err}");
+    }
+    assert_eq!(
+        blind_offered(&claw_games::GameMeta::new("poker-x", "Poker X", 2, 6, "1")),
+        Err(BlindRefusal::NotOffered("poker-x".into())),
+        "a game the engine does not know to deal blind"
+    );
+    // Sam Gong's tutorial deals a public script: never blind.
+    let Err(err) = spec_of("sam-gong", json!({"tutorial": true})).blind() else {
+        panic!("a tutorial table must be refused")
+    };
+    assert_eq!(err.to_string(), format!("blind deal: {}", BlindRefusal::Scripted));
     let g = holdem();
     let settings = g.normalize_settings(&Value::Null).unwrap();
     let joint = GameSpec::new("r", g, settings, EntropyMode::Joint, RevealPolicy::Full, 2000).unwrap();

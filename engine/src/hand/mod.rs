@@ -19,8 +19,8 @@
 mod blind;
 mod wire;
 
+pub use blind::{blind_offered, BlindError, BlindProgress, BlindRefusal, Withheld};
 use blind::{BlindDeal, Resume};
-pub use blind::{BlindError, BlindProgress};
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -241,14 +241,13 @@ impl GameSpec {
         })
     }
 
-    /// The same spec dealing blind (SPEC.md §9.7): Texas Hold'em only, with
-    /// `entropy = dealer` (the order comes from the players' shuffles).
+    /// The same spec dealing blind (SPEC.md §9.7): a game [`blind_offered`]
+    /// names, never a scripted deck, with `entropy = dealer` (the order
+    /// comes from the players' shuffles).
     pub fn blind(mut self) -> Result<GameSpec, EngineError> {
-        if self.meta.name != "texas-holdem" {
-            return Err(EngineError::Blind(format!(
-                "deal = \"blind\" is offered for texas-holdem only (issue 35), not {}",
-                self.meta.name
-            )));
+        blind_offered(&self.meta).map_err(|e| EngineError::Blind(e.to_string()))?;
+        if self.game.scripted_deck(&self.settings, 0)?.is_some() {
+            return Err(EngineError::Blind(BlindRefusal::Scripted.to_string()));
         }
         if self.entropy != EntropyMode::Dealer {
             return Err(EngineError::Blind("a blind table has entropy = \"dealer\"".into()));
@@ -297,6 +296,8 @@ pub struct HandSeat {
     pub commission: Chips,
     /// The session's precomputed box key with this player.
     pub key: SharedKey,
+    /// The dealer's own AI plays the seat (`game-start` `house_ai`).
+    pub house_ai: bool,
 }
 
 /// A step that changed the game and waits for its chip moves to be done.
@@ -475,7 +476,7 @@ impl Hand {
             DealMode::Dealer => None,
             DealMode::Blind => {
                 let declared = spec.game.create_deck(&spec.settings)?;
-                Some(Box::new(BlindDeal::new(hand_id, n, &declared)?))
+                Some(Box::new(BlindDeal::new(hand_id, n, &declared, rng)?))
             }
         };
         let hand = Hand {
@@ -826,6 +827,7 @@ impl Hand {
                             balance: s.balance,
                             encryption_key: s.encryption_key,
                             commission: s.commission,
+                            house_ai: s.house_ai,
                         })
                         .collect(),
                     memory: self.carried.memory.clone(),

@@ -46,6 +46,7 @@ impl Table {
                 balance: Chips(balance),
                 commission: Chips::ZERO,
                 key: self.dealer.shared_key(&p.encryption_key()).unwrap(),
+                house_ai: false,
             })
             .collect()
     }

@@ -34,13 +34,18 @@ pub(super) enum Waiting {
     Void(Box<RoomEvent>),
     /// A write nothing waits for (logged).
     Log(&'static str),
+    /// The start of a house AI (`ai.rs`).
+    Ai,
 }
 
 impl Waiting {
     /// Whether the room may not close before this completes (chips moved,
     /// transcripts archived).
     fn must_finish(&self) -> bool {
-        !matches!(self, Waiting::Join(..) | Waiting::Query(..) | Waiting::Fetch(..) | Waiting::FundHouse)
+        !matches!(
+            self,
+            Waiting::Join(..) | Waiting::Query(..) | Waiting::Fetch(..) | Waiting::FundHouse | Waiting::Ai
+        )
     }
 }
 
@@ -77,6 +82,14 @@ impl Outbox {
         let id = self.next_id();
         self.waiting.insert(id, w);
         self.queue.push_back(Effect::Archive { id, write });
+    }
+
+    /// Queues the start of a house AI for `start.seat`.
+    pub fn ai(&mut self, start: super::AiStart) -> EffectId {
+        let id = self.next_id();
+        self.waiting.insert(id, Waiting::Ai);
+        self.queue.push_back(Effect::Ai { id, start });
+        id
     }
 
     /// Queues a report to the node.

@@ -203,6 +203,105 @@ pub struct RoomConfig {
     /// closes at once. Unset (the default, a node's standing rooms): never.
     #[serde(default, with = "opt_dur", skip_serializing_if = "Option::is_none")]
     pub expire_after: Option<Duration>,
+    /// House-AI seats: empty seats are filled with the dealer's own bots
+    /// while a person is seated (issue #30); unset = never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ai_seats: Option<AiSeats>,
+    /// Before a match starts, every dealable seat must send `ready` within
+    /// this long or its seat is freed (`ready.rs`); 0 = no ready check.
+    #[serde(default, with = "dur")]
+    pub ready_check: Duration,
+    /// At a match's end its players vote on a rematch for this long; a no,
+    /// or a vote missing at the deadline, ends the match; 0 = no vote.
+    #[serde(default, with = "dur")]
+    pub rematch_vote: Duration,
+    /// Watchers following the running hand (`watch`) trail it by this many
+    /// player actions.
+    #[serde(default = "d_watch_delay")]
+    pub watch_delay: u32,
+    /// Most watchers following the running hand at once; 0 = no live feed.
+    #[serde(default = "d_max_spectators")]
+    pub max_spectators: u16,
+}
+
+/// The strength of a house AI: Guandan's L1–L3 (`1`, `2`, `3` in a rooms
+/// file); the other games have one AI each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "u8", into = "u8")]
+pub enum AiLevel {
+    /// Level 1: plays the lowest legal combination.
+    L1,
+    /// Level 2: the game's default AI.
+    L2,
+    /// Level 3: the strongest.
+    L3,
+}
+
+impl TryFrom<u8> for AiLevel {
+    type Error = String;
+    fn try_from(n: u8) -> Result<AiLevel, String> {
+        match n {
+            1 => Ok(AiLevel::L1),
+            2 => Ok(AiLevel::L2),
+            3 => Ok(AiLevel::L3),
+            _ => Err(format!("AI level {n}: the levels are 1, 2 and 3")),
+        }
+    }
+}
+
+impl From<AiLevel> for u8 {
+    fn from(l: AiLevel) -> u8 {
+        match l {
+            AiLevel::L1 => 1,
+            AiLevel::L2 => 2,
+            AiLevel::L3 => 3,
+        }
+    }
+}
+
+/// A room's house-AI seats (`ai_seats = { after = "5s", chips = 10000 }`):
+/// while at least one person is seated, empty seats are filled with the
+/// dealer's own bots `after` the table last changed; their chips are
+/// transferred from the operator's house-AI account, never minted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AiSeats {
+    /// Wait from a person's seating (or a seat freeing) to the filling.
+    #[serde(default = "d_ai_after", with = "dur")]
+    pub after: Duration,
+    /// The AI's strength (Guandan only); unset = the game's default AI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<AiLevel>,
+    /// Chips an AI seat starts with, transferred from the house-AI account
+    /// (topping up an AI identity that still holds some). 0 = ten times
+    /// what the room needs to seat a player (its buy-in, entry threshold or
+    /// minimum, whichever is largest), at least 10 000.
+    #[serde(default)]
+    pub chips: Chips,
+    /// Seats to fill up to; 0 = every seat.
+    #[serde(default)]
+    pub fill_to: u8,
+    /// A disconnected person's seat is given to an AI after this grace
+    /// (only while another person is seated; shorter than the reconnect
+    /// window). Unset = never: the reconnect window holds the seat.
+    #[serde(default, with = "opt_dur", skip_serializing_if = "Option::is_none")]
+    pub takeover: Option<Duration>,
+}
+
+/// The least chips an AI seat gets when `ai_seats.chips` is 0 (a welcome
+/// grant's worth).
+pub const DEFAULT_AI_CHIPS: u64 = 10_000;
+
+fn d_ai_after() -> Duration {
+    Duration::from_secs(5)
+}
+
+impl AiSeats {
+    /// Fill every seat after `after`, the game's default AI, the room's
+    /// chips, no takeover.
+    pub fn after(after: Duration) -> AiSeats {
+        AiSeats { after, level: None, chips: Chips::ZERO, fill_to: 0, takeover: None }
+    }
 }
 
 /// The game's default for [`RoomConfig::dissolve_after`]
@@ -257,6 +356,12 @@ fn d_sit_out_hands() -> u16 {
 fn d_warn_time_left() -> Duration {
     Duration::from_secs(10)
 }
+fn d_watch_delay() -> u32 {
+    5
+}
+fn d_max_spectators() -> u16 {
+    50
+}
 
 impl RoomConfig {
     /// A room of `game` with every other field at its default.
@@ -291,6 +396,11 @@ impl RoomConfig {
             low_balance_warning: Chips::ZERO,
             dissolve_after: None,
             expire_after: None,
+            ai_seats: None,
+            ready_check: Duration::ZERO,
+            rematch_vote: Duration::ZERO,
+            watch_delay: d_watch_delay(),
+            max_spectators: d_max_spectators(),
         }
     }
 
@@ -382,12 +492,7 @@ impl RoomConfig {
             return Err(self.err("settings must be a table"));
         }
         if self.deal == claw_protocol::messages::DealMode::Blind {
-            if meta.name != "texas-holdem" {
-                return Err(self.err(format!(
-                    "deal = \"blind\" is offered for texas-holdem only (issue 35), not {}",
-                    meta.name
-                )));
-            }
+            crate::hand::blind_offered(&meta).map_err(|e| self.err(e.to_string()))?;
             if self.entropy != EntropyMode::Dealer {
                 return Err(self.err(
                     "deal = \"blind\" needs entropy = \"dealer\" (the players' shuffles order the deck)",
@@ -396,7 +501,59 @@ impl RoomConfig {
         }
         self.settings = normalize_with_bets(game.as_ref(), &self.settings, self.min_bet, self.max_bet)
             .map_err(|e| self.err(format!("settings: {e}")))?;
+        if self.deal == claw_protocol::messages::DealMode::Blind
+            && game.scripted_deck(&self.settings, 0).map_err(|e| self.err(e.to_string()))?.is_some()
+        {
+            return Err(self.err(crate::hand::BlindRefusal::Scripted.to_string()));
+        }
+        self.validate_ai_seats(game.as_ref())?;
         Ok(game)
+    }
+
+    /// Checks `ai_seats` and fills in its chips (0: the room's need).
+    fn validate_ai_seats(&mut self, game: &dyn claw_games::DynGame) -> Result<(), ConfigError> {
+        let Some(mut ai) = self.ai_seats else { return Ok(()) };
+        let meta = game.meta();
+        match ai.level {
+            Some(_) if meta.ai_levels == 0 => {
+                return Err(self.err(format!("ai_seats.level: {} has one AI and no levels", meta.name)))
+            }
+            Some(l) if u8::from(l) > meta.ai_levels => {
+                return Err(
+                    self.err(format!("ai_seats.level: {} has AI levels 1–{}", meta.name, meta.ai_levels))
+                )
+            }
+            _ => {}
+        }
+        if ai.fill_to > self.max_players {
+            return Err(self.err(format!(
+                "ai_seats.fill_to {} is above the room's {} seats",
+                ai.fill_to, self.max_players
+            )));
+        }
+        if self.dissolve_after.is_some_and(|d| !d.is_zero() && ai.after >= d) {
+            return Err(self.err(
+                "ai_seats.after must be shorter than dissolve_after (the table would be dissolved first)",
+            ));
+        }
+        if ai.takeover.is_some_and(|t| t >= self.reconnect_window) {
+            return Err(self.err(
+                "ai_seats.takeover must be shorter than reconnect_window (the seat is held that long anyway)",
+            ));
+        }
+        let min = self.commission.0.saturating_add(self.min_bet.0.max(1));
+        let entry = game.entry_chips(&self.settings).map_err(|e| self.err(format!("settings: {e}")))?;
+        let need = self.buy_in.0.max(min).max(entry.0);
+        if ai.chips.0 == 0 {
+            ai.chips = Chips(need.saturating_mul(10).max(DEFAULT_AI_CHIPS));
+        } else if ai.chips.0 < need {
+            return Err(self.err(format!(
+                "ai_seats.chips {} is below the {need} chips this room needs to seat a player",
+                ai.chips
+            )));
+        }
+        self.ai_seats = Some(ai);
+        Ok(())
     }
 
     /// What players may see of this room (`join-response`, `room-config`

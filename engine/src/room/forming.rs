@@ -83,7 +83,7 @@ impl RoomCore {
         }
         let ready: VecDeque<PlayerId> =
             self.roster.seated().filter(|id| self.dealable(id)).copied().collect();
-        if ready.len() < usize::from(self.cfg.min_players) {
+        if ready.len() < usize::from(self.cfg.min_players) || !self.people_gate(now, &ready) {
             self.hands.table = Table::Idle(Rest::Waiting);
             return;
         }
@@ -244,6 +244,7 @@ impl RoomCore {
                     balance: Chips(b.0.min(MAX_HAND_STAKE)),
                     commission: self.cfg.commission,
                     key: p.key.clone(),
+                    house_ai: p.house_ai,
                 })
             })
             .collect();

@@ -8,8 +8,9 @@ use std::time::Instant;
 
 use claw_games::ChipParty;
 use claw_protocol::messages::{
-    ActionRejectCode, ActionRejected, BlindKeyMsg, BlindSharesMsg, BlindShuffleMsg, ErrorCode, PlayerSeed,
-    RoomPhase, ServerMessage, SignedAction, TimeoutReason, YourTurn,
+    ActionRejectCode, ActionRejected, BlindComplaintMsg, BlindKeyMsg, BlindPiecesMsg, BlindRecoveryMsg,
+    BlindSharesMsg, BlindShuffleMsg, ErrorCode, PlayerSeed, RoomPhase, ServerMessage, SignedAction,
+    TimeoutReason, YourTurn,
 };
 use claw_protocol::transcript::EventEnvelope;
 use claw_protocol::{Chips, HandId, PlayerId, Seat};
@@ -19,7 +20,7 @@ use super::settle::{PendingReveal, VoidCause};
 use super::{
     encode, Account, ChipCall, ChipFailure, ChipMove, ChipOutcome, EffectId, Now, Presence, RoomCore, Waiting,
 };
-use crate::hand::{BlindProgress, Carried, Hand, Step};
+use crate::hand::{BlindProgress, Carried, Hand, Step, Withheld};
 use crate::metrics::inc;
 
 pub use claw_protocol::messages::MAX_HAND_STAKE;
@@ -119,6 +120,8 @@ enum Stage {
     Turn(Turn),
     /// The chip moves of a step (`players`: whose balance each move sets).
     Chips { id: EffectId, origin: Origin, players: Vec<Option<PlayerId>> },
+    /// Blind tables: every seat's pieces of its secret, until the deadline.
+    Pieces { deadline: Instant },
     /// Blind tables (SPEC.md §9.7): a seat's shuffle, until the deadline.
     Shuffle { seat: Seat, deadline: Instant },
     /// Blind tables: decryption shares, until the deadline; `origin` of the
@@ -184,7 +187,7 @@ impl Table {
     pub fn deadline(&self) -> Option<Instant> {
         match self {
             Table::Playing(h) => match &h.stage {
-                Stage::Seeds { deadline } => Some(*deadline),
+                Stage::Seeds { deadline } | Stage::Pieces { deadline } => Some(*deadline),
                 Stage::Turn(t) => Some(t.warn_at.map_or(t.deadline, |w| w.min(t.deadline))),
                 Stage::Chips { .. } => None,
                 Stage::Shuffle { deadline, .. } | Stage::Shares { deadline, .. } => Some(*deadline),
@@ -268,6 +271,7 @@ impl RoomCore {
                 self.timeout_action(now, seat)
             }
             Stage::Turn(t) if t.warn_at.is_some_and(|w| w <= now.at) => self.warn_turn(),
+            Stage::Pieces { deadline } if *deadline <= now.at => self.blind_pieces_timeout(now),
             Stage::Shuffle { deadline, .. } if *deadline <= now.at => self.blind_shuffle_timeout(now),
             Stage::Shares { deadline, .. } if *deadline <= now.at => self.blind_shares_timeout(now),
             _ => {}
@@ -356,21 +360,27 @@ impl RoomCore {
         self.left_to_act(now, next);
     }
 
-    /// While the seat to act (`next`) is a player who left the room: the
-    /// game's auto action at once, or, when the game cannot go on without
-    /// that player (Sam Gong's banker before its bet), the hand is voided
-    /// and refunded.
+    /// While the seat to act (`next`) is a player who left the room (or a
+    /// blind table's withholder, docs/blind-deal.md §II.6): the game's auto
+    /// action at once, or, when the game cannot go on without a player who
+    /// left (Sam Gong's banker before its bet), the hand is voided and
+    /// refunded.
     fn left_to_act(&mut self, now: Now, mut next: Option<Seat>) {
         while let Some(seat) = next.take() {
             let Table::Playing(h) = &mut self.hands.table else { return };
-            if h.hand.leave_voids(seat) {
+            // A withholder still in the room plays on by its timeout action.
+            let left = h.players.get(seat.index()).and_then(|p| self.roster.get(p)).is_none_or(|p| p.left());
+            if left && h.hand.leave_voids(seat) {
                 if let Some(id) = h.players.get(seat.index()) {
                     self.metrics.conduct.flag(id, crate::conduct::Flag::Voided);
                 }
                 return self.void_hand(now, VoidCause::Left, &format!("the player of {seat} left"));
             }
             inc(&self.metrics.timeouts);
-            match h.hand.auto_act(seat, TimeoutReason::Left) {
+            // A blind table's withholder plays its timeout action at once.
+            let reason =
+                if h.hand.is_blind_withholder(seat) { TimeoutReason::Timeout } else { TimeoutReason::Left };
+            match h.hand.auto_act(seat, reason) {
                 Ok(step) => next = self.run_step(now, step, Origin::Auto),
                 Err(e) => return self.void_hand(now, VoidCause::Game, &format!("auto action failed: {e}")),
             }
@@ -516,7 +526,7 @@ impl RoomCore {
         let low_time = t.low_time(self.cfg.warn_time_left).then_some(timeout);
         h.stage = Stage::Turn(t);
         let actor = *h.players.get(seat.index())?;
-        if self.roster.get(&actor).is_none_or(|p| p.left()) {
+        if self.roster.get(&actor).is_none_or(|p| p.left()) || h.hand.is_blind_withholder(seat) {
             return Some(seat);
         }
         self.hurry_away_turn(now);
@@ -637,6 +647,7 @@ impl RoomCore {
                 self.send_frame(&players, f);
             }
         }
+        self.feed_events(events);
     }
 
     /// A resumed session: the hand so far (its sealed cards included) and,
@@ -699,8 +710,9 @@ impl RoomCore {
     }
 
     /// Before the blind hand's start: closes the key phase (or voids the
-    /// hand when a key share is missing) and waits for the shuffles.
-    /// True once every seat has shuffled or been skipped.
+    /// hand when a key share is missing), waits for every seat's pieces,
+    /// then for the shuffles. True once every seat has shuffled or been
+    /// skipped.
     fn blind_ready_to_start(&mut self, now: Now) -> bool {
         let Table::Playing(h) = &mut self.hands.table else { return false };
         if !h.hand.blind_keys_closed() {
@@ -713,6 +725,12 @@ impl RoomCore {
             }
         }
         let Table::Playing(h) = &mut self.hands.table else { return false };
+        if !h.hand.blind_pieces_complete() {
+            if !matches!(h.stage, Stage::Pieces { .. }) {
+                h.stage = Stage::Pieces { deadline: now.after(self.cfg.action_timeout).at };
+            }
+            return false;
+        }
         match h.hand.blind_shuffler() {
             Some(seat) => {
                 let deadline = now.after(self.cfg.action_timeout).at;
@@ -754,6 +772,72 @@ impl RoomCore {
         }
     }
 
+    /// A seat's pieces of its secret.
+    pub(super) fn player_blind_pieces(&mut self, now: Now, id: &PlayerId, msg: BlindPiecesMsg) {
+        let Some(seat) = self.blind_seat(id) else { return };
+        let Table::Playing(h) = &mut self.hands.table else { return };
+        match h.hand.add_blind_pieces(seat, &msg) {
+            Ok(env) => {
+                self.broadcast(&[env]);
+                let Table::Playing(h) = &self.hands.table else { return };
+                if h.hand.blind_pieces_complete() {
+                    self.start_dealing(now);
+                }
+            }
+            Err(e) => self.blind_refused(now, id, e.to_string()),
+        }
+    }
+
+    /// The pieces' deadline passed with pieces missing: the hand cannot
+    /// recover a withheld share of those seats, so it is voided before
+    /// anything is staked (docs/blind-deal.md §II.7); each is counted as
+    /// timed out.
+    fn blind_pieces_timeout(&mut self, now: Now) {
+        let Table::Playing(h) = &self.hands.table else { return };
+        let missing = h.hand.blind_missing_pieces();
+        let ids: Vec<PlayerId> = missing.iter().filter_map(|s| h.players.get(s.index()).copied()).collect();
+        let seats: Vec<String> = missing.iter().map(ToString::to_string).collect();
+        inc(&self.metrics.timeouts);
+        self.void_hand(now, VoidCause::Game, &format!("blind: no pieces from {}", seats.join(", ")));
+        for id in ids {
+            self.count_timeout(now, &id);
+        }
+    }
+
+    /// A holder's complaint against a piece: upheld, the accused is the
+    /// hand's withholder (counted as timed out).
+    pub(super) fn player_blind_complaint(&mut self, now: Now, id: &PlayerId, msg: BlindComplaintMsg) {
+        let Some(seat) = self.blind_seat(id) else { return };
+        let Table::Playing(h) = &mut self.hands.table else { return };
+        match h.hand.add_blind_complaint(seat, &msg) {
+            Ok((env, accused)) => {
+                let accused_id = h.players.get(accused.index()).copied();
+                self.broadcast(&[env]);
+                tracing::info!(room = %self.cfg.id, seat = %accused, "blind: bad piece, the seat withholds");
+                inc(&self.metrics.timeouts);
+                if let Some(a) = accused_id {
+                    self.count_timeout(now, &a);
+                }
+            }
+            Err(e) => self.blind_refused(now, id, e.to_string()),
+        }
+    }
+
+    /// A holder's recovery shares.
+    pub(super) fn player_blind_recovery(&mut self, now: Now, id: &PlayerId, msg: BlindRecoveryMsg) {
+        let Some(seat) = self.blind_seat(id) else { return };
+        let later = now.after(self.cfg.action_timeout);
+        let Table::Playing(h) = &mut self.hands.table else { return };
+        let origin = match &h.stage {
+            Stage::Shares { origin, .. } => *origin,
+            _ => return self.blind_refused(now, id, "no recovery shares are asked for now".into()),
+        };
+        match h.hand.add_blind_recovery(seat, &msg, later.unix_ms) {
+            Err(e) => self.blind_refused(now, id, e.to_string()),
+            Ok(p) => self.blind_progressed(now, origin, p),
+        }
+    }
+
     /// The shuffler's time ran out: skipped.
     fn blind_shuffle_timeout(&mut self, now: Now) {
         let Table::Playing(h) = &mut self.hands.table else { return };
@@ -777,35 +861,62 @@ impl RoomCore {
         };
         match h.hand.add_blind_shares(seat, &msg, later.unix_ms) {
             Err(e) => self.blind_refused(now, id, e.to_string()),
-            Ok(BlindProgress::Waiting(env)) => self.broadcast(&[env]),
-            Ok(BlindProgress::Step(env, step)) => {
+            Ok(p) => self.blind_progressed(now, origin, p),
+        }
+    }
+
+    /// What accepted shares (or recovery shares) let the hand do.
+    fn blind_progressed(&mut self, now: Now, origin: Option<Origin>, progress: BlindProgress) {
+        match progress {
+            BlindProgress::Waiting(env) => self.broadcast(&[env]),
+            BlindProgress::Step(env, step) => {
                 self.broadcast(&[env]);
                 self.drive(now, step, origin.unwrap_or(Origin::Auto));
             }
-            Ok(BlindProgress::Turn(env, _)) => {
+            BlindProgress::Turn(env, _) => {
                 self.broadcast(&[env]);
                 self.set_turn(now);
                 let Table::Playing(h) = &self.hands.table else { return };
                 let next = h.hand.to_act();
-                let left = next
-                    .and_then(|s| h.players.get(s.index()))
-                    .and_then(|p| self.roster.get(p))
-                    .is_none_or(|p| p.left());
-                if left {
+                let auto = next.is_some_and(|s| h.hand.is_blind_withholder(s))
+                    || next
+                        .and_then(|s| h.players.get(s.index()))
+                        .and_then(|p| self.roster.get(p))
+                        .is_none_or(|p| p.left());
+                if auto {
                     self.left_to_act(now, next);
                 }
             }
-            Ok(BlindProgress::Broken(e)) => self.void_hand(now, VoidCause::Game, &format!("engine: {e}")),
+            BlindProgress::Broken(e) => self.void_hand(now, VoidCause::Game, &format!("engine: {e}")),
         }
     }
 
-    /// A share request's deadline passed with shares still owed: until the
-    /// recovery scheme (docs/blind-deal.md §II.7) the hand cannot open the
-    /// card, so it is voided and every stake refunded exactly; each
-    /// withholder is counted as timed out (§II.6).
+    /// A share request's deadline passed with shares still owed
+    /// (docs/blind-deal.md §II.6): one withholder whose secret can be
+    /// recovered is counted as timed out and its shares are recovered from
+    /// its pieces (§II.7), the request's deadline renewed; otherwise (a
+    /// second withholder, a holder withholding a recovery share) the hand
+    /// is voided and every stake refunded exactly, each withholder counted
+    /// as timed out.
     fn blind_shares_timeout(&mut self, now: Now) {
-        let Table::Playing(h) = &self.hands.table else { return };
-        let owing = h.hand.blind_owing();
+        let later = now.after(self.cfg.action_timeout).at;
+        let Table::Playing(h) = &mut self.hands.table else { return };
+        let owing = match h.hand.blind_withheld(&mut *self.rng) {
+            Withheld::Recover(seat, env) => {
+                if let Stage::Shares { deadline, .. } = &mut h.stage {
+                    *deadline = later;
+                }
+                let id = h.players.get(seat.index()).copied();
+                self.broadcast(&[env]);
+                tracing::info!(room = %self.cfg.id, %seat, "blind: withheld shares, recovering");
+                inc(&self.metrics.timeouts);
+                if let Some(id) = id {
+                    self.count_timeout(now, &id);
+                }
+                return;
+            }
+            Withheld::Cancel(owing) => owing,
+        };
         let ids: Vec<PlayerId> = owing.iter().filter_map(|s| h.players.get(s.index()).copied()).collect();
         let seats: Vec<String> = owing.iter().map(ToString::to_string).collect();
         inc(&self.metrics.timeouts);

@@ -24,6 +24,8 @@ pub(super) struct MatchWatch {
     players: Vec<PlayerId>,
     /// The first of them to leave the room since, with its hand seat.
     left: Option<(Instant, Seat)>,
+    /// The ready check and the rematch vote (`ready.rs`).
+    pub people: super::ready::People,
 }
 
 impl RoomCore {

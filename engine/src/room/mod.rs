@@ -25,6 +25,7 @@
 //! and what each completion is for). This file routes inputs and timers
 //! to them and closes the room.
 
+mod ai;
 mod chips;
 pub mod config;
 mod forming;
@@ -32,7 +33,9 @@ mod hand;
 mod matches;
 mod player;
 mod queries;
+mod ready;
 mod removal;
+mod rotation;
 mod seats;
 mod settle;
 mod watchers;
@@ -319,6 +322,37 @@ pub enum Effect {
     /// Tell the node (demo summary, tests). `HandFinished.transcript` is
     /// already filled in.
     Report(RoomEvent),
+    /// Start a house AI for a seat (room setting `ai_seats`): fund it from
+    /// the house-AI account and connect it as a player; complete with
+    /// [`Input::Ai`].
+    Ai {
+        /// Completion id.
+        id: EffectId,
+        /// What to start.
+        start: AiStart,
+    },
+}
+
+/// A house AI the room asks the driver for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AiStart {
+    /// The room's game (the AI's strategy).
+    pub game: String,
+    /// The seat it is to ask for.
+    pub seat: Seat,
+    /// Its strength (Guandan), or the game's default AI.
+    pub level: Option<config::AiLevel>,
+    /// Chips it is to hold, transferred from the house-AI account.
+    pub chips: Chips,
+}
+
+/// The completion of an [`Effect::Ai`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AiOutcome {
+    /// Funded and connecting as this identity.
+    Started(PlayerId),
+    /// Not started (the house-AI budget is spent, no AI player is set up).
+    Refused(String),
 }
 
 /// Something that happened, fed to [`RoomCore::handle`].
@@ -360,6 +394,13 @@ pub enum Input {
     },
     /// Hold new hands (true) or allow them again (false).
     Hold(bool),
+    /// A house AI's start completed.
+    Ai {
+        /// The effect.
+        id: EffectId,
+        /// Started, or why not.
+        outcome: AiOutcome,
+    },
     /// The operator banned or froze `player` (`Some`), or lifted it (`None`):
     /// applied once the player is out of the running hand (`removal.rs`).
     Bar {
@@ -464,6 +505,12 @@ pub struct RoomCore {
     entry: Chips,
     /// Operator bans and freezes (`removal.rs`).
     removals: removal::Removals,
+    /// The banker queue last pushed (`rotation.rs`).
+    rotation: rotation::Rotation,
+    /// House-AI seats (`ai.rs`).
+    ai: ai::AiTable,
+    /// The live feed of watchers following the table (`watchers.rs`).
+    feed: watchers::Feed,
 }
 
 /// Smallest pause before trying again after a hand could not start.
@@ -509,6 +556,9 @@ impl RoomCore {
             out: Outbox::default(),
             queries: Queries::default(),
             removals: removal::Removals::default(),
+            rotation: rotation::Rotation::default(),
+            ai: ai::AiTable::default(),
+            feed: watchers::Feed::default(),
         };
         inc(&core.metrics.rooms_open);
         // A room nobody sits in expires from its opening (`expire_after`).
@@ -556,6 +606,8 @@ impl RoomCore {
         at(self.hands_deadline());
         at(self.seat_deadline());
         at(self.watcher_deadline());
+        at(self.people_deadline());
+        at(self.ai_deadline());
         // The shutdown grace matters only while a hand runs (it is voided then).
         at(self.life.deadline().filter(|_| self.hands.table.is_playing()));
         w
@@ -571,7 +623,10 @@ impl RoomCore {
     pub fn handle(&mut self, now: Now, input: Input) {
         self.clock = now;
         match input {
-            Input::Ready(conn) => self.ready(now, conn),
+            Input::Ready(conn) => {
+                self.ready(now, conn);
+                self.banker_queue_to(conn);
+            }
             Input::Message { conn, msg, at } => self.message(now, conn, *msg, at),
             Input::Disconnected(conn) => self.conn_closed(now, conn),
             Input::Chips { id, outcome } => self.chips_done(now, id, outcome),
@@ -584,6 +639,7 @@ impl RoomCore {
                 }
             }
             Input::Bar { player, bar } => self.set_bar(now, player, bar),
+            Input::Ai { id, outcome } => self.ai_done(now, id, outcome),
         }
         self.after_input(now);
     }
@@ -595,7 +651,9 @@ impl RoomCore {
         // Reconnect windows, idle watchers, seats that sat out too long.
         self.expire_away(now);
         self.kick_idle_watchers(now);
+        self.people_timers(now);
         self.free_squatters(now);
+        self.ai_timers(now);
         self.reveal_timers(now);
         self.hand_timers(now);
         // Shutdown grace.
@@ -624,6 +682,8 @@ impl RoomCore {
         self.apply_bars(now);
         self.track_underfilled(now);
         self.track_empty(now);
+        self.ai_track(now);
+        self.push_banker_queue();
         if matches!(self.life, Life::Closing { .. }) {
             let must_wait = self.hands.table.is_busy() || self.out.must_wait();
             if must_wait {
@@ -699,7 +759,7 @@ impl RoomCore {
                     tracing::error!(room = %self.cfg.id, error = %e, "{what} failed");
                 }
             }
-            Waiting::ArchiveHand(_) | Waiting::Publish(_) | Waiting::Fetch(..) => {}
+            Waiting::ArchiveHand(_) | Waiting::Publish(_) | Waiting::Fetch(..) | Waiting::Ai => {}
         }
     }
 
@@ -771,9 +831,12 @@ impl RoomCore {
         let expected = match &msg {
             ClientMessage::Action(a) => self.hands.table.expects_action(&id, &a.hand_id),
             ClientMessage::PlayerSeed(s) => self.hands.table.expects_seed(&id, &s.hand_id),
-            ClientMessage::BlindKey(_) | ClientMessage::BlindShuffle(_) | ClientMessage::BlindShares(_) => {
-                self.expects_blind(&id)
-            }
+            ClientMessage::BlindKey(_)
+            | ClientMessage::BlindShuffle(_)
+            | ClientMessage::BlindShares(_)
+            | ClientMessage::BlindPieces(_)
+            | ClientMessage::BlindComplaint(_)
+            | ClientMessage::BlindRecovery(_) => self.expects_blind(&id),
             _ => false,
         };
         let allowed = if expected { self.has_token(&id, at) } else { self.take_token(&id, at) };
@@ -800,7 +863,13 @@ impl RoomCore {
             ClientMessage::BlindKey(k) => self.player_blind_key(now, &id, k),
             ClientMessage::BlindShuffle(s) => self.player_blind_shuffle(now, &id, s),
             ClientMessage::BlindShares(s) => self.player_blind_shares(now, &id, s),
-            ClientMessage::Hello(_) | ClientMessage::Response(_) => {
+            ClientMessage::BlindPieces(p) => self.player_blind_pieces(now, &id, p),
+            ClientMessage::BlindComplaint(c) => self.player_blind_complaint(now, &id, c),
+            ClientMessage::BlindRecovery(r) => self.player_blind_recovery(now, &id, r),
+            ClientMessage::Ready => self.vote_answer(now, &id, ready::VoteKind::Ready, true),
+            ClientMessage::RematchVote(v) => self.vote_answer(now, &id, ready::VoteKind::Rematch, v.accept),
+            ClientMessage::Watch(w) => self.watch(&id, w.on),
+            ClientMessage::Hello(_) | ClientMessage::Response(_) | ClientMessage::QuickMatch(_) => {
                 self.error_to(&id, ErrorCode::NotAllowed, "the handshake is already done")
             }
         }

@@ -59,6 +59,8 @@ pub(crate) struct Player {
     pub limited_in_a_row: u32,
     /// What the session waits for besides the table.
     pub session: Session,
+    /// A house AI the room started (`ai.rs`), not a person.
+    pub house_ai: bool,
 }
 
 /// What a player's session waits for besides the table.
@@ -92,6 +94,7 @@ impl Player {
             bucket,
             limited_in_a_row: 0,
             session: Session::Live,
+            house_ai: false,
         }
     }
 

@@ -187,6 +187,7 @@ impl RoomCore {
                     (Presence::Online(_), Some(since)) => Some(self.unix_ms(since + self.cfg.sit_out_limit)),
                     _ => None,
                 },
+                house_ai: p.house_ai,
             })
             .collect();
         v.sort_by_key(|p| (p.seat.map_or(u16::MAX, |s| u16::from(s.0)), p.id));

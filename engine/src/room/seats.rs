@@ -76,6 +76,11 @@ impl Roster {
         self.seats.iter().flatten()
     }
 
+    /// Who holds `seat`, if anyone.
+    pub fn seat_holder(&self, seat: Seat) -> Option<PlayerId> {
+        self.seats.get(seat.index()).copied().flatten()
+    }
+
     /// Whether no seat is taken.
     pub fn table_empty(&self) -> bool {
         self.seats.iter().all(Option::is_none)
@@ -209,6 +214,7 @@ impl RoomCore {
         self.admit_watcher(now)?;
         let token = Nonce::random(&mut *self.rng);
         let mut p = Player::new(v, conn, token, bucket, now.at);
+        p.house_ai = self.ai.is_expected(&id);
         p.credit_score = self.roster.credit.get(&id).copied().unwrap_or(p.credit_score);
         self.roster.players.insert(id, p);
         self.roster.conns.insert(conn, id);
@@ -222,6 +228,7 @@ impl RoomCore {
         let resend = self.roster.players.get_mut(&id).is_some_and(Player::take_resume);
         if resend {
             self.resend_hand(&id);
+            self.resend_vote(&id);
             // A seat back online may complete a table waiting for players.
             self.schedule_start(now);
         }
@@ -280,14 +287,16 @@ impl RoomCore {
         if !self.life.is_open() {
             return self.send(id, &join_refused(JoinRejectReason::RoomClosed, "the room is closing"));
         }
-        if self.roster.seats.iter().all(Option::is_some) {
+        if self.roster.seats.iter().all(Option::is_some) && !self.ai_yield_seat(id) {
             return self.send(id, &join_refused(JoinRejectReason::RoomFull, "every seat is taken"));
         }
         let Some(p) = self.roster.players.get_mut(id) else { return };
         if !p.start_join() {
             return; // the first request is still being answered
         }
-        self.out.call(ChipCall::JoinBalance(*id), Waiting::Join(*id, j));
+        // A house AI was funded from the house-AI account: no welcome grant.
+        let call = if p.house_ai { ChipCall::Balance(*id) } else { ChipCall::JoinBalance(*id) };
+        self.out.call(call, Waiting::Join(*id, j));
     }
 
     pub(super) fn join_done(
@@ -336,6 +345,7 @@ impl RoomCore {
             p.balance = balance;
         }
         inc(&self.metrics.players_seated);
+        self.ai_seated(id);
         tracing::info!(room = %self.cfg.id, player = %id.short(), seat, "player seated");
         self.join_accepted(now, id);
     }
@@ -484,7 +494,7 @@ impl RoomCore {
         self.roster.underfilled_since = None;
         let after = self.cfg.dissolve_after.unwrap_or_default().as_secs();
         let why = format!(
-            "the room was dissolved: fewer than {} players for {after} s; join again to be matched",
+            "the room was dissolved: fewer than {} players for {after} s; join again, or quick-match to another table",
             self.cfg.min_players
         );
         let seated: Vec<PlayerId> = self.roster.seated().copied().collect();

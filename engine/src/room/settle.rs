@@ -130,7 +130,9 @@ impl RoomCore {
                 self.send_frame(&players, f);
             }
         }
+        self.feed_hand_over(last);
         self.after_hand(now);
+        self.match_finished(now, &players);
     }
 
     /// Voids the running hand: every chip it moved goes back, the players

@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::plugin::{
-    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
-    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
+    ActionOption, BlindDeal, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails,
+    GameError, GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 use rules::{card_points, hand_total, house_draws, is_pair, is_two_card_21};
 
@@ -619,7 +619,11 @@ impl GamePlugin for Blackjack {
     type Memory = BlackjackMemory;
 
     fn meta(&self) -> GameMeta {
-        GameMeta { house: true, ..GameMeta::new(NAME, "Blackjack", 1, MAX_PLAYERS, "1") }
+        GameMeta {
+            house: true,
+            blind: BlindDeal::HouseHand,
+            ..GameMeta::new(NAME, "Blackjack", 1, MAX_PLAYERS, "1")
+        }
     }
 
     fn validate_settings(&self, s: &BlackjackSettings) -> Result<(), GameError> {

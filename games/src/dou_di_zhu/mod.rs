@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::plugin::{
-    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
-    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
+    ActionOption, BlindDeal, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails,
+    GameError, GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 pub use patterns::DdzRules;
 use patterns::{beating_under, candidate_plays, classify_under, sort_key, Combo};
@@ -479,7 +479,7 @@ impl GamePlugin for DouDiZhu {
     type Memory = DdzMemory;
 
     fn meta(&self) -> GameMeta {
-        GameMeta::new(NAME, "Dou Di Zhu", 3, 3, "2")
+        GameMeta { blind: BlindDeal::OwnerOpening, ..GameMeta::new(NAME, "Dou Di Zhu", 3, 3, "2") }
     }
 
     fn validate_settings(&self, s: &DdzSettings) -> Result<(), GameError> {

@@ -31,13 +31,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::plugin::{
-    ActionOption, CardFace, DealSpec, DealTo, DealtCard, GameDetails, GameError, GameMeta, GamePlugin,
-    HandResult, MatchStop, PendingAction, PlayerInfo,
+    ActionOption, BlindDeal, CardFace, DealSpec, DealTo, DealtCard, GameDetails, GameError, GameMeta,
+    GamePlugin, HandResult, MatchStop, PendingAction, PlayerInfo,
 };
 use cards::{check_ids, Level, Tally, Wilds, DECK_SIZE, PACKS};
 use compare::{beats, BombPriority, BombProfile};
 use moves::{legal_moves, Move};
-use patterns::{by_priority, describe, readings, Declared, PatternRules, Reading};
+use patterns::{by_priority, describe, readings, Declared, PatternRules, Purity, Reading};
 use settle::{DealOutcome, MatchEnd};
 use tribute::{DoubleTribute, ResistRule};
 
@@ -208,6 +208,9 @@ pub enum AceRule {
     AnyWin,
     /// It wins a deal at A and its second player is not last (competition rule).
     PartnerNotLast,
+    /// It reaches A: the deal that takes it to A (or keeps it there) ends the
+    /// match (the other reading of "一方升至A并获胜").
+    Reach,
 }
 
 /// Room settings: the source rules' RuleConfig plus the chip stake. Immutable for a
@@ -247,6 +250,10 @@ pub struct GdSettings {
     pub team_formation: TeamFormation,
     /// When a team at A finishes the match.
     pub ace_rule: AceRule,
+    /// Which wilds make a bomb or straight flush mixed; left out of the
+    /// normal form when `stand-in` (the default), so older settings keep theirs.
+    #[serde(skip_serializing_if = "Purity::is_stand_in")]
+    pub purity: Purity,
     /// Tribute and return cards are shown to everyone (face up).
     pub show_tribute: bool,
     /// The source rules' MAX_GAME_DURATION_SEC (0 = none): the dealer's clock ends
@@ -275,6 +282,7 @@ impl Default for GdSettings {
             wild_count: 2,
             team_formation: TeamFormation::Fixed13,
             ace_rule: AceRule::AnyWin,
+            purity: Purity::StandIn,
             show_tribute: false,
             max_game_duration_sec: 0,
             timeout_action: TimeoutAction::Pass,
@@ -627,7 +635,11 @@ impl GdState {
 
     /// Pattern rules of this deal.
     pub fn rules(&self) -> PatternRules {
-        PatternRules { level: self.level, ace_high: self.settings.straight_extends_to_ace }
+        PatternRules {
+            level: self.level,
+            ace_high: self.settings.straight_extends_to_ace,
+            purity: self.settings.purity,
+        }
     }
 
     /// The deck position a dealt card lies at.
@@ -1007,7 +1019,7 @@ impl GamePlugin for Guandan {
     type Memory = GdMemory;
 
     fn meta(&self) -> GameMeta {
-        GameMeta::new(NAME, "Guandan", 4, 4, "3")
+        GameMeta { ai_levels: 3, blind: BlindDeal::Transfer, ..GameMeta::new(NAME, "Guandan", 4, 4, "3") }
     }
 
     fn validate_settings(&self, s: &GdSettings) -> Result<(), GameError> {

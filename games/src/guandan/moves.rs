@@ -64,6 +64,7 @@ pub fn legal_moves(
     let w = s.wilds.len() as u8;
     let mut out: Vec<Move> = Vec::new();
     let mut push = |cards: Vec<CardId>, reading: Reading| {
+        let reading = rules.purity.apply(reading, cards.iter().filter(|c| wilds.is_wild(**c)).count());
         if table.is_none_or(|t| beats(&reading, t, rules.level, profile)) {
             out.push(Move { cards, reading });
         }

@@ -121,6 +121,35 @@ pub struct PatternRules {
     /// Whether sequences may end at the ace (10-J-Q-K-A), the source rules'
     /// `straight_extends_to_ace`. A low sequences (A-2-3-4-5) are always allowed.
     pub ace_high: bool,
+    /// Which wilds make a play mixed (setting `purity`).
+    pub purity: Purity,
+}
+
+/// Which wilds make a play mixed, the two readings of the source rules'
+/// "纯炸（无逢人配参与）" (docs/games/guandan.md "Purity"; setting `purity`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Purity {
+    /// A wild standing for another card; as its own face it is a real card.
+    #[default]
+    StandIn,
+    /// Any wild in the play, whatever it stands for (the literal reading).
+    AnyWild,
+}
+
+impl Purity {
+    /// Whether this is the default (left out of the settings' normal form).
+    pub fn is_stand_in(&self) -> bool {
+        *self == Purity::StandIn
+    }
+
+    /// `reading` as played with `wilds` wild cards among its cards.
+    pub fn apply(self, reading: Reading, wilds: usize) -> Reading {
+        match self {
+            Purity::AnyWild if wilds > 0 => Reading { pure: false, ..reading },
+            _ => reading,
+        }
+    }
 }
 
 /// The rank windows of sequences of `len` ranks: `(ranks, top)`, lowest first.
@@ -214,7 +243,7 @@ pub fn readings(t: &Tally, rules: PatternRules) -> Vec<Reading> {
             }
         }
     }
-    out
+    out.into_iter().map(|r| rules.purity.apply(r, usize::from(w))).collect()
 }
 
 /// Whether the naturals fit `each` cards of every rank in `ranks` with the

@@ -152,9 +152,13 @@ pub fn settle_deal(
     let up = levels_up(order, s.double_down_levels);
     let partner_last = order[3] != order[0] && team(order[3]) == w;
     let played_at_own_ace = m.level_team == w && m.levels[usize::from(w)] == Level::ACE;
-    let ends = played_at_own_ace && (s.ace_rule == AceRule::AnyWin || !partner_last);
     let mut levels = m.levels;
     levels[usize::from(w)] = levels[usize::from(w)].up(up);
+    let ends = match s.ace_rule {
+        AceRule::AnyWin => played_at_own_ace,
+        AceRule::PartnerNotLast => played_at_own_ace && !partner_last,
+        AceRule::Reach => levels[usize::from(w)] == Level::ACE,
+    };
     let winners: Vec<u8> = order.iter().copied().filter(|x| team(*x) == w).collect();
     let losers: Vec<u8> = (0..4u8).filter(|x| team(*x) != w).collect();
     let stake = u128::from(s.stake_per_level.0) * u128::from(up);

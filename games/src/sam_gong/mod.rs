@@ -33,8 +33,8 @@ pub use rotation::SamGongMemory;
 pub use settle::{Decision, Entry, EntryResult, Settlement, SettlementRule};
 
 use crate::plugin::{
-    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
-    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
+    ActionOption, BlindDeal, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails,
+    GameError, GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo,
 };
 
 /// Registry name.
@@ -470,6 +470,7 @@ impl GamePlugin for SamGong {
         GameMeta {
             default_reveal: RevealPolicy::Deferred,
             dissolve_after_secs: 60,
+            blind: BlindDeal::Offered,
             ..GameMeta::new(NAME, "Sam Gong (三公)", 2, 6, "3")
         }
     }
@@ -501,6 +502,20 @@ impl GamePlugin for SamGong {
     fn scripted_deck(&self, settings: &SamGongSettings, hand_number: u64) -> Option<Vec<CardId>> {
         let banker = settings.fixed_banker()?;
         settings.tutorial.then(|| tutorial::deck(hand_number, banker))
+    }
+
+    /// The banker queue: the fixed banker alone, else the rotation's order
+    /// ([`rotation::queue`]).
+    fn rotation(
+        &self,
+        settings: &SamGongSettings,
+        memory: &SamGongMemory,
+        players: &[PlayerInfo],
+    ) -> Option<Vec<Seat>> {
+        Some(match settings.fixed_banker() {
+            Some(seat) => players.get(seat.index()).map(|_| seat).into_iter().collect(),
+            None => rotation::queue(players, memory, settings.limits().min_bet),
+        })
     }
 
     fn create_game(

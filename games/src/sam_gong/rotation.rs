@@ -77,3 +77,17 @@ pub fn choose_banker(
         GameError::BadPlayers(format!("no player can cover the minimum bet of {min_bet} to be banker (D9)"))
     })
 }
+
+/// The banking order from the hand `memory` leads to on (the dealer's
+/// `banker-queue`): that hand's banker ([`choose_banker`]), then the players
+/// after it clockwise who can cover `min_bet`, as the rotation would pick
+/// them if no balance changed. Empty when no one can bank.
+pub fn queue(players: &[PlayerInfo], memory: &SamGongMemory, min_bet: Chips) -> Vec<Seat> {
+    let Ok(first) = choose_banker(players, memory, min_bet) else { return Vec::new() };
+    let n = players.len();
+    (0..n)
+        .map(|k| (first.index() + k) % n)
+        .filter(|&i| i == first.index() || players[i].balance >= min_bet)
+        .filter_map(|i| u8::try_from(i).ok().map(Seat))
+        .collect()
+}

@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::plugin::{
-    ActionOption, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails, GameError,
-    GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo, PokerVariant,
+    ActionOption, BlindDeal, CardFace, ChipMove, ChipOp, ChipParty, DealSpec, DealTo, DealtCard, GameDetails,
+    GameError, GameMeta, GamePlugin, HandResult, PendingAction, PlayerInfo, PokerVariant,
 };
 
 pub use eval::{evaluate, Category, HandValue};
@@ -676,6 +676,7 @@ impl GamePlugin for TexasHoldem {
     fn meta(&self) -> GameMeta {
         GameMeta {
             poker_variant: Some(PokerVariant::NoLimitHoldem),
+            blind: BlindDeal::Offered,
             ..GameMeta::new(NAME, "Texas Hold'em (no-limit)", 2, 10, "1")
         }
     }

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use claw_games::guandan::cards::{check_faces, check_ids, natural, Level, Tally, Wilds};
 use claw_games::guandan::compare::{beats, BombPriority, BombProfile};
 use claw_games::guandan::moves::legal_moves;
-use claw_games::guandan::patterns::{by_priority, readings, Declared, Kind, PatternRules, Reading};
+use claw_games::guandan::patterns::{by_priority, readings, Declared, Kind, PatternRules, Purity, Reading};
 use claw_games::guandan::{
     read_play, GdAction, GdMemory, GdPhase, GdSettings, GdState, Guandan, GuandanError, Lead,
     MAX_LISTED_PLAYS,
@@ -24,7 +24,7 @@ fn lv(r: u8) -> Level {
 }
 
 fn rules(level: u8) -> PatternRules {
-    PatternRules { level: lv(level), ace_high: true }
+    PatternRules { level: lv(level), ace_high: true, purity: Purity::StandIn }
 }
 
 fn tally(s: &str, level: u8) -> Tally {
@@ -157,18 +157,31 @@ fn ambiguous_groups_follow_the_priority_and_a_named_reading() {
     // Following: the first reading by priority that beats the table.
     let table = read("3c 4d 5s 6h 7c", 2).unwrap();
     let t = tally("4c 5d 6s 2h 2h#1", 2);
-    let r = read_play(&t, PatternRules { level: lv(2), ace_high: true }, &p, Some(&table), None).unwrap();
+    let r = read_play(
+        &t,
+        PatternRules { level: lv(2), ace_high: true, purity: Purity::StandIn },
+        &p,
+        Some(&table),
+        None,
+    )
+    .unwrap();
     assert_eq!((r.kind, r.rank), (Kind::Straight, 8));
     let low = Reading { kind: Kind::Straight, rank: 10, len: 5, pure: true, suit: None };
     assert!(matches!(
-        read_play(&t, PatternRules { level: lv(2), ace_high: true }, &p, Some(&low), None),
+        read_play(
+            &t,
+            PatternRules { level: lv(2), ace_high: true, purity: Purity::StandIn },
+            &p,
+            Some(&low),
+            None
+        ),
         Err(GuandanError::DoesNotBeat { .. })
     ));
 }
 
 #[test]
 fn ace_high_sequences_are_a_setting() {
-    let off = PatternRules { level: lv(7), ace_high: false };
+    let off = PatternRules { level: lv(7), ace_high: false, purity: Purity::StandIn };
     let p = BombProfile::competition();
     for c in ["Tc Jd Qs Kh Ac", "Qc Qd Kc Kd Ac Ad", "Kc Kd Ks Ac Ad As"] {
         assert!(read_play(&tally(c, 7), off, &p, None, None).is_err(), "{c}");
@@ -241,6 +254,33 @@ fn ordering_under_the_seed_profile() {
     }
     // Pure straight flush beats a mixed one of a higher rank under purity first.
     assert!(beat(&by_rank, "2h 3h 4h 5h 6h", "8s 9s Ts Js 7h"));
+}
+
+#[test]
+fn purity_any_wild_is_the_literal_reading() {
+    let literal = PatternRules { purity: Purity::AnyWild, ..rules(7) };
+    let p = BombProfile::seed(true, BombPriority::ByRank);
+    let read_as = |r: PatternRules, s: &str| read_play(&tally(s, 7), r, &p, None, None).unwrap();
+    // Level-rank bomb with a heart 7 standing for itself; heart straight flush whose 7 is the wild.
+    for c in ["7c 7d 7s 7h", "7c 7d 7s 7c#1 7h#1", "3h 4h 5h 6h 7h"] {
+        assert!(read_as(rules(7), c).pure, "{c}: pure under stand-in");
+        assert!(!read_as(literal, c).pure, "{c}: mixed under any-wild");
+    }
+    // No wild: pure under both; a wild standing for another card: mixed under both.
+    assert!(read_as(literal, "9c 9d 9s 9h").pure && !read_as(rules(7), "9c 9d 9s 7h").pure);
+    // It changes play under the seed profile: a pure bomb of four 3s beats
+    // four 7s holding the heart 7 only under the literal reading.
+    let (threes, sevens) = (read_as(literal, "3c 3d 3s 3h"), read_as(literal, "7c 7d 7s 7h"));
+    assert!(beats(&threes, &sevens, lv(7), &p));
+    assert!(!beats(&read_as(rules(7), "3c 3d 3s 3h"), &read_as(rules(7), "7c 7d 7s 7h"), lv(7), &p));
+    // The AI's move list agrees with the reading of each move.
+    let hand = cards("7c 7d 7s 7h 3c 3d 3s 3h 9c");
+    for m in legal_moves(&hand, literal, 2, &p, None) {
+        let wild = m.cards.iter().any(|c| Wilds { level: lv(7), count: 2 }.is_wild(*c));
+        if m.reading.kind == Kind::Bomb {
+            assert_eq!(m.reading.pure, !wild, "{:?}", m.cards);
+        }
+    }
     BombProfile::competition().check().unwrap();
     let broken = BombProfile { tiers: BombProfile::competition().tiers[1..].to_vec(), within: vec![] };
     assert!(broken.check().is_err());
@@ -294,7 +334,7 @@ proptest! {
         level in 2u8..=14,
         ace_high in any::<bool>(),
     ) {
-        let r = PatternRules { level: lv(level), ace_high };
+        let r = PatternRules { level: lv(level), ace_high, purity: Purity::StandIn };
         let w = Wilds { level: lv(level), count: 2 };
         let p = BombProfile::competition();
         let moves = legal_moves(&hand, r, 2, &p, None);
@@ -354,7 +394,7 @@ fn accepted_plays_are_offered(
     lead_pick: Option<usize>,
 ) -> Result<(), TestCaseError> {
     let w = Wilds { level: lv(level), count: 2 };
-    let r = PatternRules { level: lv(level), ace_high: true };
+    let r = PatternRules { level: lv(level), ace_high: true, purity: Purity::StandIn };
     let lead = lead_pick.and_then(|i| {
         let own = legal_moves(hand, r, 2, &BombProfile::competition(), None);
         own.get(i % own.len().max(1)).map(|m| m.reading)

@@ -5,7 +5,7 @@
 use claw_games::guandan::cards::{Level, Tally, Wilds};
 use claw_games::guandan::compare::{beats, BombPriority, BombProfile};
 use claw_games::guandan::moves::legal_moves;
-use claw_games::guandan::patterns::{Kind, PatternRules, Reading};
+use claw_games::guandan::patterns::{Kind, PatternRules, Purity, Reading};
 use claw_games::guandan::tribute::{return_choices, tribute_choices};
 use claw_games::guandan::{read_play, GdSettings};
 use claw_protocol::CardId;
@@ -33,7 +33,7 @@ fn profile(name: &str) -> BombProfile {
 
 fn read(c: &str, level: Level, p: &BombProfile) -> Option<Reading> {
     let t = Tally::of_ids(&cards(c), Wilds { level, count: 2 });
-    read_play(&t, PatternRules { level, ace_high: true }, p, None, None).ok()
+    read_play(&t, PatternRules { level, ace_high: true, purity: Purity::StandIn }, p, None, None).ok()
 }
 
 fn run(line: &str) -> Result<(), String> {
@@ -85,7 +85,7 @@ fn run(line: &str) -> Result<(), String> {
         }
         "moves" => {
             let level = level_at(1)?;
-            let rules = PatternRules { level, ace_high: true };
+            let rules = PatternRules { level, ace_high: true, purity: Purity::StandIn };
             let table = (fields[2] != "-").then(|| read(fields[2], level, &comp)).flatten();
             let n = legal_moves(&cards(fields[1]), rules, 2, &comp, table.as_ref()).len();
             (n.to_string() == fields[3]).then_some(()).ok_or_else(|| format!("{n} legal plays"))

@@ -149,6 +149,49 @@ fn level_cap_and_the_ace() {
 }
 
 #[test]
+fn ace_rule_reach_ends_the_match_on_reaching_a() {
+    let reach = GdSettings { ace_rule: AceRule::Reach, ..GdSettings::default() };
+    let bal = vec![Chips(100); 4];
+    // Team 0 at Q goes up 3, capped at A: under `reach` that ends the match at once.
+    let (o, _) = settle_deal(&reach, &after([1, 0, 2, 3], [12, 9], 0), &bal, &[0, 2, 1, 3]);
+    assert_eq!(o.match_end, Some(MatchEnd::Normal { winner: 0 }));
+    assert_eq!(o.levels_after[0], Level::ACE);
+    assert_eq!((o.memory_after.match_no, o.memory_after.matches_won), (1, [1, 0]));
+    assert_eq!(o.memory_after.levels, [Level::TWO; 2]);
+    // Short of A: play on.
+    let (o, _) = settle_deal(&reach, &after([1, 0, 2, 3], [9, 9], 0), &bal, &[0, 2, 1, 3]);
+    assert!(o.match_end.is_none());
+    // Reaching A at the other team's level ends it too; the default needs a deal played at A.
+    let (o, _) = settle_deal(&reach, &after([1, 0, 2, 3], [13, 9], 1), &bal, &[0, 1, 3, 2]);
+    assert_eq!(o.match_end, Some(MatchEnd::Normal { winner: 0 }));
+    let (o, _) = settle_deal(&GdSettings::default(), &after([1, 0, 2, 3], [13, 9], 1), &bal, &[0, 1, 3, 2]);
+    assert!(o.match_end.is_none());
+    // Its partner last does not matter under `reach`.
+    let (o, _) = settle_deal(&reach, &after([1, 0, 2, 3], [14, 9], 0), &bal, &[0, 1, 3, 2]);
+    assert_eq!(o.match_end, Some(MatchEnd::Normal { winner: 0 }));
+}
+
+#[test]
+fn new_readings_are_named_settings_in_the_normal_form() {
+    let g = claw_games::registry::get("guandan").unwrap();
+    // `purity` is left out at its default, so older settings keep their normal form.
+    let default = g.normalize_settings(&serde_json::json!({})).unwrap();
+    assert!(default.get("purity").is_none(), "{default}");
+    assert_eq!(default["ace_rule"], "any-win");
+    let literal =
+        g.normalize_settings(&serde_json::json!({"purity": "any-wild", "ace_rule": "reach"})).unwrap();
+    assert_eq!((literal["purity"].as_str(), literal["ace_rule"].as_str()), (Some("any-wild"), Some("reach")));
+    assert!(g
+        .normalize_settings(&serde_json::json!({"purity": "stand-in"}))
+        .unwrap()
+        .get("purity")
+        .is_none());
+    for bad in [serde_json::json!({"purity": "none"}), serde_json::json!({"ace_rule": "reach-a"})] {
+        assert!(g.normalize_settings(&bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
 fn chips_are_a_stake_per_level_and_conserved() {
     let s = GdSettings { stake_per_level: Chips(10), ..GdSettings::default() };
     let m = GdMemory::default();

@@ -205,12 +205,27 @@ pub fn session(
     ids_kind: Ids,
     each: &mut dyn FnMut(&Hand, &mut ChaCha20Rng) -> Result<Value, String>,
 ) -> Result<SessionCounts, String> {
+    session_from(game, settings, &Value::Null, session, hands, seed, ids_kind, each)
+}
+
+/// [`session`] from the table memory `start` instead of a fresh table.
+#[allow(clippy::too_many_arguments)]
+pub fn session_from(
+    game: &dyn DynGame,
+    settings: &Value,
+    start: &Value,
+    session: usize,
+    hands: usize,
+    seed: u64,
+    ids_kind: Ids,
+    each: &mut dyn FnMut(&Hand, &mut ChaCha20Rng) -> Result<Value, String>,
+) -> Result<SessionCounts, String> {
     let meta = game.meta();
     let name = meta.name;
     let mut rng = ChaCha20Rng::seed_from_u64(seed_of(name, session, seed));
     let (lo, hi) = (usize::from(meta.min_players), usize::from(meta.max_players));
     let mut ids: Vec<PlayerId> = (0..rng.gen_range(lo..=hi)).map(|_| random_id(&mut rng)).collect();
-    let mut memory = Value::Null;
+    let mut memory = start.clone();
     let mut counts = SessionCounts::default();
     for k in 0..hands {
         let hand_no = session * SESSION + k;

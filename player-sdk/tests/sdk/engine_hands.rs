@@ -10,6 +10,7 @@ use claw_audit::{AuditFileError, Auditor};
 use claw_engine::testing::Table;
 use claw_games::audit::GamesReplayer;
 use claw_player::bots::strategy;
+use claw_player::node::NodeEvent;
 use claw_player::verify::{SessionVerifier, Update};
 use claw_protocol::audit::{AuditCheck, Replayer};
 use claw_protocol::messages::{DealTo, EventBody};
@@ -34,7 +35,7 @@ fn every_seat_verifies_honest_hands_of_every_game_live() {
                 let mut ended = false;
                 for e in &t.events {
                     match v.on_event(e).unwrap_or_else(|e| panic!("{game} seat {seat}: {e}")) {
-                        Some(Update::Prepared { hand_id, seat: s, .. }) => {
+                        Some(Update::Event(NodeEvent::HandPrepared { hand_id, seat: s, .. })) => {
                             assert_eq!(s, Some(Seat(seat as u8)));
                             v.set_my_seed(&hand_id, h.player_seeds[seat].unwrap());
                             for b in &h.bodies {
@@ -225,7 +226,7 @@ fn the_landlords_view_holds_the_kitty() {
             let mut at_first_play = None;
             for e in &t.events {
                 let u = v.on_event(e).unwrap_or_else(|e| panic!("seat {seat}: {e}"));
-                if let Some(Update::Prepared { hand_id, .. }) = u {
+                if let Some(Update::Event(NodeEvent::HandPrepared { hand_id, .. })) = u {
                     v.set_my_seed(&hand_id, h.player_seeds[seat].unwrap());
                     for b in &h.bodies {
                         if let EventBody::ActionResult(a) = b {

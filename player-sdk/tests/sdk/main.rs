@@ -4,6 +4,7 @@
 
 mod engine_hands;
 mod fetch;
+mod house_ai;
 mod malicious;
 mod support;
 mod tls;

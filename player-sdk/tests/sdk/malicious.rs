@@ -16,6 +16,7 @@ use std::sync::Arc;
 use claw_audit::Auditor;
 use claw_engine::testing::{PlayedHand, Table};
 use claw_player::bots::strategy;
+use claw_player::node::NodeEvent;
 use claw_player::verify::{SessionVerifier, Update, VerifyError};
 use claw_protocol::audit::AuditCheck;
 use claw_protocol::messages::{CardFace, ChipParty, DealTo, EventBody};
@@ -106,7 +107,7 @@ impl LivePlayer {
     fn feed(&mut self, hand: &PlayedHand, env: &EventEnvelope) -> Result<(), VerifyError> {
         let seat = self.seat;
         match self.v.on_event(env)? {
-            Some(Update::Prepared { hand_id, .. }) => {
+            Some(Update::Event(NodeEvent::HandPrepared { hand_id, .. })) => {
                 if let Some(s) = hand.player_seeds[seat.index()] {
                     self.v.set_my_seed(&hand_id, s);
                 }
@@ -498,7 +499,7 @@ fn transfer_mut(h: &mut PlayedHand, i: usize) -> &mut claw_protocol::messages::C
 fn live_view(sim: &Table, hand: &PlayedHand, t: &Transcript) -> claw_player::verify::HandView {
     let mut v = seat_verifier(sim, 0);
     for env in &t.events {
-        if let Ok(Some(Update::Prepared { hand_id, .. })) = v.on_event(env) {
+        if let Ok(Some(Update::Event(NodeEvent::HandPrepared { hand_id, .. }))) = v.on_event(env) {
             v.set_my_seed(&hand_id, hand.player_seeds[0].unwrap());
             for b in &hand.bodies {
                 if let EventBody::ActionResult(a) = b {

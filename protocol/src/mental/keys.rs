@@ -21,9 +21,9 @@ pub const DECRYPTION_SHARE_DOMAIN: &[u8] = b"claw/v1/mental/decryption-share";
 /// One party's secret key share `x` (zeroized on drop, never printed).
 #[derive(Clone, Zeroize, ZeroizeOnDrop)]
 pub struct SecretShare {
-    x: Scalar,
+    pub(super) x: Scalar,
     /// `x·G` compressed, kept to bind it into decryption-share proofs.
-    public: [u8; 32],
+    pub(super) public: [u8; 32],
 }
 
 impl std::fmt::Debug for SecretShare {
@@ -75,7 +75,7 @@ impl SecretShare {
 /// A public key share `X` with its Schnorr proof `(R, s)`; 96 bytes `X || R || s`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct KeyShare {
-    public: RistrettoPoint,
+    pub(super) public: RistrettoPoint,
     public_bytes: [u8; 32],
     commit: [u8; 32],
     response: Scalar,
@@ -304,7 +304,7 @@ impl Eq for JointKey {}
 /// A decryption share `D = x·c1` with its DLEQ proof `(c, s)`; 96 bytes `D || c || s`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct DecryptionShare {
-    share: RistrettoPoint,
+    pub(super) share: RistrettoPoint,
     share_bytes: [u8; 32],
     challenge: Scalar,
     response: Scalar,

@@ -9,8 +9,11 @@ use crate::bytes::{hex_vec, sha256, Digest, HandId, Signature};
 use crate::card::CardId;
 use crate::identity::Identity;
 use crate::ids::Seat;
-use crate::mental::{Deck, KeyShare, ShuffleProof};
+use crate::mental::{
+    Deck, EncryptedPiece, Holder, KeyShare, Piece, PieceCommitments, SecretShare, ShuffleProof,
+};
 use crate::sign::{Purpose, SignatureError, SignerKey};
+use rand_core::CryptoRngCore;
 
 /// Who can see the cards of a room's hands (`RoomConfig.deal`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -48,6 +51,23 @@ pub fn blind_shuffle_signing_body(hand_id: &HandId, seat: Seat, deck: &[u8], pro
     b[16] = seat.0;
     b[17..49].copy_from_slice(&sha256(&[deck]).0);
     b[49..].copy_from_slice(&sha256(&[proof]).0);
+    b
+}
+
+/// The bytes a seat signs for the pieces of its secret (after
+/// `"claw/v1/blind-pieces" || 0x00`): `hand_id (16) || seat (1) ||
+/// SHA-256(commitments) (32) || SHA-256(pieces) (32)`.
+pub fn blind_pieces_signing_body(
+    hand_id: &HandId,
+    seat: Seat,
+    commitments: &[u8],
+    pieces: &[u8],
+) -> [u8; 81] {
+    let mut b = [0u8; 81];
+    b[..16].copy_from_slice(&hand_id.0);
+    b[16] = seat.0;
+    b[17..49].copy_from_slice(&sha256(&[commitments]).0);
+    b[49..].copy_from_slice(&sha256(&[pieces]).0);
     b
 }
 
@@ -133,6 +153,133 @@ impl BlindShuffleMsg {
     }
 }
 
+/// `blind-pieces` (player → dealer): the additive pieces of the seat's
+/// secret (docs/blind-deal.md §II.7), their commitments in holder order
+/// (every other seat in seat order, then the dealer) and each piece
+/// encrypted to its holder, signed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlindPiecesMsg {
+    /// The hand.
+    pub hand_id: HandId,
+    /// `A_0 || A_1 || …`, 32 bytes per holder.
+    #[serde(with = "hex_vec")]
+    pub commitments: Vec<u8>,
+    /// `R || masked` per holder, 64 bytes each, same order.
+    #[serde(with = "hex_vec")]
+    pub pieces: Vec<u8>,
+    /// Purpose `blind-pieces` over [`blind_pieces_signing_body`].
+    pub sig: Signature,
+}
+
+impl BlindPiecesMsg {
+    /// Signs `seat`'s commitments and encrypted pieces as `player`.
+    pub fn sign(
+        player: &Identity,
+        hand_id: HandId,
+        seat: Seat,
+        commitments: &PieceCommitments,
+        pieces: &[EncryptedPiece],
+    ) -> Self {
+        let commitments = commitments.to_bytes();
+        let pieces: Vec<u8> = pieces.iter().flat_map(|p| p.to_bytes()).collect();
+        let sig = player
+            .sign(Purpose::BlindPieces, &blind_pieces_signing_body(&hand_id, seat, &commitments, &pieces));
+        BlindPiecesMsg { hand_id, commitments, pieces, sig }
+    }
+
+    /// Checks the signature as `player`'s for `seat`.
+    pub fn verify_by(&self, player: &SignerKey, seat: Seat) -> Result<(), SignatureError> {
+        let body = blind_pieces_signing_body(&self.hand_id, seat, &self.commitments, &self.pieces);
+        player.verify(Purpose::BlindPieces, &body, &self.sig)
+    }
+}
+
+impl BlindPiecesMsg {
+    /// Splits `seat`'s secret among its holders (docs/blind-deal.md §II.7),
+    /// encrypts each piece to its holder's key (`keys`: every seat's key
+    /// share by seat index; `dealer_key`: the dealer's piece key) and signs.
+    pub fn split<R: CryptoRngCore + ?Sized>(
+        player: &Identity,
+        hand_id: HandId,
+        seat: Seat,
+        secret: &SecretShare,
+        keys: &[KeyShare],
+        dealer_key: &KeyShare,
+        rng: &mut R,
+    ) -> BlindPiecesMsg {
+        let holders = Holder::of(seat, keys.len());
+        let pieces = secret.split(holders.len(), rng);
+        let encrypted: Vec<EncryptedPiece> = holders
+            .iter()
+            .zip(&pieces)
+            .map(|(h, p)| {
+                let key = match h {
+                    Holder::Seat(s) => keys.get(s.index()).unwrap_or(dealer_key),
+                    Holder::Dealer => dealer_key,
+                };
+                p.encrypt(&hand_id, seat, *h, key, rng)
+            })
+            .collect();
+        BlindPiecesMsg::sign(player, hand_id, seat, &PieceCommitments::of(&pieces), &encrypted)
+    }
+}
+
+impl BlindPieces {
+    /// The piece of this event's seat that `me` holds, decrypted with its
+    /// secret and checked against its commitment; a piece that does not
+    /// match gives the complaint to send instead. `None`: `me` holds no
+    /// piece of this seat, or the event is malformed (the audit names it).
+    pub fn piece_for<R: CryptoRngCore + ?Sized>(
+        &self,
+        hand_id: HandId,
+        seats: usize,
+        me: Seat,
+        secret: &SecretShare,
+        rng: &mut R,
+    ) -> Option<Result<Piece, BlindComplaintMsg>> {
+        let holder = Holder::Seat(me);
+        let holders = Holder::of(self.seat, seats);
+        let k = holders.iter().position(|h| *h == holder)?;
+        let commitments = PieceCommitments::from_bytes(holders.len(), &self.commitments).ok()?;
+        let piece = EncryptedPiece::from_bytes(self.pieces.get(k * 64..k * 64 + 64)?).ok()?;
+        let bytes = secret.decrypt_piece(&hand_id, self.seat, holder, &piece);
+        Some(match Piece::from_bytes_checked(&bytes, commitments.get(k)?) {
+            Some(p) => Ok(p),
+            None => Err(BlindComplaintMsg {
+                hand_id,
+                accused: self.seat,
+                complaint: secret.complain(&hand_id, self.seat, holder, &piece, rng).to_bytes().to_vec(),
+            }),
+        })
+    }
+}
+
+/// `blind-complaint` (player → dealer): the piece `accused` encrypted to
+/// the sender does not match its commitment; `complaint` = `S || e || s`
+/// (docs/blind-deal.md §II.7), 96 bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlindComplaintMsg {
+    /// The hand.
+    pub hand_id: HandId,
+    /// The seat whose piece is bad.
+    pub accused: Seat,
+    /// `S || e || s`.
+    #[serde(with = "hex_vec")]
+    pub complaint: Vec<u8>,
+}
+
+/// `blind-recovery` (player → dealer): the sender's recovery shares for
+/// the positions `blind-recover` names, one per position.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlindRecoveryMsg {
+    /// The hand.
+    pub hand_id: HandId,
+    /// The withholding seat whose shares are recovered.
+    pub withholder: Seat,
+    /// `S || e || s` per position.
+    pub shares: Vec<PositionShare>,
+}
+
 /// One decryption share for one deck position.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PositionShare {
@@ -165,11 +312,70 @@ pub struct SeatKey {
     pub sig: Signature,
 }
 
-/// `blind-keys`: every seat's key share, in seat order.
+/// `blind-keys`: every seat's key share, in seat order, and the dealer's
+/// per-hand piece key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlindKeys {
     /// The key shares.
     pub keys: Vec<SeatKey>,
+    /// The dealer's piece key `X_D || R || s` (docs/blind-deal.md §4's
+    /// proof for seat byte `0xFF`), 96 bytes: the seats encrypt the
+    /// dealer's pieces to it (§II.7).
+    #[serde(with = "hex_vec")]
+    pub dealer_key: Vec<u8>,
+}
+
+/// `blind-pieces`: a seat's signed piece commitments and encrypted pieces
+/// (the dealer checked `Σ A_ij = X_i`, the signature, and its own piece).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlindPieces {
+    /// The seat whose secret is split.
+    pub seat: Seat,
+    /// As [`BlindPiecesMsg::commitments`].
+    #[serde(with = "hex_vec")]
+    pub commitments: Vec<u8>,
+    /// As [`BlindPiecesMsg::pieces`].
+    #[serde(with = "hex_vec")]
+    pub pieces: Vec<u8>,
+    /// The player's `blind-pieces` signature.
+    pub sig: Signature,
+}
+
+/// `blind-complaint`: an upheld complaint; `accused` is the hand's
+/// withholder from then on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlindComplaint {
+    /// The complaining holder.
+    pub seat: Seat,
+    /// The seat whose piece is bad.
+    pub accused: Seat,
+    /// `S || e || s`.
+    #[serde(with = "hex_vec")]
+    pub complaint: Vec<u8>,
+}
+
+/// `blind-recover`: `seat` withheld the shares of `positions`; every other
+/// seat owes its recovery shares for them. `dealer_shares`: the dealer's,
+/// one per position, in the same order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlindRecover {
+    /// The withholder.
+    pub seat: Seat,
+    /// The withheld positions, increasing.
+    pub positions: Vec<u16>,
+    /// The dealer's recovery shares.
+    pub dealer_shares: Vec<PositionShare>,
+}
+
+/// `blind-recovery`: a holder's verified recovery shares.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlindRecovery {
+    /// The holder.
+    pub seat: Seat,
+    /// The withholder.
+    pub withholder: Seat,
+    /// One per position of the `blind-recover`.
+    pub shares: Vec<PositionShare>,
 }
 
 /// `blind-shuffle`: an accepted shuffle of the deck before it.

@@ -39,6 +39,20 @@ pub enum ClientMessage {
     BlindShuffle(super::BlindShuffleMsg),
     /// Blind tables: the decryption shares the seat owes.
     BlindShares(super::BlindSharesMsg),
+    /// Blind tables: the seat's signed pieces of its secret.
+    BlindPieces(super::BlindPiecesMsg),
+    /// Blind tables: a complaint against a piece encrypted to the seat.
+    BlindComplaint(super::BlindComplaintMsg),
+    /// Blind tables: the seat's recovery shares for a withholder.
+    BlindRecovery(super::BlindRecoveryMsg),
+    /// Before the handshake, on the quick-match path: pick me a room.
+    QuickMatch(super::QuickMatch),
+    /// The answer to a `ready-check`.
+    Ready,
+    /// A vote on a `rematch`.
+    RematchVote(super::RematchVote),
+    /// Follow (or stop following) the running table, delayed.
+    Watch(super::Watch),
 }
 
 impl ClientMessage {
@@ -57,6 +71,13 @@ impl ClientMessage {
             ClientMessage::BlindKey(_) => "blind-key",
             ClientMessage::BlindShuffle(_) => "blind-shuffle",
             ClientMessage::BlindShares(_) => "blind-shares",
+            ClientMessage::BlindPieces(_) => "blind-pieces",
+            ClientMessage::BlindComplaint(_) => "blind-complaint",
+            ClientMessage::BlindRecovery(_) => "blind-recovery",
+            ClientMessage::QuickMatch(_) => "quick-match",
+            ClientMessage::Ready => "ready",
+            ClientMessage::RematchVote(_) => "rematch-vote",
+            ClientMessage::Watch(_) => "watch",
         }
     }
 
@@ -78,6 +99,13 @@ impl ClientMessage {
             "blind-key" => ClientMessage::BlindKey(parse_as(frame)?),
             "blind-shuffle" => ClientMessage::BlindShuffle(parse_as(frame)?),
             "blind-shares" => ClientMessage::BlindShares(parse_as(frame)?),
+            "blind-pieces" => ClientMessage::BlindPieces(parse_as(frame)?),
+            "blind-complaint" => ClientMessage::BlindComplaint(parse_as(frame)?),
+            "blind-recovery" => ClientMessage::BlindRecovery(parse_as(frame)?),
+            "quick-match" => ClientMessage::QuickMatch(parse_as(frame)?),
+            "ready" => ClientMessage::Ready,
+            "rematch-vote" => ClientMessage::RematchVote(parse_as(frame)?),
+            "watch" => ClientMessage::Watch(parse_as(frame)?),
             other => return Err(unknown(other)),
         };
         msg.validate()?;
@@ -98,6 +126,7 @@ impl ClientMessage {
                 }
             }
             ClientMessage::Action(a) => a.check_size()?,
+            ClientMessage::QuickMatch(q) => q.validate()?,
             ClientMessage::Query(q) if q.nonce.is_empty() || q.nonce.len() > MAX_NONCE_LEN => {
                 return Err(DecodeError::malformed(format!("query nonce must be 1..={MAX_NONCE_LEN} bytes")));
             }

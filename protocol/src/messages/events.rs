@@ -60,6 +60,14 @@ pub enum EventBody {
     BlindShares(super::BlindShares),
     /// Blind tables: face-down cards the game shows.
     BlindReveal(super::BlindReveal),
+    /// Blind tables: a seat's piece commitments and encrypted pieces.
+    BlindPieces(super::BlindPieces),
+    /// Blind tables: an upheld complaint against a seat's piece.
+    BlindComplaint(super::BlindComplaint),
+    /// Blind tables: a withheld share's recovery is asked for.
+    BlindRecover(super::BlindRecover),
+    /// Blind tables: a holder's verified recovery shares.
+    BlindRecovery(super::BlindRecovery),
 }
 
 impl EventBody {
@@ -83,6 +91,10 @@ impl EventBody {
             EventBody::BlindRequest(_) => "blind-request",
             EventBody::BlindShares(_) => "blind-shares",
             EventBody::BlindReveal(_) => "blind-reveal",
+            EventBody::BlindPieces(_) => "blind-pieces",
+            EventBody::BlindComplaint(_) => "blind-complaint",
+            EventBody::BlindRecover(_) => "blind-recover",
+            EventBody::BlindRecovery(_) => "blind-recovery",
         }
     }
 
@@ -108,6 +120,10 @@ impl EventBody {
             "blind-request" => EventBody::BlindRequest(parse_as(text)?),
             "blind-shares" => EventBody::BlindShares(parse_as(text)?),
             "blind-reveal" => EventBody::BlindReveal(parse_as(text)?),
+            "blind-pieces" => EventBody::BlindPieces(parse_as(text)?),
+            "blind-complaint" => EventBody::BlindComplaint(parse_as(text)?),
+            "blind-recover" => EventBody::BlindRecover(parse_as(text)?),
+            "blind-recovery" => EventBody::BlindRecovery(parse_as(text)?),
             other => return Err(unknown(other)),
         };
         if let EventBody::PhaseDeal(d) | EventBody::NewCard(d) = &body {
@@ -187,6 +203,10 @@ pub struct HandPlayer {
     /// `balance` (SPEC.md §9.5; absent = 0, as in transcripts before it).
     #[serde(default, skip_serializing_if = "Chips::is_zero")]
     pub commission: Chips,
+    /// The seat is played by the dealer's own AI (a house-AI seat, SPEC.md
+    /// §9.5); absent = false. Informational: the AI is a player like any other.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub house_ai: bool,
 }
 
 /// The most chips a player brings into one hand, whatever its balance

@@ -32,6 +32,8 @@ pub enum ServerMessage {
     YourTurn(YourTurn),
     /// Whose turn it is and until when (to the hand's other players).
     Turn(Turn),
+    /// Who banks next at a table whose banker rotates (to the whole room).
+    BankerQueue(BankerQueue),
     /// The player's action was refused (to the actor only).
     ActionRejected(ActionRejected),
     /// The player was removed from the room.
@@ -45,6 +47,14 @@ pub enum ServerMessage {
     HandRecord(HandAnswer),
     /// A frame or request was refused (bad frame, rate limit, bad seed…).
     Error(ErrorMsg),
+    /// Answer to `quick-match`: the room this connection now belongs to.
+    Matched(super::Matched),
+    /// The ready check before a match (to the seated players).
+    ReadyCheck(super::ReadyCheck),
+    /// The rematch vote after a match (to its players).
+    Rematch(super::Rematch),
+    /// Answer to `watch`.
+    Watching(super::Watching),
 }
 
 impl ServerMessage {
@@ -58,12 +68,17 @@ impl ServerMessage {
             ServerMessage::Event(_) => "event",
             ServerMessage::YourTurn(_) => "your-turn",
             ServerMessage::Turn(_) => "turn",
+            ServerMessage::BankerQueue(_) => "banker-queue",
             ServerMessage::ActionRejected(_) => "action-rejected",
             ServerMessage::Kicked(_) => "kicked",
             ServerMessage::QueryResult(_) => "query-result",
             ServerMessage::QueryError(_) => "query-error",
             ServerMessage::HandRecord(_) => "hand-record",
             ServerMessage::Error(_) => "error",
+            ServerMessage::Matched(_) => "matched",
+            ServerMessage::ReadyCheck(_) => "ready-check",
+            ServerMessage::Rematch(_) => "rematch",
+            ServerMessage::Watching(_) => "watching",
         }
     }
 
@@ -79,12 +94,17 @@ impl ServerMessage {
             "event" => ServerMessage::Event(parse_as(frame)?),
             "your-turn" => ServerMessage::YourTurn(parse_as(frame)?),
             "turn" => ServerMessage::Turn(parse_as(frame)?),
+            "banker-queue" => ServerMessage::BankerQueue(parse_as(frame)?),
             "action-rejected" => ServerMessage::ActionRejected(parse_as(frame)?),
             "kicked" => ServerMessage::Kicked(parse_as(frame)?),
             "query-result" => ServerMessage::QueryResult(parse_as(frame)?),
             "query-error" => ServerMessage::QueryError(parse_as(frame)?),
             "hand-record" => ServerMessage::HandRecord(parse_as(frame)?),
             "error" => ServerMessage::Error(parse_as(frame)?),
+            "matched" => ServerMessage::Matched(parse_as(frame)?),
+            "ready-check" => ServerMessage::ReadyCheck(parse_as(frame)?),
+            "rematch" => ServerMessage::Rematch(parse_as(frame)?),
+            "watching" => ServerMessage::Watching(parse_as(frame)?),
             other => return Err(unknown(other)),
         })
     }
@@ -201,6 +221,9 @@ pub struct TablePlayer {
     /// of the sit-out limit. Informational.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_ms: Option<u64>,
+    /// The dealer's own AI plays this seat (a house-AI seat); absent = false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub house_ai: bool,
 }
 
 /// The player the running hand waits for, as everyone at the table may see
@@ -226,6 +249,21 @@ pub struct Turn {
     /// Who is to act, its seat and its deadline.
     #[serde(flatten)]
     pub acting: Acting,
+}
+
+/// `banker-queue`: the order in which the seated players bank at a table
+/// whose banker rotates (Sam Gong), pushed to the room when it changes,
+/// at hand start, and to a connection when it is admitted. Unsigned and
+/// informational: each hand's rules pick its banker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BankerQueue {
+    /// The running hand, whose banker is the first of `players`; absent
+    /// between hands, when the first is the next hand's banker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hand_id: Option<HandId>,
+    /// Who banks, in order (players who cannot cover the minimum bet are
+    /// left out; empty when no one can bank).
+    pub players: Vec<PlayerId>,
 }
 
 /// `join-response`.
@@ -330,7 +368,7 @@ pub enum KickReason {
     /// The room closed.
     RoomClosed,
     /// The table was dissolved: too few players for the room's
-    /// `dissolve_after` (Sam Gong's 60 s rule); join again to be matched.
+    /// `dissolve_after` (Sam Gong's 60 s rule); join again, or quick-match.
     Dissolved,
     /// The operator banned this identity (after its running hand settled).
     Banned,

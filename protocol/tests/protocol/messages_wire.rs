@@ -116,6 +116,7 @@ fn table_player() -> TablePlayer {
         status: PlayerStatus::Playing,
         chips: Chips(9),
         until_ms: Some(1_700_000_060_000),
+        house_ai: false,
     }
 }
 
@@ -142,6 +143,7 @@ fn event_bodies() -> Vec<EventBody> {
                 balance: Chips(100),
                 encryption_key: EncryptionKey([5; 32]),
                 commission: Chips::ZERO,
+                house_ai: false,
             }],
             memory: json!({"button": 1}),
             previous: Some(PreviousHand { hand_id: HandId([8; 16]), hand_number: 3 }),
@@ -283,6 +285,8 @@ fn server_messages() -> Vec<ServerMessage> {
             room: None,
             players: vec![],
         }),
+        ServerMessage::BankerQueue(BankerQueue { hand_id: Some(hand()), players: vec![pid(1), pid(2)] }),
+        ServerMessage::BankerQueue(BankerQueue { hand_id: None, players: vec![] }),
         ServerMessage::YourTurn(YourTurn {
             hand_id: hand(),
             seat: Seat(1),

@@ -181,6 +181,7 @@ fn computed() -> Vec<(String, String)> {
         balance: Chips(195),
         encryption_key: player.encryption_key(),
         commission: Chips(5),
+        house_ai: false,
     };
     put("commission.hand_player", serde_json::to_string(&seat).unwrap());
     let next = expected_start_balance(seat.balance, -20, Chips(5)).unwrap();
@@ -312,7 +313,7 @@ fn spec_limits_match_the_code() {
     let start = text.find("\n## 12.").expect("SPEC.md has a §12");
     let section = &text[start..text.find("\n## 13.").expect("SPEC.md has a §13")];
     let n = |v: usize| grouped(v as u64);
-    let rows: [(&str, String); 14] = [
+    let rows: [(&str, String); 15] = [
         ("Clock skew", format!("±{} ms", grouped(CLOCK_SKEW_MS))),
         ("Handshake deadline", format!("{} ms", grouped(HANDSHAKE_DEADLINE_MS))),
         (
@@ -328,6 +329,7 @@ fn spec_limits_match_the_code() {
         ("Frame (WebSocket text message)", format!("≤ {} bytes (`MAX_FRAME_BYTES`)", n(MAX_FRAME_BYTES))),
         ("Free text", format!("≤ {} bytes", n(MAX_TEXT_LEN))),
         ("Query nonce", format!("1–{} bytes", n(MAX_NONCE_LEN))),
+        ("`quick-match` `game`, `tier`", format!("1–{} bytes (`MAX_MATCH_NAME_LEN`)", n(MAX_MATCH_NAME_LEN))),
         ("Signed game action", format!("≤ {} bytes (`MAX_ACTION_BYTES`)", n(MAX_ACTION_BYTES))),
         (
             "A game's public state",

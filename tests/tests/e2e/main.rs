@@ -7,3 +7,4 @@ mod deferred;
 mod games;
 mod messages;
 mod node;
+mod people;

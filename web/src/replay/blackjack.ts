@@ -3,7 +3,7 @@
 // hits, doubles and splits (the shoe's reserve), the house's draws, the
 // settlement in its chip order, the typed details.
 
-import { Table, Refused, Vector, Outcome, Trace, unshuffled, vectorDeck, drive, chips, object } from './common';
+import { Table, Refused, Vector, Outcome, Trace, unshuffled, vectorDeck, drive, chips, object, memoryForm } from './common';
 
 const MAX = 2 ** 50;
 /** Cards the shoe keeps for the house: a hit, double or split must leave this many. */
@@ -23,6 +23,11 @@ const bool = (x: unknown, d: boolean, what: string): boolean => {
   if (typeof x !== 'boolean') throw new Refused(`bad settings: ${what}`);
   return x;
 };
+
+/** The table memory's form (SPEC §14.2): `{}`, Blackjack keeps nothing. */
+export function normalizeMemory(m: unknown): unknown {
+  return memoryForm(m, () => ({}));
+}
 
 /** The normalised settings (docs/games/blackjack.md "Settings"). */
 export function normalizeSettings(s: unknown): Settings {

@@ -191,3 +191,21 @@ export function object(x: unknown, what: string, allowed: string[] | null): Reco
   if (allowed) for (const k of Object.keys(x)) if (!allowed.includes(k)) throw new Refused(`${what}: unknown field ${k}`);
   return x as Record<string, any>;
 }
+
+/** A player id (SPEC §1.3: 64 lowercase hex characters), else a refusal naming `what`. */
+export function playerId(x: unknown, what: string): string {
+  if (typeof x !== 'string' || !/^[0-9a-f]{64}$/.test(x)) throw new Refused(`${what}: ${JSON.stringify(x)} is not a player id`);
+  return x;
+}
+
+/**
+ * The table memory in the form the rules write it, of a memory that is an
+ * object (`null`, a fresh table, stays `null`): `form` parses its members
+ * (unknown ones dropped, as the Rust rules read it), so a memory that differs
+ * from its form carries something the rules ignore.
+ */
+export function memoryForm(m: unknown, form: (o: Record<string, any>) => unknown): unknown {
+  if (m === null) return null;
+  if (typeof m !== 'object' || Array.isArray(m)) throw new Refused('table memory: not an object');
+  return form(m as Record<string, any>);
+}

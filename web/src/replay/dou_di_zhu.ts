@@ -7,9 +7,9 @@
 
 import { parseCard, cardText } from '../audit';
 
-import { Refused, type Outcome, type Vector } from './common';
+import { Refused, type Outcome, type Trace, type Vector } from './common';
 
-export type { Outcome, Vector };
+export type { Outcome, Trace, Vector };
 
 // Refusals are worded as the Rust `GameError`.
 const illegal = (m: string) => new Refused(`illegal action: ${m}`);
@@ -231,6 +231,15 @@ export function normalizeSettings(s: unknown): Settings {
   return out;
 }
 
+/** The table memory's form (SPEC §14.2): `{"first_bidder": seat}`. */
+export function normalizeMemory(m: unknown): unknown {
+  if (m === null) return null;
+  if (!isObject(m)) throw malformed('table memory: not an object');
+  const f = m.first_bidder ?? 0;
+  if (!isUint(f, 255)) throw malformed(`table memory: first_bidder ${JSON.stringify(f)}`);
+  return { first_bidder: f };
+}
+
 function firstBidder(memory: unknown): number {
   if (memory === null || memory === undefined) return 0;
   if (!isObject(memory)) throw malformed('table memory: not an object');
@@ -303,6 +312,15 @@ class Hand {
 
   toAct(): number | null {
     return this.phase === 'done' ? null : this.turn;
+  }
+
+  /** The auto (timeout) action of the seat to act (docs/games/dou-di-zhu.md "Auto actions"): pass, else the lowest single. */
+  auto(seat: number): any {
+    if (this.phase === 'bidding' || this.lead) return { type: 'pass' };
+    const hand = this.hands[seat];
+    if (this.phase !== 'playing' || hand.length === 0) return null;
+    const low = hand.reduce((a, b) => (value(b) < value(a) || (value(b) === value(a) && b < a) ? b : a));
+    return { type: 'play', cards: [cardText(low)] };
   }
 
   /** Applies `seat`'s action (its turn); returns the pending chip movements and reveals. */
@@ -450,7 +468,7 @@ function dealEvent(phase: string, deck: number[], from: number, targets: string[
   return ['deal', phase, targets.map((t, i) => `${from + i}:${cardText(deck[from + i])}>${t}/d`)];
 }
 
-export function replay(v: Vector): Outcome {
+export function replay(v: Vector, trace?: Trace): Outcome {
   if (v.game !== 'dou-di-zhu') throw new Error(`not a dou-di-zhu vector: ${v.game}`);
   const deck = deckOf(v.deck_top);
   let hand: Hand;
@@ -484,6 +502,10 @@ export function replay(v: Vector): Outcome {
   v.actions.forEach(([seat, action], index) => {
     const expected = hand.toAct();
     if (expected !== seat) throw new Error(`action ${index} by seat ${seat}: it was seat ${expected}'s turn`);
+    if (trace) {
+      trace.marks.push(events.length);
+      trace.autos.push(hand.auto(seat));
+    }
     try {
       events.push(...hand.apply(seat, action));
     } catch (e) {

@@ -6,14 +6,15 @@
 // progression, the match's end, the settlement, the typed details and the
 // table memory. It gives the same output as the Rust replay for the same input
 // and refuses what the Rust replay refuses, with an error naming the step.
-// Timeouts need nothing here: a timeout's action is recorded and replayed as
-// any other action.
+// With a trace it also gives each seat's auto (timeout) action under
+// `timeout_action` `pass` (SPEC.md §14.2); under `ai` (the L2 AI, not
+// specified) none.
 
 import { parseCard, cardText } from '../audit';
 
-import { Refused, type Outcome, type Vector } from './common';
+import { Refused, type Outcome, type Trace, type Vector } from './common';
 
-export type { Outcome, Vector };
+export type { Outcome, Trace, Vector };
 
 // Refusals are worded as the Rust `GameError`.
 const illegal = (m: string) => new Refused(`illegal action: ${m}`);
@@ -76,6 +77,8 @@ const KINDS: Kind[] = [
   'single', 'pair', 'triple', 'triple-with-pair', 'straight', 'consecutive-pairs',
   'steel-plate', 'straight-flush', 'bomb', 'four-jokers',
 ];
+/** Which wilds make a play mixed (setting `purity`, docs/games/guandan.md "Purity"). */
+type Purity = 'stand-in' | 'any-wild';
 type Reading = { kind: Kind; rank: number; len: number; pure: boolean };
 
 const isBombKind = (k: Kind) => k === 'bomb' || k === 'straight-flush' || k === 'four-jokers';
@@ -126,8 +129,11 @@ function oneSuit(t: Tally): number | null {
   return null;
 }
 
-/** Every reading of a group (docs/games/guandan.md "Patterns"). */
-export function readings(t: Tally, level: number, aceHigh: boolean): Reading[] {
+/**
+ * Every reading of a group (docs/games/guandan.md "Patterns"); under the
+ * `purity` setting `any-wild` a group with a wild is mixed in every reading.
+ */
+export function readings(t: Tally, level: number, aceHigh: boolean, purity: Purity = 'stand-in'): Reading[] {
   const out: Reading[] = [];
   const n = t.len;
   const w = t.wilds;
@@ -189,6 +195,7 @@ export function readings(t: Tally, level: number, aceHigh: boolean): Reading[] {
       if (fill(t, ranks, 3) !== undefined) out.push({ kind: 'steel-plate', rank: top, len: 6, pure: w === 0 });
     }
   }
+  if (purity === 'any-wild' && w > 0) for (const r of out) r.pure = false;
   return out;
 }
 
@@ -311,7 +318,9 @@ type Settings = {
   straight_extends_to_ace: boolean;
   wild_count: number;
   team_formation: 'fixed13';
-  ace_rule: 'any-win' | 'partner-not-last';
+  ace_rule: 'any-win' | 'partner-not-last' | 'reach';
+  /** Left out of the normal form when `stand-in` (the default). */
+  purity?: Purity;
   show_tribute: boolean;
   max_game_duration_sec: number;
   timeout_action: 'pass' | 'ai';
@@ -344,7 +353,8 @@ const ENUMS: Partial<Record<keyof Settings, string[]>> = {
   resist: ['one-holder', 'paying-side'],
   double_tribute: ['by-seat', 'by-card'],
   team_formation: ['fixed13'],
-  ace_rule: ['any-win', 'partner-not-last'],
+  ace_rule: ['any-win', 'partner-not-last', 'reach'],
+  purity: ['stand-in', 'any-wild'],
   timeout_action: ['pass', 'ai'],
 };
 const U8 = ['double_down_levels', 'tribute_return_max_rank', 'wild_count'];
@@ -375,7 +385,7 @@ export function normalizeSettings(s: unknown): { settings: Settings; profile: Pr
   if (s !== null && s !== undefined) {
     if (!isObject(s)) throw badSettings('settings are not an object');
     for (const [k, v] of Object.entries(s)) {
-      if (!(k in DEFAULTS)) throw badSettings(`unknown field \`${k}\``);
+      if (!(k in DEFAULTS) && k !== 'purity') throw badSettings(`unknown field \`${k}\``);
       const key = k as keyof Settings;
       const bad = () => badSettings(`${k}: ${JSON.stringify(v)}`);
       if (key === 'bomb_profile') {
@@ -394,6 +404,7 @@ export function normalizeSettings(s: unknown): { settings: Settings; profile: Pr
       }
     }
   }
+  if (out.purity === 'stand-in') delete out.purity;
   if (out.stake_per_level === 0 || out.stake_per_level > STAKE_LIMIT) throw badSettings('stake_per_level must be 1–2^40');
   if (out.double_down_levels < 1 || out.double_down_levels > 6) throw badSettings('double_down_levels must be 1–6');
   if (out.wild_count > PACKS) throw badSettings('wild_count must be 0–2');
@@ -479,6 +490,11 @@ function parseMemory(m: unknown): Memory {
     }
   }
   return out;
+}
+
+/** The table memory's form (`GdMemory`, docs/games/guandan.md): every member, the unset optional ones left out. */
+export function normalizeMemory(m: unknown): unknown {
+  return m === null ? null : memoryJson(parseMemory(m));
 }
 
 function checkMemory(m: Memory): void {
@@ -682,6 +698,46 @@ class Deal {
     return this.hands[s].length > 0;
   }
 
+  /**
+   * The auto (timeout) action of the seat to act under `timeout_action`
+   * `pass` (SPEC.md §14.2); undefined under `ai`, which is not specified.
+   */
+  auto(seat: number): any {
+    if (this.s.timeout_action !== 'pass') return undefined;
+    const hand = this.hands[seat];
+    const pos = (c: number) => this.positions.get(c) ?? 0;
+    /** The choice lowest by `by`, then by deck position, as a deck position. */
+    const lowest = (choices: number[], by: (c: number) => number) => {
+      let best: number | null = null;
+      for (const c of choices) {
+        if (best === null || by(c) < by(best) || (by(c) === by(best) && pos(c) < pos(best))) best = c;
+      }
+      return best === null ? null : pos(best);
+    };
+    switch (this.phase) {
+      case 'playing': {
+        if (this.lead || hand.length === 0) return { type: 'pass' };
+        const low = hand.reduce((a, b) => {
+          const [va, vb] = [value(a, this.level), value(b, this.level)];
+          return vb < va || (vb === va && b < a) ? b : a;
+        });
+        return { type: 'play', cards: [cardText(low)], reading: { kind: 'single', rank: natural(low) } };
+      }
+      case 'tribute': {
+        const p = lowest(tributeChoices(hand, this.wilds, this.s), () => 0);
+        return p === null ? { type: 'pass' } : { type: 'tribute', position: p };
+      }
+      case 'return': {
+        const p = lowest(returnChoices(hand, this.wilds, this.s), (c) => value(c, this.level));
+        return p === null ? { type: 'pass' } : { type: 'return', position: p };
+      }
+      case 'vote':
+        return { type: 'vote', accept: false };
+      default:
+        return { type: 'pass' };
+    }
+  }
+
   nextActive(seat: number) {
     let s = (seat + 1) % 4;
     while (!this.active(s) && s !== seat) s = (s + 1) % 4;
@@ -775,7 +831,7 @@ class Deal {
     const hand = this.hands[seat];
     const missing = cards.find((c) => !hand.includes(c));
     if (missing !== undefined) throw notInHand(cardText(missing));
-    let all = readings(tally(cards, this.wilds), this.level, this.s.straight_extends_to_ace);
+    let all = readings(tally(cards, this.wilds), this.level, this.s.straight_extends_to_ace, this.s.purity);
     if (all.length === 0) throw illegal('these cards form no pattern');
     all = byPriority(all, this.level);
     if (declared) {
@@ -914,9 +970,10 @@ class Deal {
     const up = partnerPlace === 1 ? this.s.double_down_levels : partnerPlace === 2 ? 2 : 1;
     const partnerLast = o[3] !== o[0] && team(o[3]) === w;
     const atOwnAce = m.level_team === w && m.levels[w] === ACE;
-    const ends = atOwnAce && (this.s.ace_rule === 'any-win' || !partnerLast);
     const levels: [number, number] = [m.levels[0], m.levels[1]];
     levels[w] = Math.min(levels[w] + up, ACE);
+    const ends =
+      this.s.ace_rule === 'any-win' ? atOwnAce : this.s.ace_rule === 'partner-not-last' ? atOwnAce && !partnerLast : levels[w] === ACE;
     const winners = o.filter((s) => team(s) === w);
     const losers = [0, 1, 2, 3].filter((s) => team(s) !== w);
     const [net, moves] = this.pay(this.s.stake_per_level * up, losers, winners, 'deal');
@@ -977,7 +1034,7 @@ function memoryJson(m: Memory): any {
   return out;
 }
 
-export function replay(v: Vector): Outcome {
+export function replay(v: Vector, trace?: Trace): Outcome {
   if (v.game !== 'guandan') throw new Error(`not a guandan vector: ${v.game}`);
   const deck = deckOf(v.deck_top);
   const events: any[] = [];
@@ -1008,6 +1065,10 @@ export function replay(v: Vector): Outcome {
   v.actions.forEach(([seat, action], index) => {
     const expected = deal.phase === 'done' ? null : deal.turn;
     if (expected !== seat) throw new Error(`action ${index} by seat ${seat}: it was seat ${expected}'s turn`);
+    if (trace) {
+      trace.marks.push(events.length);
+      trace.autos.push(deal.auto(seat));
+    }
     try {
       events.push(...deal.apply(seat, action));
     } catch (e) {

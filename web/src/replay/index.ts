@@ -5,12 +5,12 @@
 // result, details and table memory the rules produce — JSON-equal to the
 // Rust replay (`games::runner`), which the corpus test checks hand by hand.
 
-import { Vector, Outcome, Trace, Refused } from './common';
-import { replay as texasHoldem, normalizeSettings as holdemSettings } from './texas_holdem';
-import { replay as blackjack, normalizeSettings as blackjackSettings } from './blackjack';
-import { replay as samGong, normalizeSettings as samGongSettings } from './sam_gong';
-import { replay as douDiZhu } from './dou_di_zhu';
-import { replay as guandan } from './guandan';
+import { Vector, Outcome, Trace, Refused, unshuffled } from './common';
+import { replay as texasHoldem, normalizeSettings as holdemSettings, normalizeMemory as holdemMemory } from './texas_holdem';
+import { replay as blackjack, normalizeSettings as blackjackSettings, normalizeMemory as blackjackMemory } from './blackjack';
+import { replay as samGong, normalizeSettings as samGongSettings, normalizeMemory as samGongMemory } from './sam_gong';
+import { replay as douDiZhu, normalizeSettings as ddzSettings, normalizeMemory as ddzMemory } from './dou_di_zhu';
+import { replay as guandan, normalizeSettings as guandanSettings, normalizeMemory as guandanMemory } from './guandan';
 
 export { Refused, unshuffled, vectorDeck, seatId } from './common';
 export type { Vector, Outcome, Trace } from './common';
@@ -27,11 +27,22 @@ export const GAMES: Record<string, Replay | undefined> = {
   guandan,
 };
 
-/** The settings normalisation of the games whose replay records a trace. */
+/** Each game's settings in the form its rules write them (defaults filled in), by registry name. */
 const SETTINGS: Record<string, ((s: unknown) => unknown) | undefined> = {
   'texas-holdem': holdemSettings,
   blackjack: blackjackSettings,
   'sam-gong': samGongSettings,
+  'dou-di-zhu': ddzSettings,
+  guandan: (s) => guandanSettings(s).settings,
+};
+
+/** Each game's table memory in the form its rules write it (`memory_after`), by registry name. */
+const MEMORY: Record<string, ((m: unknown) => unknown) | undefined> = {
+  'texas-holdem': holdemMemory,
+  blackjack: blackjackMemory,
+  'sam-gong': samGongMemory,
+  'dou-di-zhu': ddzMemory,
+  guandan: guandanMemory,
 };
 
 /** Whether the browser has the rules of `game`. */
@@ -39,9 +50,29 @@ export function hasRules(game: string): boolean {
   return typeof GAMES[game] === 'function';
 }
 
-/** The game's normalised form of `settings`, or undefined when this replay does not say. */
+/** The game's normalised form of `settings` (throws `Refused` when the rules refuse them), or undefined for a game without rules here. */
 export function normalizeSettings(game: string, settings: unknown): unknown {
   return SETTINGS[game]?.(settings);
+}
+
+/** The game's form of table `memory` (`null` stays `null`; throws `Refused` when the rules refuse it), or undefined for a game without rules here. */
+export function normalizeMemory(game: string, memory: unknown): unknown {
+  return MEMORY[game]?.(memory);
+}
+
+/** Each game's canonical (unshuffled) deck under its normalised settings (SPEC §2: packs, jokers). */
+const DECKS: Record<string, ((s: any) => number[]) | undefined> = {
+  'texas-holdem': () => unshuffled(1, false),
+  blackjack: (s) => unshuffled(s.decks, false),
+  'sam-gong': () => unshuffled(1, false),
+  'dou-di-zhu': () => unshuffled(1, true),
+  guandan: () => unshuffled(2, true),
+};
+
+/** The game's canonical deck for `settings` (throws `Refused` when the rules refuse them), or undefined for a game without rules here. */
+export function canonicalDeck(game: string, settings: unknown): number[] | undefined {
+  const deck = DECKS[game];
+  return deck ? deck(normalizeSettings(game, settings)) : undefined;
 }
 
 /** Replays a vector with its game's rules; throws `Refused` (or the game's error) when the rules refuse it. */

@@ -4,7 +4,7 @@
 // the calls, hand values and the D8 tiebreak, both settlement rules with the
 // rake and D13 insolvency, the chip order, the typed details and the memory.
 
-import { Table, Refused, Vector, Outcome, Trace, unshuffled, vectorDeck, playerIds, drive, chips, object } from './common';
+import { Table, Refused, Vector, Outcome, Trace, unshuffled, vectorDeck, playerIds, drive, chips, object, playerId, memoryForm } from './common';
 
 const MAX = 2 ** 50;
 
@@ -52,6 +52,19 @@ export function normalizeSettings(s: unknown): Settings {
   if (out.min_bet < 1 || out.max_bet < out.min_bet) throw new Refused('bad settings: 1 ≤ min_bet ≤ max_bet');
   if (o.banker_seat !== undefined && o.banker_seat !== null) out.banker_seat = chips(o.banker_seat, 'banker_seat', 255);
   return out;
+}
+
+/** The table memory's form (SPEC §14.2): `last_banker` and `last_order` left out when unset or empty. */
+export function normalizeMemory(m: unknown): unknown {
+  return memoryForm(m, (o) => {
+    const out: Record<string, unknown> = {};
+    if (o.last_banker !== undefined && o.last_banker !== null) out.last_banker = playerId(o.last_banker, 'table memory: last_banker');
+    const order = o.last_order ?? [];
+    if (!Array.isArray(order)) throw new Refused('table memory: last_order is not a list');
+    if (order.length > 0) out.last_order = order.map((x: unknown) => playerId(x, 'table memory: last_order'));
+    out.hands_played = o.hands_played === undefined ? 0 : chips(o.hands_played, 'table memory: hands_played', Number.MAX_SAFE_INTEGER);
+    return out;
+  });
 }
 
 // ---------- hands (§5)

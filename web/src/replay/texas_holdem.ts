@@ -4,7 +4,7 @@
 // uncalled bets, side pots, the showdown and odd chips, the typed details
 // and the table memory.
 
-import { Table, Refused, Vector, Outcome, Trace, unshuffled, vectorDeck, playerIds, drive, chips, object } from './common';
+import { Table, Refused, Vector, Outcome, Trace, unshuffled, vectorDeck, playerIds, drive, chips, object, playerId, memoryForm } from './common';
 
 const MAX = 2 ** 50;
 
@@ -21,6 +21,18 @@ export function normalizeSettings(s: unknown): Settings {
   const out: Settings = { small_blind: sb, big_blind: bb, ante };
   if (o.button !== undefined && o.button !== null) out.button = chips(o.button, 'button', 255);
   return out;
+}
+
+/** The table memory's form (SPEC §14.2): `{"button": id | null, "seating": [ids]}`. */
+export function normalizeMemory(m: unknown): unknown {
+  return memoryForm(m, (o) => {
+    const seating = o.seating ?? [];
+    if (!Array.isArray(seating)) throw new Refused('table memory: seating is not a list');
+    return {
+      button: o.button === undefined || o.button === null ? null : playerId(o.button, 'table memory: button'),
+      seating: seating.map((x: unknown) => playerId(x, 'table memory: seating')),
+    };
+  });
 }
 
 // ---------- the evaluator: best five of the cards, as a comparable number

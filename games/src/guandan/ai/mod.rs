@@ -206,7 +206,11 @@ impl View {
 
     /// Pattern rules.
     pub fn rules(&self) -> PatternRules {
-        PatternRules { level: self.level, ace_high: self.settings.straight_extends_to_ace }
+        PatternRules {
+            level: self.level,
+            ace_high: self.settings.straight_extends_to_ace,
+            purity: self.settings.purity,
+        }
     }
 
     /// Legal plays now.

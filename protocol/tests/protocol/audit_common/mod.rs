@@ -100,6 +100,7 @@ impl Hand {
                     balance: Chips(100),
                     encryption_key: p.encryption_key(),
                     commission: Chips::ZERO,
+                    house_ai: false,
                 })
                 .collect(),
             memory: json!({"button": 0}),
