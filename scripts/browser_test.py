@@ -8,8 +8,11 @@ down with a key it makes, plays with the action buttons until a hand ends
 with every check green, on a desktop and on a phone-sized window, and
 behind a man in the middle that changes the dealer's signatures shows the
 red banner and no action; then one hand of each of the five games, played
-by clicking at a dealer per game with SDK bots in the other seats (card
-selection in Dou Di Zhu and Guandan, also on a phone-sized window). Saves
+by clicking at a dealer per game with SDK bots in the other seats (Guandan:
+the dealer's own AIs, marked at the table and in the lobby; Sam Gong: the
+banker queue shown; card selection in Dou Di Zhu and Guandan, also on a
+phone-sized window; a ready check or rematch vote answered by its button).
+The watch page follows the running table through the live feed. Saves
 screenshots.
 
     browser_test.py BIN_DIR SCREENSHOT_DIR      (prints `N passed, N failed`)
@@ -120,6 +123,10 @@ def live_table(d, base):
     # A newer hand replaces it as the table plays on.
     wait(d, lambda: text(d, "[data-testid=live] h1") not in (None, first), 90)
     assert d.find_elements(By.CSS_SELECTOR, "[data-testid=hands] a")
+    # The running table through the live feed: seats drawn from checked events, a hand audited.
+    assert text(d, "[data-testid=feed-status]") == "watching", text(d, "[data-testid=feed-note]")
+    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "[data-testid=feed-table] .seat"), 60)
+    wait(d, lambda: "all checks passed" in (text(d, "[data-testid=feed-note]") or ""), 90)
     d.save_screenshot(os.path.join(SHOTS, "live-table.png"))
 
 
@@ -326,7 +333,7 @@ GAMES = [  # game, SDK bots filling the other seats, their strategy, extra deale
     ("blackjack", 1, "simple", []),
     ("sam-gong", 2, "simple", ["--reveal", "deferred", "--reveal-delay", "1s"]),
     ("dou-di-zhu", 2, "simple", []),
-    ("guandan", 3, "guandan-l1", []),
+    ("guandan", 0, "guandan-l1", ["--ai-seats", "1s", "--ai-level", "1"]),  # the dealer's own AIs
 ]
 
 # One click per turn, chosen from what the page offers: card games select with
@@ -364,6 +371,11 @@ const any = qa('[data-testid=actions] button.act:not(:disabled)')[0];
 if (any) { any.click(); return 'first'; }
 return null;
 """
+VOTE_STEP = """
+const b = document.querySelector('[data-testid=vote] [data-testid=ready], [data-testid=vote] [data-testid=rematch-yes]');
+if (b) b.click();
+return !!b;
+"""
 PRIORITY = ["no-insurance", "stand", "check", "call", "bet", "bid", "pass", "vote", "fold"]
 
 
@@ -400,6 +412,9 @@ def play_game(d, bin_dir, work, procs, game, bots, strategy, extra, shot, width=
                 if all(st.get(c) == "passed" for c in CHECKS) and st.get("replay") in ("passed", "skipped") and shots:
                     return True
                 assert not any(v == "failed" for v in st.values()), st
+            # A ready check or a rematch vote (rooms with ready_check / rematch_vote): its button.
+            if d.execute_script(VOTE_STEP):
+                return False
             if not d.find_elements(By.CSS_SELECTOR, "[data-testid=actions] button"):
                 return False
             # A hand in progress: cards on the table, and (card games) a selection ready to play.
@@ -428,6 +443,13 @@ def play_game(d, bin_dir, work, procs, game, bots, strategy, extra, shot, width=
         assert width is None or width_now <= width, f"page is {width_now}px wide on a {width}px screen"
         if not os.path.exists(os.path.join(SHOTS, f"{shot}.png")):
             d.save_screenshot(os.path.join(SHOTS, f"{shot}.png"))
+        if game == "sam-gong":  # the banker queue (banker-queue), drawn under the seats
+            assert d.find_elements(By.CSS_SELECTOR, "[data-testid=banker-queue] .pill"), "no banker queue"
+        if "--ai-seats" in extra:  # the house's AIs marked at the table and in the lobby
+            ais = len(d.find_elements(By.CSS_SELECTOR, "[data-testid=table] [data-testid=house-ai]"))
+            assert ais == 3, f"{ais} seats marked AI"
+            d.get(f"http://127.0.0.1:{http}/")
+            wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, f"tr[data-room={game}] [data-testid=house-ai]")) == 3, 30)
         print(f"     {game}: {clicks} clicks ({' '.join(sorted(set(x.split(':')[0] for x in log)))}); audit green", flush=True)
     finally:
         if width:

@@ -7,142 +7,79 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use claw_engine::metrics::*;
 
+/// Prometheus metric types.
+#[derive(Clone, Copy)]
+enum Kind {
+    Counter,
+    Gauge,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
+        }
+    }
+}
+
+use Kind::{Counter, Gauge};
+
+/// The plain counters and gauges: name, type, help, the value.
+type Plain = (&'static str, Kind, &'static str, fn(&Metrics) -> &AtomicU64);
+
+#[rustfmt::skip]
+const PLAIN: &[Plain] = &[
+    ("claw_rooms_open", Gauge, "Rooms not closed.", |m| &m.rooms_open),
+    ("claw_connections_open", Gauge, "Open WebSocket connections.", |m| &m.connections_open),
+    ("claw_connections_total", Counter, "Accepted TCP connections.", |m| &m.connections_total),
+    ("claw_connections_refused_total", Counter, "Connections refused by the connection cap.", |m| &m.connections_refused_cap),
+    ("claw_handshakes_failed_total", Counter, "Handshakes rejected or timed out.", |m| &m.handshakes_failed),
+    ("claw_handshake_steps_queued_total", Counter, "Handshake steps that waited for their turn (handshake concurrency).", |m| &m.handshake_steps_queued),
+    ("claw_players_connected", Gauge, "Players with a verified connection.", |m| &m.players_connected),
+    ("claw_players_seated", Gauge, "Players holding a seat.", |m| &m.players_seated),
+    ("claw_hands_started_total", Counter, "Hands started.", |m| &m.hands_started),
+    ("claw_hands_finished_total", Counter, "Hands settled.", |m| &m.hands_finished),
+    ("claw_hands_voided_total", Counter, "Hands voided with refunds.", |m| &m.hands_voided),
+    ("claw_actions_accepted_total", Counter, "Player actions applied.", |m| &m.actions_accepted),
+    ("claw_actions_rejected_total", Counter, "Player actions refused.", |m| &m.actions_rejected),
+    ("claw_timeouts_total", Counter, "Auto actions after a timeout.", |m| &m.timeouts),
+    ("claw_queries_total", Counter, "Queries answered.", |m| &m.queries),
+    ("claw_rate_limited_total", Counter, "Messages refused by the rate limit.", |m| &m.rate_limited),
+    ("claw_bad_frames_total", Counter, "Malformed, unknown or oversize frames.", |m| &m.bad_frames),
+    ("claw_chip_errors_total", Counter, "Failed chip provider calls.", |m| &m.chip_errors),
+    ("claw_connections_refused_addr_total", Counter, "Sockets closed at once: their source address was over its limits.", |m| &m.connections_refused_addr),
+    ("claw_handshakes_evicted_total", Counter, "Connections still in the handshake closed to make room for a newer one.", |m| &m.handshakes_evicted),
+    ("claw_kicked_idle_total", Counter, "Idle watchers kicked and sit-out seats freed.", |m| &m.kicked_idle),
+    ("claw_sat_out_idle_total", Counter, "Seats sat out because the timer took their turns too often in a row.", |m| &m.sat_out_idle),
+    ("claw_pongs_missed_total", Counter, "Connections closed for a missed pong.", |m| &m.pongs_missed),
+    ("claw_send_behind_total", Counter, "Times a connection's reader fell behind its send budget.", |m| &m.send_behind),
+    ("claw_send_too_slow_total", Counter, "Connections closed for staying behind past the grace (too slow).", |m| &m.send_too_slow),
+    ("claw_chip_conservation_failures_total", Counter, "Hands whose chip moves did not add up (voided and refunded).", |m| &m.chip_conservation_failures),
+    ("claw_welcome_grants_total", Counter, "Welcome grants made.", |m| &m.welcome_grants),
+    ("claw_welcome_chips_total", Counter, "Chips granted as welcome chips.", |m| &m.welcome_chips),
+    ("claw_welcome_refused_total", Counter, "Welcome grants refused by the node's total.", |m| &m.welcome_refused),
+    ("claw_refunds_pending", Gauge, "Voided hands whose refund waits for the chip service.", |m| &m.refunds_pending),
+    ("claw_chips_held", Gauge, "Chips held by voided hands not yet refunded.", |m| &m.chips_held),
+    ("claw_archive_scans_total", Counter, "Archive folders read to index a room's hands.", |m| &m.archive_scans),
+    ("claw_archive_audits_total", Counter, "Archived hands audited for a hand-history request.", |m| &m.archive_audits),
+    ("claw_archive_rate_limited_total", Counter, "Archive reads refused by the per-address rate.", |m| &m.archive_rate_limited),
+    ("claw_connections_max", Gauge, "The node's connection cap (limit max_connections).", |m| &m.connections_max),
+    ("claw_settlement_retries_total", Counter, "Settlements, refunds and journal closes not confirmed at once, retried in the background.", |m| &m.settlement_retries),
+    ("claw_bans_active", Gauge, "Identities banned now.", |m| &m.bans_active),
+    ("claw_freezes_active", Gauge, "Identities frozen now.", |m| &m.freezes_active),
+    ("claw_sanction_actions_total", Counter, "Bans, unbans, freezes and unfreezes (operator and abuse rule).", |m| &m.sanction_actions),
+];
+
 /// The Prometheus text exposition of every metric.
 pub fn render(m: &Metrics) -> String {
-    let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
     let mut s = String::new();
     let mut one = |name: &str, kind: &str, help: &str, v: u64| {
         let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
     };
-    one("claw_rooms_open", "gauge", "Rooms not closed.", g(&m.rooms_open));
-    one("claw_connections_open", "gauge", "Open WebSocket connections.", g(&m.connections_open));
-    one("claw_connections_total", "counter", "Accepted TCP connections.", g(&m.connections_total));
-    one(
-        "claw_connections_refused_total",
-        "counter",
-        "Connections refused by the connection cap.",
-        g(&m.connections_refused_cap),
-    );
-    one(
-        "claw_handshakes_failed_total",
-        "counter",
-        "Handshakes rejected or timed out.",
-        g(&m.handshakes_failed),
-    );
-    one(
-        "claw_handshake_steps_queued_total",
-        "counter",
-        "Handshake steps that waited for their turn (handshake concurrency).",
-        g(&m.handshake_steps_queued),
-    );
-    one("claw_players_connected", "gauge", "Players with a verified connection.", g(&m.players_connected));
-    one("claw_players_seated", "gauge", "Players holding a seat.", g(&m.players_seated));
-    one("claw_hands_started_total", "counter", "Hands started.", g(&m.hands_started));
-    one("claw_hands_finished_total", "counter", "Hands settled.", g(&m.hands_finished));
-    one("claw_hands_voided_total", "counter", "Hands voided with refunds.", g(&m.hands_voided));
-    one("claw_actions_accepted_total", "counter", "Player actions applied.", g(&m.actions_accepted));
-    one("claw_actions_rejected_total", "counter", "Player actions refused.", g(&m.actions_rejected));
-    one("claw_timeouts_total", "counter", "Auto actions after a timeout.", g(&m.timeouts));
-    one("claw_queries_total", "counter", "Queries answered.", g(&m.queries));
-    one("claw_rate_limited_total", "counter", "Messages refused by the rate limit.", g(&m.rate_limited));
-    one("claw_bad_frames_total", "counter", "Malformed, unknown or oversize frames.", g(&m.bad_frames));
-    one("claw_chip_errors_total", "counter", "Failed chip provider calls.", g(&m.chip_errors));
-    one(
-        "claw_connections_refused_addr_total",
-        "counter",
-        "Sockets closed at once: their source address was over its limits.",
-        g(&m.connections_refused_addr),
-    );
-    one(
-        "claw_handshakes_evicted_total",
-        "counter",
-        "Connections still in the handshake closed to make room for a newer one.",
-        g(&m.handshakes_evicted),
-    );
-    one(
-        "claw_kicked_idle_total",
-        "counter",
-        "Idle watchers kicked and sit-out seats freed.",
-        g(&m.kicked_idle),
-    );
-    one(
-        "claw_sat_out_idle_total",
-        "counter",
-        "Seats sat out because the timer took their turns too often in a row.",
-        g(&m.sat_out_idle),
-    );
-    one("claw_pongs_missed_total", "counter", "Connections closed for a missed pong.", g(&m.pongs_missed));
-    one(
-        "claw_send_behind_total",
-        "counter",
-        "Times a connection's reader fell behind its send budget.",
-        g(&m.send_behind),
-    );
-    one(
-        "claw_send_too_slow_total",
-        "counter",
-        "Connections closed for staying behind past the grace (too slow).",
-        g(&m.send_too_slow),
-    );
-    one(
-        "claw_chip_conservation_failures_total",
-        "counter",
-        "Hands whose chip moves did not add up (voided and refunded).",
-        g(&m.chip_conservation_failures),
-    );
-    one("claw_welcome_grants_total", "counter", "Welcome grants made.", g(&m.welcome_grants));
-    one("claw_welcome_chips_total", "counter", "Chips granted as welcome chips.", g(&m.welcome_chips));
-    one(
-        "claw_welcome_refused_total",
-        "counter",
-        "Welcome grants refused by the node's total.",
-        g(&m.welcome_refused),
-    );
-    one(
-        "claw_refunds_pending",
-        "gauge",
-        "Voided hands whose refund waits for the chip service.",
-        g(&m.refunds_pending),
-    );
-    one("claw_chips_held", "gauge", "Chips held by voided hands not yet refunded.", g(&m.chips_held));
-    one(
-        "claw_archive_scans_total",
-        "counter",
-        "Archive folders read to index a room's hands.",
-        g(&m.archive_scans),
-    );
-    one(
-        "claw_archive_audits_total",
-        "counter",
-        "Archived hands audited for a hand-history request.",
-        g(&m.archive_audits),
-    );
-    one(
-        "claw_archive_rate_limited_total",
-        "counter",
-        "Archive reads refused by the per-address rate.",
-        g(&m.archive_rate_limited),
-    );
-    one(
-        "claw_connections_max",
-        "gauge",
-        "The node's connection cap (limit max_connections).",
-        g(&m.connections_max),
-    );
-    one(
-        "claw_settlement_retries_total",
-        "counter",
-        "Settlements, refunds and journal closes not confirmed at once, retried in the background.",
-        g(&m.settlement_retries),
-    );
-    one("claw_bans_active", "gauge", "Identities banned now.", g(&m.bans_active));
-    one("claw_freezes_active", "gauge", "Identities frozen now.", g(&m.freezes_active));
-    one(
-        "claw_sanction_actions_total",
-        "counter",
-        "Bans, unbans, freezes and unfreezes (operator and abuse rule).",
-        g(&m.sanction_actions),
-    );
+    for (name, kind, help, value) in PLAIN {
+        one(name, kind.as_str(), help, value(m).load(Ordering::Relaxed));
+    }
     let (open, oldest) = m.journals.oldest();
     one("claw_chip_journals_open", "gauge", "Hands' chip journals not yet closed.", open as u64);
     one(

@@ -71,7 +71,9 @@ pub const SOLANA_NOT_BUILT: &str = "this claw-player is built without Solana chi
 /// Arguments of `claw-player join`.
 #[derive(Debug, clap::Args)]
 pub struct JoinArgs {
-    /// The invite URL, with the dealer's key after `#`.
+    /// The invite URL, with the dealer's key after `#`; with
+    /// `--quick-match`, any invite of the dealer or
+    /// `ws://HOST:PORT/quick-match#DEALER_KEY`.
     pub url: String,
     /// Key file (created with mode 0600 if missing); without it a fresh
     /// identity is used for this session only.
@@ -102,6 +104,15 @@ pub struct JoinArgs {
     /// Print only hand results and failures (with `--bot`).
     #[arg(long)]
     pub quiet: bool,
+    /// Quick match: instead of the URL's room, a seat at a room of this
+    /// game (`sam-gong`) with a free seat, picked by the dealer (the URL
+    /// gives only the dealer's address and key).
+    #[arg(long, value_name = "GAME")]
+    pub quick_match: Option<String>,
+    /// With `--quick-match`: the room tier (a room's settings `tier`);
+    /// without it, the game's room with the lowest entry threshold.
+    #[arg(long, value_name = "TIER", requires = "quick_match")]
+    pub tier: Option<String>,
 }
 
 /// Arguments of `claw-player audit`.

@@ -11,7 +11,7 @@ use claw_player::node::{NodeConfig, NodeEvent, NodeHandle, PlayerNode};
 use claw_player::play::play_bot;
 use claw_player::transport::ClientTls;
 use claw_player::Invite;
-use claw_protocol::messages::QueryType;
+use claw_protocol::messages::{QueryType, QuickMatch};
 use claw_protocol::Identity;
 use rand::rngs::OsRng;
 use rand_chacha::rand_core::SeedableRng;
@@ -39,6 +39,10 @@ pub enum InputLine {
     SitOut,
     /// Play again from the next hand.
     SitIn,
+    /// Answer a ready check (or be ready for the next one).
+    Ready,
+    /// Vote on the open rematch.
+    Rematch(bool),
     /// Leave the room and exit.
     Leave,
 }
@@ -50,7 +54,7 @@ pub enum InputError {
     #[error("not a JSON object: {0}")]
     NotJson(String),
     /// `cmd` is not one of the known commands.
-    #[error("unknown cmd {0:?} (act, query, state, sit-out, sit-in, leave)")]
+    #[error("unknown cmd {0:?} (act, query, state, sit-out, sit-in, ready, rematch, leave)")]
     UnknownCommand(String),
     /// A command without its field.
     #[error("{0}")]
@@ -62,12 +66,14 @@ struct RawLine {
     cmd: Option<String>,
     action: Option<Value>,
     query: Option<QueryType>,
+    accept: Option<bool>,
 }
 
 /// Parses one stdin line: `{"cmd":"act","action":{…}}`, a bare action
 /// object (`{"type":"call"}`), `{"cmd":"query","query":"my-balance"}`,
 /// `{"cmd":"state"}`, `{"cmd":"sit-out"}`, `{"cmd":"sit-in"}`,
-/// `{"cmd":"leave"}`. Blank lines give `Ok(None)`.
+/// `{"cmd":"ready"}`, `{"cmd":"rematch","accept":true}`, `{"cmd":"leave"}`.
+/// Blank lines give `Ok(None)`.
 pub fn parse_input(line: &str) -> Result<Option<InputLine>, InputError> {
     let line = line.trim();
     if line.is_empty() {
@@ -88,6 +94,10 @@ pub fn parse_input(line: &str) -> Result<Option<InputLine>, InputError> {
         "state" => InputLine::State,
         "sit-out" => InputLine::SitOut,
         "sit-in" => InputLine::SitIn,
+        "ready" => InputLine::Ready,
+        "rematch" => InputLine::Rematch(
+            raw.accept.ok_or(InputError::Missing("rematch needs \"accept\": true or false"))?,
+        ),
         "leave" => InputLine::Leave,
         _ => return Err(InputError::UnknownCommand(cmd)),
     }))
@@ -126,7 +136,14 @@ pub async fn run(j: JoinArgs) -> anyhow::Result<i32> {
         tls,
         ..NodeConfig::default()
     };
-    let mut node = PlayerNode::connect(&invite, Arc::new(me), config).await.context("joining")?;
+    let mut node = match &j.quick_match {
+        Some(game) => {
+            let request = QuickMatch { game: game.clone(), tier: j.tier.clone() };
+            // Its errors say "quick match: …" themselves.
+            PlayerNode::quick_match(&invite, request, Arc::new(me), config).await?
+        }
+        None => PlayerNode::connect(&invite, Arc::new(me), config).await.context("joining")?,
+    };
     if let Some(s) = &j.bot {
         let game = node.state().room.map(|r| r.game).unwrap_or_default();
         let strat = strategy(&game, s)?;
@@ -245,6 +262,12 @@ async fn run_command(h: NodeHandle, cmd: InputLine) {
         InputLine::SitIn => {
             let _ = h.sit_in().await;
         }
+        InputLine::Ready => {
+            let _ = h.ready().await;
+        }
+        InputLine::Rematch(accept) => {
+            let _ = h.rematch_vote(accept).await;
+        }
         InputLine::Leave => {
             let _ = h.leave().await;
         }
@@ -269,6 +292,12 @@ mod tests {
         );
         assert_eq!(parse_input(r#"{"cmd":"leave"}"#).unwrap(), Some(InputLine::Leave));
         assert_eq!(parse_input(r#"{"cmd":"state"}"#).unwrap(), Some(InputLine::State));
+        assert_eq!(parse_input(r#"{"cmd":"ready"}"#).unwrap(), Some(InputLine::Ready));
+        assert_eq!(
+            parse_input(r#"{"cmd":"rematch","accept":false}"#).unwrap(),
+            Some(InputLine::Rematch(false))
+        );
+        assert!(matches!(parse_input(r#"{"cmd":"rematch"}"#), Err(InputError::Missing(_))));
         assert!(matches!(parse_input("[1]"), Err(InputError::NotJson(_))));
         assert!(matches!(parse_input("nope"), Err(InputError::NotJson(_))));
         assert!(matches!(parse_input(r#"{"cmd":"dance"}"#), Err(InputError::UnknownCommand(_))));

@@ -89,6 +89,18 @@ impl Invite {
         dial.set_fragment(None);
         Ok(Invite { ws_url: dial.to_string(), room, dealer, tls })
     }
+
+    /// The invite of another room of the same dealer: the last path
+    /// segment replaced by `room` (percent-encoded), the key kept. Used for
+    /// the quick-match path and the room quick match names.
+    pub fn for_room(&self, room: &str) -> Result<Invite, InviteError> {
+        let mut url = url::Url::parse(&self.ws_url).map_err(|e| InviteError::Syntax(e.to_string()))?;
+        if room.is_empty() || room == "." || room == ".." {
+            return Err(InviteError::NoRoom);
+        }
+        url.path_segments_mut().map_err(|()| InviteError::NoRoom)?.pop().push(room);
+        Ok(Invite { ws_url: url.to_string(), room: room.to_owned(), dealer: self.dealer, tls: self.tls })
+    }
 }
 
 impl fmt::Display for Invite {
@@ -136,5 +148,21 @@ mod tests {
         assert!(Invite::parse(&format!("wss://example.com/r#{KEY}")).is_ok());
         assert!(Invite::parse_with(&format!("ws://10.0.0.2:9/r#{KEY}"), true).is_ok());
         assert!(matches!(p("not a url".into()), Syntax(_)));
+    }
+
+    #[test]
+    fn another_room_of_the_same_dealer() {
+        let i = Invite::parse(&format!("wss://cards.example.com/claw/room-1#{KEY}")).unwrap();
+        let q = i.for_room("quick-match").unwrap();
+        assert_eq!(
+            (q.ws_url.as_str(), q.room.as_str()),
+            ("wss://cards.example.com/claw/quick-match", "quick-match")
+        );
+        assert_eq!((q.dealer, q.tls), (i.dealer, true));
+        let odd = i.for_room("a/b?c").unwrap();
+        assert_eq!(odd.ws_url, "wss://cards.example.com/claw/a%2Fb%3Fc", "a room id stays one segment");
+        assert_eq!(odd.room, "a/b?c", "the hello names the room as the dealer did");
+        assert_eq!(i.for_room(".."), Err(InviteError::NoRoom));
+        assert_eq!(i.for_room(""), Err(InviteError::NoRoom));
     }
 }

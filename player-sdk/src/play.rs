@@ -1,6 +1,7 @@
 //! Runs a bot on a [`PlayerNode`]: answers every `your-turn` with the
-//! strategy's choice, counts hands and audits, and stops after a number of
-//! hands or when the node closes. Bots are ordinary SDK clients: everything
+//! strategy's choice and every ready check and rematch vote with yes,
+//! counts hands and audits, and stops after a number of hands or when the
+//! node closes. Bots are ordinary SDK clients: everything
 //! they see went through the live verification first.
 
 use std::sync::Arc;
@@ -8,7 +9,8 @@ use std::time::Duration;
 
 use claw_audit::Verdict;
 use claw_protocol::audit::AuditCheck;
-use claw_protocol::{CardId, HandId};
+use claw_protocol::messages::VoteState;
+use claw_protocol::{CardId, HandId, PlayerId};
 use rand_core::RngCore;
 use serde_json::Value;
 
@@ -139,11 +141,33 @@ pub async fn play_bot_paced(
                 return Ok(report);
             }
             NodeEvent::Kicked { reason, .. } => report.closed = Some(format!("kicked: {reason}")),
+            // A bot is always ready, and always plays on.
+            NodeEvent::ReadyCheck(c) if asks(c.state, &c.waiting, node.id()) => {
+                answer(node.handle().ready().await)?
+            }
+            NodeEvent::Rematch(r) if asks(r.state, &r.waiting, node.id()) => {
+                answer(node.handle().rematch_vote(true).await)?;
+            }
             _ => {}
         }
     }
     report.closed.get_or_insert_with(|| "node stopped".into());
     Ok(report)
+}
+
+/// Whether an open ready check or rematch vote still waits for `me`.
+pub fn asks(state: VoteState, waiting: &[PlayerId], me: PlayerId) -> bool {
+    state == VoteState::Open && waiting.contains(&me)
+}
+
+/// A ready or a vote that could not be sent is not the session's failure:
+/// disconnected, the dealer asks again after the reconnect; closed, the
+/// node's `closed` event ends the session.
+fn answer(r: Result<(), NodeError>) -> Result<(), NodeError> {
+    match r {
+        Err(NodeError::NotConnected | NodeError::Closed) => Ok(()),
+        r => r,
+    }
 }
 
 async fn take_turn(

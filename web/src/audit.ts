@@ -427,6 +427,36 @@ function integerLiterals(raw: string): boolean {
 }
 
 /**
+ * The hand's previous hand came before it (§9.5), and the room
+ * configuration the handshake signed names this hand's room, game,
+ * settings, policies and seed timeout (§9.5, §11.2 check 3): shared by the
+ * dealer-dealt and the blind audit (which also checks `deal`).
+ */
+export function previousAndRoom(t: Transcript, gs: any, prep: any, handHex: string, gsRaw: Map<string, string>, fail: (d: string) => AuditFailure): void {
+  const settingsText = gsRaw.get('settings') ?? '';
+  if (gs.previous != null) {
+    const pv = gs.previous;
+    unhex(pv.hand_id, 16, 'previous.hand_id');
+    if (!Number.isSafeInteger(pv.hand_number) || pv.hand_number >= prep.hand_number || pv.hand_id === handHex) {
+      throw fail(`hand number ${prep.hand_number} names hand ${pv.hand_id} number ${pv.hand_number} as its previous hand`);
+    }
+  }
+  const room = gs.room_config ?? null;
+  if (room === null) return;
+  roomConfigShape(room, fail);
+  const differs = (what: string) => fail(`${what} than its room configuration states`);
+  if (t.header?.room_id !== undefined && room.room_id !== t.header.room_id) throw differs('another room');
+  if (room.game !== gs.game) throw differs('another game');
+  // Equal as the Rust auditor's JSON values: `1.0` is not `1` there, though JavaScript reads them alike.
+  const roomSettingsText = rawMembers(gsRaw.get('room_config') ?? '{}').get('settings') ?? 'null';
+  if (!jsonEqual(room.settings, gs.settings) || integerLiterals(roomSettingsText) !== integerLiterals(settingsText)) throw differs('other settings');
+  if (room.entropy !== gs.entropy) throw differs('another entropy mode');
+  if (room.reveal !== gs.reveal) throw differs('another reveal policy');
+  if (room.seed_timeout_ms !== prep.seed_timeout_ms) throw differs('another seed timeout in hand-prepare');
+  if (gs.previous == null && gs.memory !== null) throw fail('a hand that names no previous hand starts from table memory');
+}
+
+/**
  * Check 13 (§11.2): replays the hand with the TypeScript rules (./replay)
  * over the verified inputs — `game-start`'s game, settings, players,
  * balances and memory, the opened deck order, the actions of the
@@ -633,30 +663,8 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
     const cfgPub = unhex(gs.config_hash, 32, 'config_hash');
     if (!equal(cfg, cfgPub)) throw fail3(firstDiff('config_hash', cfgPub, cfg));
     if (gs.entropy === 'dealer' && gs.player_seeds.length) throw fail3('player seeds under entropy = dealer');
-    // The room's previous hand came before this one (§9.5).
-    if (gs.previous != null) {
-      const pv = gs.previous;
-      unhex(pv.hand_id, 16, 'previous.hand_id');
-      if (!Number.isSafeInteger(pv.hand_number) || pv.hand_number >= prep.hand_number || pv.hand_id === handHex) {
-        throw fail3(`hand number ${prep.hand_number} names hand ${pv.hand_id} number ${pv.hand_number} as its previous hand`);
-      }
-    }
-    // The room configuration the handshake signed names this hand's room,
-    // game, settings, policies and seed timeout (§9.5, §11.2 check 3).
+    previousAndRoom(t, gs, prep, handHex, gsRaw, fail3);
     const room = gs.room_config ?? null;
-    if (room !== null) {
-      roomConfigShape(room, fail3);
-      const differs = (what: string) => fail3(`${what} than its room configuration states`);
-      if (t.header?.room_id !== undefined && room.room_id !== t.header.room_id) throw differs('another room');
-      if (room.game !== gs.game) throw differs('another game');
-      // Equal as the Rust auditor's JSON values: `1.0` is not `1` there, though JavaScript reads them alike.
-      const roomSettingsText = rawMembers(gsRaw.get('room_config') ?? '{}').get('settings') ?? 'null';
-      if (!jsonEqual(room.settings, gs.settings) || integerLiterals(roomSettingsText) !== integerLiterals(settingsText)) throw differs('other settings');
-      if (room.entropy !== gs.entropy) throw differs('another entropy mode');
-      if (room.reveal !== gs.reveal) throw differs('another reveal policy');
-      if (room.seed_timeout_ms !== prep.seed_timeout_ms) throw differs('another seed timeout in hand-prepare');
-      if (gs.previous == null && gs.memory !== null) throw fail3('a hand that names no previous hand starts from table memory');
-    }
     let lastSeat = -1;
     for (const ss of gs.player_seeds) {
       if (ss.seat <= lastSeat || ss.seat >= n) throw fail3(`player seed of seat ${ss.seat} out of order or range`);

@@ -33,8 +33,8 @@ import {
   hex,
   jsonEqual,
   parseCard,
+  previousAndRoom,
   replayCheck,
-  roomConfigShape,
   seedCommitment,
   signed,
   unhex,
@@ -525,30 +525,14 @@ export function auditBlind(
   if (gs.deck_mode !== 'blind') throw structure(`deck mode ${JSON.stringify(gs.deck_mode)} with blind events: deck mode blind exactly when the blind events come (SPEC.md §9.7)`);
   if (!Array.isArray(gs.deck) || gs.deck.length < 1 || gs.deck.length > MAX_DECK) throw structure(`blind deck of ${gs.deck?.length} cards`);
   if ((gs.leaves ?? []).length || (gs.player_seeds ?? []).length) throw structure('a blind game-start has no leaves and no player seeds');
-  const settingsText = rawMembers(evs[startAt].bodyText).get('settings') ?? '';
+  const gsRaw = rawMembers(evs[startAt].bodyText);
+  const settingsText = gsRaw.get('settings') ?? '';
   const cfg = sha256(concat(utf8('claw/v1/config'), u8(0), utf8(gs.game), u8(0), utf8(gs.game_version), u8(0), utf8(settingsText)));
   const cfgPub = unhex(gs.config_hash, 32, 'config_hash');
   if (!cfg.every((x, k) => x === cfgPub[k])) throw structure(firstDiff('config_hash', cfgPub, cfg));
-  if (gs.previous != null) {
-    const pv = gs.previous;
-    unhex(pv.hand_id, 16, 'previous.hand_id');
-    if (!Number.isSafeInteger(pv.hand_number) || pv.hand_number >= prep.hand_number || pv.hand_id === handHex) {
-      throw structure(`hand number ${prep.hand_number} names hand ${pv.hand_id} number ${pv.hand_number} as its previous hand`);
-    }
-  }
+  previousAndRoom(t, gs, prep, handHex, gsRaw, structure);
   const room = gs.room_config ?? null;
-  if (room !== null) {
-    roomConfigShape(room, structure);
-    const differs = (what: string) => structure(`${what} than its room configuration states`);
-    if (t.header?.room_id !== undefined && room.room_id !== t.header.room_id) throw differs('another room');
-    if (room.game !== gs.game) throw differs('another game');
-    if (!jsonEqual(room.settings, gs.settings)) throw differs('other settings');
-    if (room.entropy !== gs.entropy) throw differs('another entropy mode');
-    if (room.reveal !== gs.reveal) throw differs('another reveal policy');
-    if (room.seed_timeout_ms !== prep.seed_timeout_ms) throw differs('another seed timeout in hand-prepare');
-    if (room.deal !== 'blind') throw structure(`a blind hand in a room whose configuration deals ${JSON.stringify(room.deal ?? 'dealer')}`);
-    if (gs.previous == null && gs.memory !== null) throw structure('a hand that names no previous hand starts from table memory');
-  }
+  if (room !== null && room.deal !== 'blind') throw structure(`a blind hand in a room whose configuration deals ${JSON.stringify(room.deal ?? 'dealer')}`);
   for (const [i, b] of bodies.entries()) {
     if (b.type === 'chips' && b.moves.some((m: any) => m.party?.kind === 'seat' && !isSeat(m.party.seat, n))) throw structure(`event ${i}: chip movement for a missing seat`);
     if ((b.type === 'action-result' || b.type === 'timeout-action') && !isSeat(b.seat, n)) throw structure(`event ${i}: seat ${b.seat} acts`);

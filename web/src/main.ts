@@ -5,7 +5,9 @@
 
 import { audit, Event, splitHands, unhex, Viewer } from './audit';
 import { auditHtml, cardHtml, describeAction, esc, getJson, short } from './view';
-import { playPage } from './play/page';
+import { playPage, tableEl } from './play/page';
+import { PlayClient } from './play/client';
+import { generateIdentity } from './play/key';
 
 const app = document.getElementById('app')!;
 
@@ -225,19 +227,94 @@ async function lobby() {
       .map(
         (r: any) => `<tr data-room="${esc(r.room)}"><td>${esc(r.room)}</td><td>${esc(r.game)}</td>
         <td>${r.players.filter((p: any) => p.seat != null).length} / ${esc(r.max_players ?? '?')}</td>
-        <td>${r.players.map((p: any) => `<span class="pill">${esc(p.name ?? short(p.id))} ${esc(p.status)}</span>`).join(' ')}</td>
+        <td>${r.players.map((p: any) => `<span class="pill${p.house_ai ? ' ai' : ''}"${p.house_ai ? ' data-testid="house-ai" title="the dealer\'s own AI"' : ''}>${p.house_ai ? 'AI ' : ''}${esc(p.name ?? short(p.id))} ${esc(p.status)}</span>`).join(' ')}</td>
         <td data-testid="hands-played">${esc(r.hands_played ?? '?')}</td><td>${esc(r.phase ?? '?')}</td>
         <td><a class="button" data-testid="sit-down" href="/play/${encodeURIComponent(r.room)}">sit down</a> <a href="/room/${encodeURIComponent(r.room)}">watch</a></td></tr>`,
       )
-      .join('')}</table>`;
+      .join('')}</table>
+    <h2>Quick match</h2><p class="muted">A seat at a table of this game and tier with a free seat (the dealer may open one).</p>
+    <p data-testid="quick-match">${quickMatches(data.rooms)
+      .map((q) => `<button class="button" data-game="${esc(q.game)}" data-tier="${esc(q.tier ?? '')}">${esc(q.game)}${q.tier ? ` · ${esc(q.tier)}` : ''}</button>`)
+      .join(' ')}</p>`;
+  app.querySelectorAll<HTMLButtonElement>('[data-testid=quick-match] button').forEach((b) =>
+    b.addEventListener('click', () => quickMatch(b.dataset.game ?? '', b.dataset.tier || undefined).catch(showError)),
+  );
   setTimeout(() => location.pathname === '/' && lobby().catch(showError), 5000);
+}
+
+/** The distinct (game, tier) pairs of the listed rooms; a room's tier is its settings' `tier`. */
+function quickMatches(rooms: any[]): { game: string; tier?: string }[] {
+  const seen = new Map<string, { game: string; tier?: string }>();
+  for (const r of rooms) {
+    const tier = typeof r.config?.settings?.tier === 'string' ? (r.config.settings.tier as string) : undefined;
+    seen.set(`${r.game}/${tier ?? ''}`, { game: r.game, tier });
+  }
+  return [...seen.values()];
+}
+
+/** Asks the dealer for a table (`POST /quick-match`) and goes to it. */
+async function quickMatch(game: string, tier?: string) {
+  const r = await fetch('/quick-match', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(tier ? { game, tier } : { game }),
+  });
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(`quick match: ${body.error ?? r.status}`);
+  location.href = `/play/${encodeURIComponent(body.room)}`;
+}
+
+/**
+ * The running table through the dealer's live feed (`watch`, SPEC §9.8):
+ * a handshake with a key made for this page only, then the hand's events as
+ * the players got them, the room's delay behind, each checked as the play
+ * page checks them (signatures, chain) and the hand audited at its end.
+ */
+async function follow(id: string, box: HTMLElement) {
+  const status = box.querySelector('[data-testid=feed-status]') as HTMLElement;
+  const note = box.querySelector('[data-testid=feed-note]') as HTMLElement;
+  const table = box.querySelector('[data-testid=feed-table]') as HTMLElement;
+  const rooms = await getJson('/api/rooms');
+  if (!rooms.game_url) {
+    status.textContent = 'unavailable';
+    note.textContent = 'This dealer does not tell the page its game port: finished hands only (below).';
+    return;
+  }
+  const client = new PlayClient({
+    url: `${rooms.game_url}/${encodeURIComponent(id)}`,
+    dealer: rooms.dealer,
+    room: id,
+    identity: generateIdentity(),
+    watch: true,
+    reconnect: false,
+  });
+  client.onChange = (s) => {
+    status.textContent = s.failure ? 'stopped' : s.status === 'closed' ? 'closed' : s.status;
+    note.className = s.failure ? 'verdict bad' : 'muted';
+    note.textContent = s.failure
+      ? `VERIFICATION FAILED — check ${s.failure.check}: ${s.failure.detail}`
+      : s.status === 'watching'
+        ? `Live, ${s.watchDelay} player action(s) behind the table: every event checked in this page (dealer signatures, hash chain), each hand audited at its end${s.hand?.audit ? ` — hand #${s.hand.handNumber}: ${s.hand.audit.ok ? 'all checks passed' : 'audit not complete'}` : ''}.`
+        : (s.notice ?? s.closed ?? '');
+    table.replaceChildren(...tableEl(s, ''));
+  };
+  try {
+    await client.connect();
+  } catch (e) {
+    status.textContent = 'unavailable';
+    note.textContent = `No live feed: ${(e as Error).message}. Finished hands below.`;
+  }
 }
 
 async function room(id: string) {
   app.innerHTML = `<h1>Table ${esc(id)}</h1><p class="muted" data-testid="delay-note"></p>
+    <section data-testid="live-feed"><h2>Live table <span class="pill" data-testid="feed-status">connecting</span></h2>
+      <p class="muted" data-testid="feed-note"></p><div class="felt play-felt" data-testid="feed-table"></div></section>
+    <h2>Last finished hand</h2>
     <div class="grid"><section data-testid="live"><p class="muted">Waiting for the first public hand…</p></section>
     <section><h2>Archived hands</h2><div data-testid="hands"></div></section></div>`;
   const live = app.querySelector('[data-testid=live]') as HTMLElement;
+  follow(id, app.querySelector('[data-testid=live-feed]') as HTMLElement).catch(showError);
   let showing = '';
   let stop = () => {};
   const poll = async () => {

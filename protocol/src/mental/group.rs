@@ -50,6 +50,30 @@ pub(crate) fn decode_scalar(bytes: &[u8]) -> Result<Scalar, MentalError> {
     Option::from(Scalar::from_canonical_bytes(arr)).ok_or(MentalError::BadScalar)
 }
 
+/// `P || c || s`: a point with its proof's challenge and response (a
+/// decryption share, a complaint, a recovery share).
+pub(crate) fn encode_proven(point: &[u8; 32], challenge: &Scalar, response: &Scalar) -> [u8; 96] {
+    let mut out = [0u8; 96];
+    out[..32].copy_from_slice(point);
+    out[32..64].copy_from_slice(challenge.as_bytes());
+    out[64..].copy_from_slice(response.as_bytes());
+    out
+}
+
+/// Decodes [`encode_proven`]'s 96 bytes: a canonical point (and its bytes)
+/// and two canonical scalars.
+pub(crate) fn decode_proven(bytes: &[u8]) -> Result<(RistrettoPoint, [u8; 32], Scalar, Scalar), MentalError> {
+    if bytes.len() != 96 {
+        return Err(MentalError::BadLength);
+    }
+    let point = decode_point(&bytes[..32])?;
+    let challenge = decode_scalar(&bytes[32..64])?;
+    let response = decode_scalar(&bytes[64..])?;
+    let mut b = [0u8; 32];
+    b.copy_from_slice(&bytes[..32]);
+    Ok((point, b, challenge, response))
+}
+
 /// An ElGamal ciphertext `(c1, c2) = (r·G, M + r·K)` under a joint key `K`;
 /// its encoding is `c1 || c2`, 64 bytes of compressed points.
 #[derive(Clone, Copy)]

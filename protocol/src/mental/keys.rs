@@ -8,7 +8,7 @@ use curve25519_dalek::traits::{Identity, IsIdentity, VartimeMultiscalarMul};
 use rand_core::CryptoRngCore;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use super::group::{decode_point, decode_scalar, CardTable, Ciphertext};
+use super::group::{decode_point, decode_proven, decode_scalar, encode_proven, CardTable, Ciphertext};
 use super::transcript::Transcript;
 use super::MentalError;
 use crate::{CardId, HandId, Seat};
@@ -322,23 +322,12 @@ impl DecryptionShare {
 
     /// `D || c || s`.
     pub fn to_bytes(&self) -> [u8; 96] {
-        let mut out = [0u8; 96];
-        out[..32].copy_from_slice(&self.share_bytes);
-        out[32..64].copy_from_slice(self.challenge.as_bytes());
-        out[64..].copy_from_slice(self.response.as_bytes());
-        out
+        encode_proven(&self.share_bytes, &self.challenge, &self.response)
     }
 
     /// Decodes 96 bytes: a canonical point and two canonical scalars.
     pub fn from_bytes(bytes: &[u8]) -> Result<DecryptionShare, MentalError> {
-        if bytes.len() != Self::LEN {
-            return Err(MentalError::BadLength);
-        }
-        let share = decode_point(&bytes[..32])?;
-        let challenge = decode_scalar(&bytes[32..64])?;
-        let response = decode_scalar(&bytes[64..])?;
-        let mut share_bytes = [0u8; 32];
-        share_bytes.copy_from_slice(&bytes[..32]);
+        let (share, share_bytes, challenge, response) = decode_proven(bytes)?;
         Ok(DecryptionShare { share, share_bytes, challenge, response })
     }
 }

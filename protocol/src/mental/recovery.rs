@@ -14,7 +14,7 @@ use rand_core::CryptoRngCore;
 use sha2::{Digest as _, Sha512};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use super::group::{decode_point, decode_scalar, CardTable, Ciphertext};
+use super::group::{decode_point, decode_proven, encode_proven, CardTable, Ciphertext};
 use super::keys::{DecryptionShare, JointKey, KeyShare, SecretShare};
 use super::transcript::Transcript;
 use super::MentalError;
@@ -375,11 +375,7 @@ impl Complaint {
 
     /// `S || e || s`.
     pub fn to_bytes(&self) -> [u8; 96] {
-        let mut out = [0u8; 96];
-        out[..32].copy_from_slice(&self.shared_bytes);
-        out[32..64].copy_from_slice(self.challenge.as_bytes());
-        out[64..].copy_from_slice(self.response.as_bytes());
-        out
+        encode_proven(&self.shared_bytes, &self.challenge, &self.response)
     }
 
     /// Decodes 96 bytes: a canonical point and two canonical scalars.
@@ -438,11 +434,7 @@ impl RecoveryShare {
 
     /// `S || e || s`.
     pub fn to_bytes(&self) -> [u8; 96] {
-        let mut out = [0u8; 96];
-        out[..32].copy_from_slice(&self.share_bytes);
-        out[32..64].copy_from_slice(self.challenge.as_bytes());
-        out[64..].copy_from_slice(self.response.as_bytes());
-        out
+        encode_proven(&self.share_bytes, &self.challenge, &self.response)
     }
 
     /// Decodes 96 bytes: a canonical point and two canonical scalars.
@@ -540,18 +532,6 @@ impl JointKey {
         }
         table.lookup(&(ct.c2 - sum))
     }
-}
-
-fn decode_proven(bytes: &[u8]) -> Result<(RistrettoPoint, [u8; 32], Scalar, Scalar), MentalError> {
-    if bytes.len() != 96 {
-        return Err(MentalError::BadLength);
-    }
-    let point = decode_point(&bytes[..32])?;
-    let challenge = decode_scalar(&bytes[32..64])?;
-    let response = decode_scalar(&bytes[64..])?;
-    let mut b = [0u8; 32];
-    b.copy_from_slice(&bytes[..32]);
-    Ok((point, b, challenge, response))
 }
 
 fn xor32(a: &[u8; 32], b: &[u8; 32]) -> [u8; 32] {

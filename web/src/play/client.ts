@@ -43,6 +43,8 @@ export interface SeatView {
   cards: { position: number; card: string | null }[];
   /** The last thing this seat did. */
   last: string;
+  /** The seat is one of the dealer's own AIs (`house_ai`, SPEC §9.4). */
+  houseAi: boolean;
 }
 
 export interface HandView {
@@ -69,7 +71,18 @@ export interface HandView {
   signatures: number;
 }
 
-export type Status = 'connecting' | 'handshake' | 'joining' | 'seated' | 'reconnecting' | 'closed';
+export type Status = 'connecting' | 'handshake' | 'joining' | 'seated' | 'watching' | 'reconnecting' | 'closed';
+
+/** An open or settled ready check (`ready`) or rematch vote (`rematch`), SPEC §9.8. */
+export interface Vote {
+  kind: 'ready' | 'rematch';
+  state: 'open' | 'passed' | 'failed';
+  deadlineMs: number;
+  /** Who said yes. */
+  yes: string[];
+  /** Who is still to answer (at `failed`: the seats freed). */
+  waiting: string[];
+}
 
 /** How the client redials after a dropped connection (SPEC §8.6), as the SDK's `ReconnectPolicy`. */
 export interface ReconnectPolicy {
@@ -106,6 +119,12 @@ export interface TableState {
   /** Latest dealer message for people (rejections, errors, warnings). */
   notice: string | null;
   log: string[];
+  /** The last ready check or rematch vote that asked this player. */
+  vote: Vote | null;
+  /** Who banks next, in order, at a table whose banker rotates (Sam Gong's `banker-queue`). */
+  bankerQueue: string[] | null;
+  /** Following the table's live feed: the actions it trails by. */
+  watchDelay: number | null;
   handsAudited: number;
   /** Audits completed by a deferred reveal after the table moved on to a newer hand (the last few). */
   lateAudits: { handId: string; audit: AuditOutcome }[];
@@ -131,6 +150,8 @@ export interface ClientOptions {
   name?: string;
   /** Resume an earlier session of this key (its seat and running hand), e.g. after a page reload. */
   reconnectToken?: string | null;
+  /** Follow the running table's live feed (`watch`, SPEC §9.8) instead of taking a seat. */
+  watch?: boolean;
   /** The session's reconnect token, once the handshake is accepted (keep it to resume). */
   onSession?: (reconnectToken: string) => void;
   socket?: (url: string) => SocketLike;
@@ -167,6 +188,9 @@ export class PlayClient {
     closed: null,
     notice: null,
     log: [],
+    vote: null,
+    bankerQueue: null,
+    watchDelay: null,
     handsAudited: 0,
     lateAudits: [],
   };
@@ -318,7 +342,29 @@ export class PlayClient {
         this.session = this.hs!.onAccepted(text, this.now());
         this.opts.onSession?.(this.session.reconnectToken);
         this.state.status = 'joining';
-        this.send(JSON.stringify({ type: 'join-request', sdk_version: SDK_VERSION, ...(this.opts.name ? { name: this.opts.name } : {}) }));
+        if (this.opts.watch) this.send('{"type":"watch"}');
+        else this.send(JSON.stringify({ type: 'join-request', sdk_version: SDK_VERSION, ...(this.opts.name ? { name: this.opts.name } : {}) }));
+        return;
+      case 'watching':
+        this.state.status = msg.on ? 'watching' : 'closed';
+        this.state.watchDelay = msg.on ? msg.delay : null;
+        this.note(msg.on ? `following the table ${msg.delay} action(s) behind` : 'stopped following');
+        this.joined?.resolve();
+        this.joined = null;
+        return;
+      case 'ready-check':
+      case 'rematch':
+        this.state.vote = {
+          kind: msg.type === 'rematch' ? 'rematch' : 'ready',
+          state: msg.state,
+          deadlineMs: msg.deadline_ms,
+          yes: (msg.type === 'rematch' ? msg.accepted : msg.ready) ?? [],
+          waiting: msg.waiting ?? [],
+        };
+        if (msg.state !== 'open') this.note(`${msg.type === 'rematch' ? 'rematch vote' : 'ready check'} ${msg.state}`);
+        return;
+      case 'banker-queue':
+        this.state.bankerQueue = msg.players ?? [];
         return;
       case 'rejected':
         throw this.hs ? this.hs.onRejected(text) : new HandshakeError('unexpected-message', 'a rejection before the hello');
@@ -361,6 +407,7 @@ export class PlayClient {
       case 'kicked':
         this.state.notice = `removed by the dealer (${msg.code}): ${msg.reason}`;
         this.note(this.state.notice);
+        this.closing = true; // the seat is gone: nothing to resume
         return;
       case 'error':
         this.state.notice = `dealer error ${msg.code}${msg.message ? `: ${msg.message}` : ''}`;
@@ -411,7 +458,7 @@ export class PlayClient {
           handNumber: b.hand_number,
           game: '',
           seat: live.seat,
-          seats: (b.players as string[]).map((id) => ({ id, stack: 0, cards: [], last: '' })),
+          seats: (b.players as string[]).map((id) => ({ id, stack: 0, cards: [], last: '', houseAi: this.isHouseAi(id) })),
           board: [],
           house: [],
           actions: [],
@@ -439,7 +486,7 @@ export class PlayClient {
           h.game = b.game;
           h.settings = b.settings;
           h.memory = b.memory ?? null;
-          h.seats = b.players.map((p: any) => ({ id: p.id, stack: p.balance, cards: [], last: '' }));
+          h.seats = b.players.map((p: any) => ({ id: p.id, stack: p.balance, cards: [], last: '', houseAi: p.house_ai === true }));
         }
         this.note(`${b.game}: deck committed (root ${String(b.root).slice(0, 12)}…)`);
         break;
@@ -567,6 +614,27 @@ export class PlayClient {
     this.state.turn = null;
     this.changed();
     return { seq, text };
+  }
+
+  /** Whether the seat list of the join answer marks `id` as a house AI. */
+  private isHouseAi(id: string): boolean {
+    return this.state.players.some((p) => p.id === id && p.house_ai === true);
+  }
+
+  /** Whether the open ready check or rematch vote waits for this player's answer. */
+  asked(): boolean {
+    const v = this.state.vote;
+    return !!v && v.state === 'open' && v.waiting.includes(this.opts.identity.playerId) && !this.state.failure;
+  }
+
+  /** Answers the ready check (SPEC §9.8). */
+  ready() {
+    this.send('{"type":"ready"}');
+  }
+
+  /** Votes on the rematch (SPEC §9.8); no frees this seat. */
+  rematchVote(accept: boolean) {
+    this.send(JSON.stringify({ type: 'rematch-vote', accept }));
   }
 
   /** Leaves the room (mid-hand the dealer plays this seat's timeouts) and closes. */

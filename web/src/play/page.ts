@@ -37,7 +37,9 @@ function seatsEl(h: HandView, me: string): HTMLElement {
     const shown = mine ? ui.hand(h) : s.cards;
     const cards = x.cards ?? cardsEl(shown.map((c) => c.card), { mine });
     const seat = el(`div.seat${x.acting ? '.acting' : ''}${mine ? '.you' : ''}${x.out ? '.out' : ''}`, { 'data-seat': i },
-      el('div.name', {}, mine ? 'You' : short(s.id), el('span.muted', {}, ` · seat ${i} `), ...x.badges.map((b) => el('span.pill', {}, b))),
+      el('div.name', {}, mine ? 'You' : short(s.id), el('span.muted', {}, ` · seat ${i} `),
+        s.houseAi ? el('span.pill.ai', { 'data-testid': 'house-ai', title: "the dealer's own AI" }, 'AI') : null,
+        ...x.badges.map((b) => el('span.pill', {}, b))),
       el(`div.hole${!x.cards && shown.length > 6 ? '.many' : ''}`, {}, cards),
       el('div.stack', { 'data-testid': 'stack' }, s.stack),
       x.bet ? el('div.bet', { 'data-testid': 'bet' }, `bet ${x.bet}`) : null,
@@ -47,9 +49,18 @@ function seatsEl(h: HandView, me: string): HTMLElement {
   return box;
 }
 
-function tableEl(s: TableState, me: string): Node[] {
+/** Who banks next (Sam Gong's `banker-queue`), in order. */
+function bankerQueueEl(queue: string[] | null, me: string): HTMLElement | null {
+  if (!queue?.length) return null;
+  return el('div.muted.banker-queue', { 'data-testid': 'banker-queue' }, 'Banks next: ',
+    ...queue.map((id, i) => el(`span.pill${id === me ? '.you' : ''}`, {}, `${i + 1}. ${id === me ? 'You' : short(id)}`)));
+}
+
+/** The table drawn from a client's verified state: the play page's, and the watch page's (live feed). */
+export function tableEl(s: TableState, me: string): Node[] {
   const h = s.hand;
-  if (!h) return [el('p.muted', {}, s.status === 'seated' ? 'Seated: waiting for the next hand…' : 'Connecting…')];
+  const waiting = s.status === 'seated' ? 'Seated: waiting for the next hand…' : s.status === 'watching' ? 'Following the table: waiting for its next released events…' : 'Connecting…';
+  if (!h) return [el('p.muted', {}, waiting), bankerQueueEl(s.bankerQueue, me)].filter((x): x is HTMLElement => x !== null);
   const ui = gameUi(h.game);
   const center = ui.center(h);
   return [
@@ -58,6 +69,7 @@ function tableEl(s: TableState, me: string): Node[] {
       el('div.pot', { 'data-testid': 'pot' }, 'Pot ', el('b', {}, h.pot)),
       el('div.muted.street', { 'data-testid': 'game-status' }, ui.status(h))),
     seatsEl(h, me),
+    bankerQueueEl(s.bankerQueue, me),
     h.result ? el('div.result', { 'data-testid': 'result' }, h.result.summary ?? '') : null,
   ].filter((x): x is HTMLElement => x !== null);
 }
@@ -87,6 +99,7 @@ export async function playPage(app: HTMLElement, room: string) {
       <div class="turn-head"><span data-testid="turn-label" class="muted">Waiting</span><span class="timer" data-testid="timer"></span></div>
       <div class="timebar"><div></div></div>
       <div class="turn-controls" data-testid="actions"></div>
+      <div class="vote" data-testid="vote" hidden></div>
     </section>
     <div class="grid">
       <section><h2>Hand audit</h2><div data-testid="hand-audit"><p class="muted">Every event is checked as it arrives; the full audit runs when the hand ends.</p></div></section>
@@ -138,6 +151,7 @@ export async function playPage(app: HTMLElement, room: string) {
       : s.failure
         ? 'No further action'
         : 'Waiting';
+    drawVote(s);
     const h = s.hand;
     const ak = h?.audit ? `${h.handId}/${h.audit.results.map((r) => r.status).join()}` : '';
     if (h?.audit && ak !== auditKey) {
@@ -154,6 +168,38 @@ export async function playPage(app: HTMLElement, room: string) {
     log.replaceChildren(...s.log.slice(-60).map((l) => el('div', {}, l)));
     log.scrollTop = log.scrollHeight;
   };
+  // The ready check and the rematch vote (SPEC §9.8): buttons while they ask this player, else where they stand.
+  let voteKey = '';
+  function drawVote(s: TableState) {
+    const v = s.vote;
+    const asked = client.asked();
+    const key = v ? `${v.kind}/${v.state}/${asked}/${v.yes.length}/${v.waiting.length}` : '';
+    if (key === voteKey) return;
+    voteKey = key;
+    const box = $(app, '[data-testid=vote]');
+    box.hidden = !v;
+    if (!v) return box.replaceChildren();
+    const secs = Math.max(0, Math.ceil((v.deadlineMs - Date.now()) / 1000));
+    const button = (label: string, testid: string, f: () => void) => {
+      const b = el('button', { 'data-testid': testid }, label);
+      b.addEventListener('click', () => {
+        f();
+        box.replaceChildren(el('span.muted', {}, 'Sent: waiting for the others…'));
+      });
+      return b;
+    };
+    if (asked && v.kind === 'ready') {
+      box.replaceChildren(el('b', {}, 'The match is about to start: ready? '), button('Ready', 'ready', () => client.ready()),
+        el('span.muted', {}, ` (within ${secs} s, or the seat is freed)`));
+    } else if (asked) {
+      box.replaceChildren(el('b', {}, 'Match over: play again at this table? '), button('Rematch', 'rematch-yes', () => client.rematchVote(true)), ' ',
+        button('No, leave', 'rematch-no', () => client.rematchVote(false)), el('span.muted', {}, ` (within ${secs} s)`));
+    } else {
+      const what = v.kind === 'ready' ? 'Ready check' : 'Rematch vote';
+      const where = v.state === 'open' ? `waiting for ${v.waiting.length} player(s)` : v.state;
+      box.replaceChildren(el('span.muted', { 'data-testid': 'vote-state', 'data-state': v.state }, `${what}: ${where}`));
+    }
+  }
   // An action from a game's controls: signed and sent by the client (which refuses after a failed check).
   function act(action: any) {
     try {
