@@ -13,7 +13,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { chacha20orig } from '@noble/ciphers/chacha.js';
 import { hsalsa, xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
 import { rawMembers } from './rawjson';
-import { replay as replayRules, hasRules, canonicalDeck, normalizeSettings as normalizeReplaySettings, normalizeMemory as normalizeReplayMemory } from './replay/index';
+import { replay as replayRules, hasRules, canonicalDeck, scriptedDeck, normalizeSettings as normalizeReplaySettings, normalizeMemory as normalizeReplayMemory } from './replay/index';
 import { auditBlind, isBlindHand } from './audit_blind';
 
 export type Bytes = Uint8Array;
@@ -761,6 +761,22 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
         throw new AuditFailure('shuffle', `declared deck is not the game's canonical deck (${canon.length} cards of SPEC §2 in order)`);
       }
       deckNote = "the declared deck is the game's canonical deck";
+      // A hand is scripted exactly when its game scripts it, and then dealt in the script's order.
+      let script: number[] | null;
+      try {
+        script = scriptedDeck(gs.game, gs.settings ?? null, prep.hand_number);
+      } catch (e) {
+        throw new AuditFailure('shuffle', `scripted deck: ${(e as Error).message}`);
+      }
+      if (gs.deck_mode === 'shuffled' && script) throw new AuditFailure('shuffle', "deck mode shuffled, but the game scripts this hand's deck");
+      if (gs.deck_mode === 'scripted' && !script) throw new AuditFailure('shuffle', "deck mode scripted, but the game shuffles this hand's deck");
+      if (script && revealed) {
+        const order = deck.map((_: number, i: number) => openings.get(i)!.card);
+        if (order.length !== script.length || order.some((c: number, i: number) => c !== script![i])) {
+          throw new AuditFailure('shuffle', "the scripted deck is not dealt in the game's scripted order for this hand");
+        }
+        deckNote += "; dealt in the game's scripted order for this hand";
+      }
     }
     if (revealed && dealerSeed) {
       const order = deck.map((_: number, i: number) => openings.get(i)!.card);
@@ -776,7 +792,7 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
         const a = [...order].sort((x, y) => x - y);
         const b = [...deck].sort((x: number, y: number) => x - y);
         if (a.some((x, i) => x !== b[i])) throw new AuditFailure('shuffle', 'scripted deck: the opened cards are not a permutation of the declared deck');
-        pass('shuffle', 'scripted deck (tutorial): the opened cards are a permutation of the declared deck');
+        pass('shuffle', `scripted deck (tutorial): the opened cards are a permutation of the declared deck (${deckNote})`);
       }
 
       // 8. leaves

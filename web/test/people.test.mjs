@@ -173,4 +173,8 @@ test('the dealer\'s AI seat is marked, and Sam Gong\'s banker queue reaches the 
   assert.equal(s.hand.seats[0].id, person.playerId);
   assert.ok(Array.isArray(s.bankerQueue) && s.bankerQueue.length >= 1, JSON.stringify(s.bankerQueue));
   assert.ok(s.bankerQueue.every((id) => s.hand.seats.some((x) => x.id === id)), 'the queue names the table\'s players');
+  // The tutorial's deck is the game's script for the hand, checked card by card (SPEC §11.2 check 7).
+  assert.equal(s.hand.audit.ok, true, JSON.stringify(s.hand.audit.results.filter((r) => r.status === 'failed')));
+  const shuffle = s.hand.audit.results.find((r) => r.check === 'shuffle');
+  assert.match(shuffle.detail, /dealt in the game's scripted order for this hand/);
 });

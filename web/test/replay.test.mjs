@@ -422,3 +422,16 @@ test('the corpus generator and the SPEC vectors use one deck rule (SPEC §2)', (
   assert.equal(A.cardText(deck[54]), '2c#1');
   assert.deepEqual(R.vectorDeck(['As'], R.unshuffled(1, false)).slice(0, 3).map(A.cardText), ['As', '2c', '2d']);
 });
+
+test("Sam Gong's tutorial script: the deck each hand deals (docs/games/sam-gong.md §9), null at a shuffling table", () => {
+  const text = (d) => d.slice(0, 6).map((c) => A.cardText(c)).join(' ');
+  // The NPC banks at seat 1 by default: the learner's block (seat 0) first.
+  assert.equal(text(R.scriptedDeck('sam-gong', { tutorial: true }, 0)), 'Ks Qh Jd As 2c 4d');
+  assert.equal(text(R.scriptedDeck('sam-gong', { tutorial: true }, 4)), '5s Ah 9d 3d Kc Qs', 'the script cycles');
+  assert.equal(text(R.scriptedDeck('sam-gong', { tutorial: true, banker_seat: 0 }, 2)), '2s 4h Qd 6h Js Qc');
+  const three = R.scriptedDeck('sam-gong', { tutorial: true, banker_seat: 2 }, 0);
+  assert.equal(three.slice(6, 9).map((c) => A.cardText(c)).join(' '), 'As 2c 4d', 'the NPC at seat 2, seat 1 dealt from the rest');
+  assert.equal(new Set(three).size, 52);
+  assert.equal(R.scriptedDeck('sam-gong', {}, 0), null);
+  assert.equal(R.scriptedDeck('texas-holdem', {}, 0), null);
+});

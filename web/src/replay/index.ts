@@ -8,7 +8,7 @@
 import { Vector, Outcome, Trace, Refused, unshuffled } from './common';
 import { replay as texasHoldem, normalizeSettings as holdemSettings, normalizeMemory as holdemMemory } from './texas_holdem';
 import { replay as blackjack, normalizeSettings as blackjackSettings, normalizeMemory as blackjackMemory } from './blackjack';
-import { replay as samGong, normalizeSettings as samGongSettings, normalizeMemory as samGongMemory } from './sam_gong';
+import { replay as samGong, normalizeSettings as samGongSettings, normalizeMemory as samGongMemory, scriptedDeck as samGongScript } from './sam_gong';
 import { replay as douDiZhu, normalizeSettings as ddzSettings, normalizeMemory as ddzMemory } from './dou_di_zhu';
 import { replay as guandan, normalizeSettings as guandanSettings, normalizeMemory as guandanMemory } from './guandan';
 
@@ -80,4 +80,14 @@ export function replay(v: Vector, trace?: Trace): Outcome {
   const r = GAMES[v.game];
   if (!r) throw new Refused(`no rules for game ${JSON.stringify(v.game)} in the browser`);
   return r(v, trace);
+}
+
+/** Games that script some hands' decks (Sam Gong's tutorial), by registry name. */
+const SCRIPTS: Record<string, ((settings: unknown, handNumber: number) => number[] | null) | undefined> = {
+  'sam-gong': samGongScript,
+};
+
+/** The deck order the game scripts for hand `handNumber` under `settings`, or `null` when it shuffles (SPEC §11.2 check 7). */
+export function scriptedDeck(game: string, settings: unknown, handNumber: number): number[] | null {
+  return SCRIPTS[game]?.(settings, handNumber) ?? null;
 }

@@ -4,6 +4,7 @@
 // the calls, hand values and the D8 tiebreak, both settlement rules with the
 // rake and D13 insolvency, the chip order, the typed details and the memory.
 
+import { parseCard } from '../audit';
 import { Table, Refused, Vector, Outcome, Trace, unshuffled, vectorDeck, playerIds, drive, chips, object, playerId, memoryForm } from './common';
 
 const MAX = 2 ** 50;
@@ -345,4 +346,36 @@ export function replay(v: Vector, trace?: Trace): Outcome {
     details: g.details,
     memory_after: { last_banker: ids[g.banker], last_order: ids, hands_played: hp + 1 },
   };
+}
+
+/** The tutorial's three rounds (docs/games/sam-gong.md §9): the NPC banker's cards and the learner's. */
+const SCRIPT: { banker: string[]; learner: string[] }[] = [
+  { banker: ['As', '2c', '4d'], learner: ['Ks', 'Qh', 'Jd'] },
+  { banker: ['3d', 'Kc', 'Qs'], learner: ['5s', 'Ah', '9d'] },
+  { banker: ['2s', '4h', 'Qd'], learner: ['6h', 'Js', 'Qc'] },
+];
+
+/**
+ * The deck a tutorial table deals for hand `handNumber` (the script cycles):
+ * seat s gets positions 3s–3s+2, the NPC banker's block (its fixed seat,
+ * 1 unless `banker_seat` says otherwise) and the learner's (the lowest other
+ * seat) hold their scripted cards, every other position the remaining cards
+ * in canonical order; `null` at a table that shuffles.
+ */
+export function scriptedDeck(settings: unknown, handNumber: number): number[] | null {
+  const s = normalizeSettings(settings);
+  if (!s.tutorial) return null;
+  const banker = s.banker_seat ?? 1;
+  const learnerAt = banker === 0 ? 1 : 0;
+  const r = SCRIPT[handNumber % SCRIPT.length];
+  const npc = r.banker.map((c) => parseCard(c));
+  const learner = r.learner.map((c) => parseCard(c));
+  const rest = unshuffled(1, false).filter((c) => !npc.includes(c) && !learner.includes(c));
+  const deck: number[] = [];
+  for (let block = 0; block <= Math.max(banker, learnerAt); block++) {
+    if (block === banker) deck.push(...npc);
+    else if (block === learnerAt) deck.push(...learner);
+    else deck.push(...rest.splice(0, 3));
+  }
+  return deck.concat(rest);
 }
