@@ -408,6 +408,7 @@ pub fn hand_actions(data: &[u8]) {
                 balance: Chips(100_000),
                 commission: Chips::ZERO,
                 key,
+                house_ai: false,
             })
         })
         .collect::<Result<Vec<_>, _>>()
