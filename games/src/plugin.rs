@@ -58,6 +58,11 @@ pub struct GameMeta {
     /// Whether a room of the game may deal dealer-blind (`deal = "blind"`).
     #[serde(default)]
     pub blind: BlindDeal,
+    /// A room's default ready check before a match starts and rematch vote
+    /// at its end, in seconds (0: none), for games whose tables ask for
+    /// them (Guandan's room: READY_CHECK, VOTE_PHASE).
+    #[serde(default)]
+    pub match_votes_secs: u64,
 }
 
 /// Whether a game deals dealer-blind (docs/blind-deal.md §II.1), and what
@@ -114,6 +119,7 @@ impl GameMeta {
             poker_variant: None,
             ai_levels: 0,
             blind: BlindDeal::NotOffered,
+            match_votes_secs: 0,
         }
     }
 }

@@ -123,6 +123,11 @@ function playHand(client, choose, timeoutMs) {
         resolve({ state: s, acted, rejected, hand: done ?? structuredClone(h) });
         return;
       }
+      // A ready check or a rematch vote (Guandan's table asks both): answered yes, as the buttons do.
+      if (client.asked()) {
+        if (s.vote.kind === 'ready') client.ready();
+        else client.rematchVote(true);
+      }
       if (!s.turn || s.failure || busy) return;
       busy = true;
       setTimeout(() => {

@@ -310,12 +310,29 @@ pub struct BotReport {
 
 /// Plays with random legal actions until `hands` games ended (or the room
 /// closes), auditing each hand as this player.
+/// Says `ready` to an open ready check and votes yes in an open rematch
+/// vote that wait for this player (Guandan rooms ask both by default), as
+/// the SDK's bots do.
+pub async fn answer_votes(c: &mut Client, m: &ServerMessage) {
+    use claw_protocol::messages::{RematchVote, VoteState};
+    match m {
+        ServerMessage::ReadyCheck(r) if r.state == VoteState::Open && r.waiting.contains(&c.id()) => {
+            c.send(ClientMessage::Ready).await
+        }
+        ServerMessage::Rematch(r) if r.state == VoteState::Open && r.waiting.contains(&c.id()) => {
+            c.send(ClientMessage::RematchVote(RematchVote { accept: true })).await
+        }
+        _ => {}
+    }
+}
+
 pub async fn bot(mut c: Client, game: Arc<dyn DynGame>, hands: usize, seed: u64) -> (Client, BotReport) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut rep = BotReport::default();
     let mut deferred = false;
     while rep.hands_audited < hands {
         let Some(m) = c.recv().await else { break };
+        answer_votes(&mut c, &m).await;
         match m {
             ServerMessage::Event(e) => match e.decode_body().unwrap() {
                 EventBody::HandPrepare(p) => {

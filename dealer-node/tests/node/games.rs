@@ -203,7 +203,9 @@ async fn guandan_player(c: &mut Client, stop: Stop, seed: u64, seeded: &mut Hash
     // them (an answer to a turn the dealer had just taken over).
     let (mut seat, mut taken, mut excused) = (None, 0usize, 0usize);
     loop {
-        match c.recv().await.expect("the dealer keeps the connection") {
+        let m = c.recv().await.expect("the dealer keeps the connection");
+        answer_votes(c, &m).await;
+        match m {
             ServerMessage::Event(e) => match e.decode_body().unwrap() {
                 EventBody::HandPrepare(p) => {
                     number = p.hand_number;

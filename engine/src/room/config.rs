@@ -209,10 +209,12 @@ pub struct RoomConfig {
     pub ai_seats: Option<AiSeats>,
     /// Before a match starts, every dealable seat must send `ready` within
     /// this long or its seat is freed (`ready.rs`); 0 = no ready check.
+    /// Default: [`default_match_votes`] of the game (Guandan 30 s).
     #[serde(default, with = "dur")]
     pub ready_check: Duration,
     /// At a match's end its players vote on a rematch for this long; a no,
     /// or a vote missing at the deadline, ends the match; 0 = no vote.
+    /// Default: [`default_match_votes`] of the game (Guandan 30 s).
     #[serde(default, with = "dur")]
     pub rematch_vote: Duration,
     /// Watchers following the running hand (`watch`) trail it by this many
@@ -304,6 +306,13 @@ impl AiSeats {
     }
 }
 
+/// The game's default for [`RoomConfig::ready_check`] and
+/// [`RoomConfig::rematch_vote`] ([`claw_games::GameMeta::match_votes_secs`];
+/// zero: none).
+pub fn default_match_votes(game: &str) -> Duration {
+    Duration::from_secs(meta_of(game).map_or(0, |m| m.match_votes_secs))
+}
+
 /// The game's default for [`RoomConfig::dissolve_after`]
 /// ([`claw_games::GameMeta::dissolve_after_secs`]; zero: never).
 pub fn default_dissolve_after(game: &str) -> Duration {
@@ -367,6 +376,7 @@ impl RoomConfig {
     /// A room of `game` with every other field at its default.
     pub fn new(id: impl Into<String>, game: impl Into<String>) -> RoomConfig {
         let game = game.into();
+        let votes = default_match_votes(&game);
         RoomConfig {
             id: id.into(),
             reveal: default_reveal(&game),
@@ -397,8 +407,8 @@ impl RoomConfig {
             dissolve_after: None,
             expire_after: None,
             ai_seats: None,
-            ready_check: Duration::ZERO,
-            rematch_vote: Duration::ZERO,
+            ready_check: votes,
+            rematch_vote: votes,
             watch_delay: d_watch_delay(),
             max_spectators: d_max_spectators(),
         }
@@ -406,14 +416,20 @@ impl RoomConfig {
 
     /// Deserialises a room as written (a rooms-file table, an admin API
     /// body) and gives the fields it omits their game-dependent defaults
-    /// (the reveal policy, [`default_reveal`]). Every reader of room configs
+    /// (the reveal policy, [`default_reveal`]; the ready check and rematch vote, [`default_match_votes`]). Every reader of room configs
     /// goes through here, so that no launch path has another default.
     pub fn deserialize_with_defaults<'de, D: Deserializer<'de>>(d: D) -> Result<RoomConfig, D::Error> {
         let fields = Value::deserialize(d)?;
-        let reveal_given = fields.get("reveal").is_some();
+        let given = |f: &str| fields.get(f).is_some();
         let mut room = RoomConfig::deserialize(&fields).map_err(serde::de::Error::custom)?;
-        if !reveal_given {
+        if !given("reveal") {
             room.reveal = default_reveal(&room.game);
+        }
+        if !given("ready_check") {
+            room.ready_check = default_match_votes(&room.game);
+        }
+        if !given("rematch_vote") {
+            room.rematch_vote = default_match_votes(&room.game);
         }
         Ok(room)
     }

@@ -126,9 +126,21 @@ fn a_seat_that_resumes_during_a_check_is_asked_again() {
 fn the_specs_people_defaults_are_the_rooms() {
     let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../SPEC.md")).unwrap();
     let row = |label: &str| spec.lines().find(|l| l.starts_with(&format!("| {label}"))).unwrap().to_owned();
-    let c = claw_engine::room::config::RoomConfig::new("r", "guandan");
+    let c = claw_engine::room::config::RoomConfig::new("r", "texas-holdem");
     assert!(c.ready_check.is_zero() && row("Ready check before a match").contains("default 0 (none)"));
     assert!(c.rematch_vote.is_zero() && row("Rematch vote after a match").contains("default 0 (none)"));
+    let g = claw_engine::room::config::RoomConfig::new("r", "guandan");
+    assert_eq!(g.ready_check, Duration::from_millis(30_000));
+    assert_eq!(g.rematch_vote, Duration::from_millis(30_000));
+    assert!(row("Ready check before a match").contains("Guandan 30 000 ms"));
+    assert!(row("Rematch vote after a match").contains("Guandan 30 000 ms"));
+    // A rooms file that leaves them out gets the game's default; one that sets 0 turns them off.
+    let read =
+        |v: serde_json::Value| claw_engine::room::config::RoomConfig::deserialize_with_defaults(v).unwrap();
+    assert_eq!(read(serde_json::json!({"id": "g", "game": "guandan"})).ready_check, Duration::from_secs(30));
+    let off =
+        read(serde_json::json!({"id": "g", "game": "guandan", "ready_check": "0s", "rematch_vote": "0s"}));
+    assert!(off.ready_check.is_zero() && off.rematch_vote.is_zero());
     let feed = row("Live feed delay");
     assert!(feed.contains(&format!("`watch_delay`, default {} player actions", c.watch_delay)), "{feed}");
     assert!(

@@ -1019,7 +1019,13 @@ impl GamePlugin for Guandan {
     type Memory = GdMemory;
 
     fn meta(&self) -> GameMeta {
-        GameMeta { ai_levels: 3, blind: BlindDeal::Transfer, ..GameMeta::new(NAME, "Guandan", 4, 4, "3") }
+        // The seed's room: READY_CHECK before a match, VOTE_PHASE after it.
+        GameMeta {
+            ai_levels: 3,
+            blind: BlindDeal::Transfer,
+            match_votes_secs: 30,
+            ..GameMeta::new(NAME, "Guandan", 4, 4, "3")
+        }
     }
 
     fn validate_settings(&self, s: &GdSettings) -> Result<(), GameError> {
