@@ -329,12 +329,17 @@ def play_tampered(d, bin_dir, work, procs):
 # ---------- every game at the table page (issue 30): a person plays one hand of each, by clicking
 
 GAMES = [  # game, SDK bots filling the other seats, their strategy, extra dealer flags
-    ("texas-holdem", 2, "simple", []),
-    ("blackjack", 1, "simple", []),
-    ("sam-gong", 2, "simple", ["--reveal", "deferred", "--reveal-delay", "1s"]),
-    ("dou-di-zhu", 2, "simple", []),
-    ("guandan", 0, "guandan-l1", ["--ai-seats", "1s", "--ai-level", "1"]),  # the dealer's own AIs
+    # Every game against the dealer's own AIs (issue 30: one person, no terminal).
+    ("texas-holdem", 0, "simple", ["--ai-seats", "1s", "--max-players", "2"]),
+    ("blackjack", 0, "simple", ["--ai-seats", "1s", "--max-players", "2", "--min-players", "2"]),
+    ("sam-gong", 0, "simple", ["--ai-seats", "1s", "--max-players", "2", "--reveal", "deferred", "--reveal-delay", "1s"]),
+    ("dou-di-zhu", 0, "simple", ["--ai-seats", "1s"]),
+    ("guandan", 0, "guandan-l1", ["--ai-seats", "1s", "--ai-level", "1"]),
 ]
+# And one with SDK bots (`claw-player join --bot`) in the other seats.
+GAMES_WITH_BOTS = [("texas-holdem", 2, "simple", [])]
+# The seats the dealer's AIs take at each table above (every seat but the person's).
+AI_SEATS = {"texas-holdem": 1, "blackjack": 1, "sam-gong": 1, "dou-di-zhu": 2, "guandan": 3}
 
 # One click per turn, chosen from what the page offers: card games select with
 # "Hint" (the first time by clicking the cards one by one) and press "Play";
@@ -446,10 +451,11 @@ def play_game(d, bin_dir, work, procs, game, bots, strategy, extra, shot, width=
         if game == "sam-gong":  # the banker queue (banker-queue), drawn under the seats
             assert d.find_elements(By.CSS_SELECTOR, "[data-testid=banker-queue] .pill"), "no banker queue"
         if "--ai-seats" in extra:  # the house's AIs marked at the table and in the lobby
+            want = AI_SEATS[game]
             ais = len(d.find_elements(By.CSS_SELECTOR, "[data-testid=table] [data-testid=house-ai]"))
-            assert ais == 3, f"{ais} seats marked AI"
+            assert ais == want, f"{ais} seats marked AI, {want} expected"
             d.get(f"http://127.0.0.1:{http}/")
-            wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, f"tr[data-room={game}] [data-testid=house-ai]")) == 3, 30)
+            wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, f"tr[data-room={game}] [data-testid=house-ai]")) == want, 30)
         print(f"     {game}: {clicks} clicks ({' '.join(sorted(set(x.split(':')[0] for x in log)))}); audit green", flush=True)
     finally:
         if width:
@@ -459,6 +465,8 @@ def play_game(d, bin_dir, work, procs, game, bots, strategy, extra, shot, width=
 def play_games(d, bin_dir, work, procs):
     for game, bots, strategy, extra in GAMES:
         step(f"play-{game}")(lambda dd: play_game(dd, bin_dir, work, procs, game, bots, strategy, extra, f"play-{game}"))(d)
+    for game, bots, strategy, extra in GAMES_WITH_BOTS:
+        step(f"play-{game}-bots")(lambda dd: play_game(dd, bin_dir, work, procs, game, bots, strategy, extra, f"play-{game}-bots"))(d)
     step("play-dou-di-zhu-phone")(lambda dd: play_game(dd, bin_dir, work, procs, "dou-di-zhu", 2, "simple", [], "play-dou-di-zhu-phone", 390))(d)
 
 
