@@ -11,7 +11,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -404,3 +404,32 @@ for (const attack of [
     client.close();
   });
 }
+
+test('a key file the browser exports plays with claw-player join and opens its cards in claw-player audit --key', { skip, timeout: 120_000 }, async (t) => {
+  const { invite } = await table(t);
+  const dir = mkdtempSync(join(tmpdir(), 'claw-play-key-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const id = K.generateIdentity();
+  const keyFile = join(dir, 'browser.key.json');
+  // Saved as a download would be, then made private as claw-player asks (it refuses a key file others can read).
+  writeFileSync(keyFile, K.keyFileText(id), { mode: 0o600 });
+  const run = (args) =>
+    new Promise((resolve) => {
+      const p = spawn(PLAYER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.stderr.on('data', (d) => (err += d));
+      p.on('exit', (code) => resolve({ code, out, err }));
+    });
+  const hands = join(dir, 'hands');
+  const joined = await run(['join', invite, '--key', keyFile, '--bot', 'simple', '--quiet', '--hands', '1', '--save-transcripts', hands]);
+  assert.equal(joined.code, 0, joined.err);
+  const files = readdirSync(hands).map((f) => join(hands, f));
+  assert.ok(files.length >= 1, 'a hand was saved');
+  const audited = await run(['audit', '--key', keyFile, ...files]);
+  assert.equal(audited.code, 0, audited.out + audited.err);
+  assert.match(audited.out + audited.err, /--key: [1-9]\d* sealed card\(s\) of yours opened and checked/, 'the key opened this player\'s sealed cards');
+  // The file claw-player read is the browser's, byte for byte, and names the browser's identity.
+  assert.equal(K.parseKeyFile(readFileSync(keyFile, 'utf8')).playerId, id.playerId);
+});
