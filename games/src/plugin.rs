@@ -63,6 +63,14 @@ pub struct GameMeta {
     /// them (Guandan's room: READY_CHECK, VOTE_PHASE).
     #[serde(default)]
     pub match_votes_secs: u64,
+    /// How many player turns a live spectator trails the table by default
+    /// (`watch_delay`).
+    #[serde(default = "default_watch_delay")]
+    pub watch_delay: u32,
+}
+
+fn default_watch_delay() -> u32 {
+    5
 }
 
 /// Whether a game deals dealer-blind (docs/blind-deal.md §II.1), and what
@@ -120,6 +128,7 @@ impl GameMeta {
             ai_levels: 0,
             blind: BlindDeal::NotOffered,
             match_votes_secs: 0,
+            watch_delay: 5,
         }
     }
 }

@@ -219,6 +219,7 @@ pub struct RoomConfig {
     pub rematch_vote: Duration,
     /// Watchers following the running hand (`watch`) trail it by this many
     /// player actions.
+    /// Default: the game's (`GameMeta::watch_delay`: 5, Guandan 3).
     #[serde(default = "d_watch_delay")]
     pub watch_delay: u32,
     /// Most watchers following the running hand at once; 0 = no live feed.
@@ -313,6 +314,12 @@ pub fn default_match_votes(game: &str) -> Duration {
     Duration::from_secs(meta_of(game).map_or(0, |m| m.match_votes_secs))
 }
 
+/// The game's default for [`RoomConfig::watch_delay`]
+/// ([`claw_games::GameMeta::watch_delay`]; 5 for a game not registered).
+pub fn default_watch_delay(game: &str) -> u32 {
+    meta_of(game).map_or(5, |m| m.watch_delay)
+}
+
 /// The game's default for [`RoomConfig::dissolve_after`]
 /// ([`claw_games::GameMeta::dissolve_after_secs`]; zero: never).
 pub fn default_dissolve_after(game: &str) -> Duration {
@@ -377,6 +384,7 @@ impl RoomConfig {
     pub fn new(id: impl Into<String>, game: impl Into<String>) -> RoomConfig {
         let game = game.into();
         let votes = default_match_votes(&game);
+        let watch_delay = default_watch_delay(&game);
         RoomConfig {
             id: id.into(),
             reveal: default_reveal(&game),
@@ -409,7 +417,7 @@ impl RoomConfig {
             ai_seats: None,
             ready_check: votes,
             rematch_vote: votes,
-            watch_delay: d_watch_delay(),
+            watch_delay,
             max_spectators: d_max_spectators(),
         }
     }
@@ -430,6 +438,9 @@ impl RoomConfig {
         }
         if !given("rematch_vote") {
             room.rematch_vote = default_match_votes(&room.game);
+        }
+        if !given("watch_delay") {
+            room.watch_delay = default_watch_delay(&room.game);
         }
         Ok(room)
     }

@@ -134,6 +134,8 @@ fn the_specs_people_defaults_are_the_rooms() {
     assert_eq!(g.rematch_vote, Duration::from_millis(30_000));
     assert!(row("Ready check before a match").contains("Guandan 30 000 ms"));
     assert!(row("Rematch vote after a match").contains("Guandan 30 000 ms"));
+    assert_eq!(g.watch_delay, 3);
+    assert!(row("Live feed delay").contains("(Guandan 3)"));
     // A rooms file that leaves them out gets the game's default; one that sets 0 turns them off.
     let read =
         |v: serde_json::Value| claw_engine::room::config::RoomConfig::deserialize_with_defaults(v).unwrap();

@@ -1024,6 +1024,9 @@ impl GamePlugin for Guandan {
             ai_levels: 3,
             blind: BlindDeal::Transfer,
             match_votes_secs: 30,
+            // "延迟 N 回合（默认 3 回合）": a 回合 is a player's turn, as in
+            // "每回合显示倒计时（默认 30s），超时自动过牌".
+            watch_delay: 3,
             ..GameMeta::new(NAME, "Guandan", 4, 4, "3")
         }
     }
