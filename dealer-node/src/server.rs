@@ -433,68 +433,55 @@ fn decode_refusal(e: &DecodeError) -> ServerMessage {
 /// `message`; `unexpected-message` / `malformed` for another frame), and
 /// the connection closes. All before `deadline`.
 async fn quick_match(state: &ServerState, ws: &mut Ws, deadline: Instant) -> Option<(RoomHandle, SeatHold)> {
-    let ctx = &state.ctx;
-    let reject = |reason: RejectReason, message: Option<String>| {
-        let null = claw_protocol::messages::RawJson::from_value(&serde_json::Value::Null).ok()?;
-        let mut hs = ServerHandshake::new(Arc::clone(&ctx.dealer), QUICK_MATCH_PATH, null);
-        let mut r = hs.reject(reason, unix_ms());
-        r.message = message;
-        Some(r)
-    };
-    let text = loop {
-        match timeout_at(deadline, ws.next()).await {
-            Ok(Some(Ok(Message::Text(t)))) => break t,
-            Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => continue,
-            Ok(Some(Ok(Message::Binary(_)))) => {
-                if let Some(r) = reject(RejectReason::Malformed, None) {
-                    send_rejected(ws, &r).await;
-                }
-                return None;
-            }
-            Err(_) => {
-                if let Some(r) = reject(RejectReason::DeadlineExceeded, None) {
-                    send_rejected(ws, &r).await;
-                }
-                return None;
-            }
-            _ => return None,
-        }
-    };
-    let req = match decode_client(text.as_str()) {
-        Ok(ClientMessage::QuickMatch(q)) => q,
-        Ok(_) => {
-            if let Some(r) = reject(RejectReason::UnexpectedMessage, Some("send quick-match first".into())) {
-                send_rejected(ws, &r).await;
-            }
-            return None;
-        }
-        Err(e) => {
-            if let Some(r) = reject(RejectReason::Malformed, Some(e.to_string())) {
-                send_rejected(ws, &r).await;
-            }
-            return None;
-        }
-    };
-    let picked = timeout_at(deadline, state.matcher.for_socket(&req)).await;
-    let (room, matched, hold) = match picked {
-        Ok(Ok(m)) => m,
-        Ok(Err(e)) => {
-            tracing::info!(game = %req.game, tier = ?req.tier, reason = %e, "quick match found no room");
-            if let Some(r) = reject(RejectReason::Refused, Some(e.to_string())) {
-                send_rejected(ws, &r).await;
-            }
-            return None;
-        }
-        Err(_) => {
-            if let Some(r) = reject(RejectReason::DeadlineExceeded, None) {
-                send_rejected(ws, &r).await;
-            }
+    let (room, matched, hold) = match pick_room(state, ws, deadline).await {
+        Ok(picked) => picked,
+        Err(None) => return None,
+        Err(Some((reason, message))) => {
+            let null = claw_protocol::messages::RawJson::from_value(&serde_json::Value::Null).ok()?;
+            let mut hs = ServerHandshake::new(Arc::clone(&state.ctx.dealer), QUICK_MATCH_PATH, null);
+            let mut r = hs.reject(reason, unix_ms());
+            r.message = message;
+            send_rejected(ws, &r).await;
             return None;
         }
     };
     let frame = crate::room::encode(&ServerMessage::Matched(matched))?;
     timeout_at(deadline, ws.send(Message::Text(frame))).await.ok()?.ok()?;
     Some((room, hold))
+}
+
+/// Why a quick match is refused (sent as a signed `rejected`), or `None`
+/// when the connection just ended.
+type QuickMatchRefusal = Option<(RejectReason, Option<String>)>;
+
+/// Reads the `quick-match` frame and picks a room for it.
+async fn pick_room(
+    state: &ServerState,
+    ws: &mut Ws,
+    deadline: Instant,
+) -> Result<(RoomHandle, claw_protocol::messages::Matched, SeatHold), QuickMatchRefusal> {
+    let text = loop {
+        match timeout_at(deadline, ws.next()).await {
+            Ok(Some(Ok(Message::Text(t)))) => break t,
+            Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => continue,
+            Ok(Some(Ok(Message::Binary(_)))) => return Err(Some((RejectReason::Malformed, None))),
+            Err(_) => return Err(Some((RejectReason::DeadlineExceeded, None))),
+            _ => return Err(None),
+        }
+    };
+    let req = match decode_client(text.as_str()) {
+        Ok(ClientMessage::QuickMatch(q)) => q,
+        Ok(_) => return Err(Some((RejectReason::UnexpectedMessage, Some("send quick-match first".into())))),
+        Err(e) => return Err(Some((RejectReason::Malformed, Some(e.to_string())))),
+    };
+    match timeout_at(deadline, state.matcher.for_socket(&req)).await {
+        Ok(Ok(m)) => Ok(m),
+        Ok(Err(e)) => {
+            tracing::info!(game = %req.game, tier = ?req.tier, reason = %e, "quick match found no room");
+            Err(Some((RejectReason::Refused, Some(e.to_string()))))
+        }
+        Err(_) => Err(Some((RejectReason::DeadlineExceeded, None))),
+    }
 }
 
 /// Steps 1–4 of the handshake on `ws`, all before `deadline`. A

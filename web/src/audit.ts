@@ -427,6 +427,24 @@ function integerLiterals(raw: string): boolean {
 }
 
 /**
+ * Every seat's commission is a chip amount, the viewer's key file names
+ * the encryption key `game-start` lists for it, and the result fits the
+ * players: shared by the dealt and the blind audit. Returns the viewer's seat (-1: none).
+ */
+export function commissionsViewerResult(gs: any, end: any, n: number, opts: AuditOptions, fail: (d: string) => AuditFailure): number {
+  for (const p of gs.players) {
+    const c = p.commission ?? 0;
+    if (!Number.isSafeInteger(c) || c < 0) throw fail(`seat ${p.seat}: commission ${JSON.stringify(p.commission)} is not a chip amount`);
+  }
+  const viewerSeat = opts.viewer ? gs.players.findIndex((p: any) => p.id === opts.viewer!.playerId) : -1;
+  if (viewerSeat >= 0 && gs.players[viewerSeat].encryption_key !== hex(x25519.getPublicKey(opts.viewer!.encryptionSecret))) {
+    throw fail(`game-start lists another encryption key for the viewer (seat ${viewerSeat}) than its key file's`);
+  }
+  if (end.result?.net?.length !== n || end.result.winners.some((w: number) => w >= n)) throw fail('game-end result does not fit the players');
+  return viewerSeat;
+}
+
+/**
  * The hand's previous hand came before it (§9.5), and the room
  * configuration the handshake signed names this hand's room, game,
  * settings, policies and seed timeout (§9.5, §11.2 check 3): shared by the
@@ -692,15 +710,7 @@ export function audit(text: string, opts: AuditOptions = {}): AuditOutcome {
       if (b.type === 'chips' && b.moves.some((m: any) => m.party?.kind === 'seat' && !isSeat(m.party.seat, n))) throw fail3(`event ${i}: chip movement for a missing seat`);
       if ((b.type === 'action-result' || b.type === 'timeout-action') && !(b.seat < n)) throw fail3(`event ${i}: seat ${b.seat} acts`);
     }
-    for (const p of gs.players) {
-      const c = p.commission ?? 0;
-      if (!Number.isSafeInteger(c) || c < 0) throw fail3(`seat ${p.seat}: commission ${JSON.stringify(p.commission)} is not a chip amount`);
-    }
-    const viewerSeat = opts.viewer ? gs.players.findIndex((p: any) => p.id === opts.viewer!.playerId) : -1;
-    if (viewerSeat >= 0 && gs.players[viewerSeat].encryption_key !== hex(x25519.getPublicKey(opts.viewer!.encryptionSecret))) {
-      throw fail3(`game-start lists another encryption key for the viewer (seat ${viewerSeat}) than its key file's`);
-    }
-    if (end.result?.net?.length !== n || end.result.winners.some((w: number) => w >= n)) throw fail3('game-end result does not fit the players');
+    const viewerSeat = commissionsViewerResult(gs, end, n, opts, fail3);
     pass('structure', `${gs.game} ${gs.game_version}, ${n} players, ${deck.length} cards, ${evs.length} events in order; config_hash recomputes`);
 
     // 4. reveal-complete

@@ -17,7 +17,6 @@
 // SETUP or PLAYING.
 
 import { sha256 } from '@noble/hashes/sha2.js';
-import { x25519 } from '@noble/curves/ed25519.js';
 import {
   AuditFailure,
   AuditOptions,
@@ -33,6 +32,7 @@ import {
   hex,
   jsonEqual,
   parseCard,
+  commissionsViewerResult,
   previousAndRoom,
   replayCheck,
   seedCommitment,
@@ -537,15 +537,7 @@ export function auditBlind(
     if (b.type === 'chips' && b.moves.some((m: any) => m.party?.kind === 'seat' && !isSeat(m.party.seat, n))) throw structure(`event ${i}: chip movement for a missing seat`);
     if ((b.type === 'action-result' || b.type === 'timeout-action') && !isSeat(b.seat, n)) throw structure(`event ${i}: seat ${b.seat} acts`);
   }
-  for (const p of gs.players) {
-    const c = p.commission ?? 0;
-    if (!Number.isSafeInteger(c) || c < 0) throw structure(`seat ${p.seat}: commission ${JSON.stringify(p.commission)} is not a chip amount`);
-  }
-  const viewerSeat = opts.viewer ? gs.players.findIndex((p: any) => p.id === opts.viewer!.playerId) : -1;
-  if (viewerSeat >= 0 && gs.players[viewerSeat].encryption_key !== hex(x25519.getPublicKey(opts.viewer!.encryptionSecret))) {
-    throw structure(`game-start lists another encryption key for the viewer (seat ${viewerSeat}) than its key file's`);
-  }
-  if (end.result?.net?.length !== n || end.result.winners.some((w: number) => w >= n)) throw structure('game-end result does not fit the players');
+  commissionsViewerResult(gs, end, n, opts, structure);
   if ((end.openings ?? []).length || (reveal2?.openings ?? []).length) throw structure("a blind hand's end opens no position");
   pass('structure', `${gs.game} ${gs.game_version}, ${n} players, blind deck of ${gs.deck.length} cards, ${evs.length} events in order; config_hash recomputes`);
 
