@@ -4,7 +4,9 @@
 //! comes, the decryption shares each `blind-request` asks of it and the
 //! recovery shares each `blind-recover` asks of it. The transcript's
 //! checks (every key, shuffle and share) are the audit's
-//! (`claw_protocol::audit`); this only answers.
+//! (`claw_protocol::audit`); this only answers, and never helps open a
+//! folded seat's face-down card for everyone: no game shows one, so such a
+//! request is a dealer fishing for a hidden card (docs/blind-deal.md §II.6).
 
 use std::collections::{HashMap, HashSet};
 
@@ -13,8 +15,8 @@ use claw_protocol::mental::{
     RecoveredShare, RecoveryShare, SecretShare,
 };
 use claw_protocol::messages::{
-    BlindKeyMsg, BlindPiecesMsg, BlindRecoveryMsg, BlindSharesMsg, BlindShuffleMsg, ClientMessage, EventBody,
-    PositionShare, RoomConfig,
+    BlindKeyMsg, BlindPiecesMsg, BlindRecoveryMsg, BlindSharesMsg, BlindShuffleMsg, CardFace, ClientMessage,
+    DealTo, EventBody, PositionShare, RoomConfig,
 };
 use claw_protocol::transcript::EventEnvelope;
 use claw_protocol::{CardId, HandId, Identity, Seat};
@@ -43,6 +45,23 @@ struct HandKeys {
     /// Position → (withholder, recovery shares by holder) of the positions
     /// of this player's own cards being recovered.
     recovery: HashMap<u16, (Seat, Vec<(Holder, RecoveryShare)>)>,
+    /// Position → the seat it was dealt face down to.
+    owners: HashMap<u16, Seat>,
+    /// Seats that folded (their face-down cards are never shown).
+    folded: HashSet<Seat>,
+}
+
+impl HandKeys {
+    /// Whether opening `position` for everyone would show a folded seat's
+    /// face-down card.
+    fn folded_card(&self, position: u16) -> bool {
+        self.owners.get(&position).is_some_and(|s| self.folded.contains(s))
+    }
+}
+
+/// Whether an action is a fold (`{"type": "fold", …}`).
+fn is_fold(action: &serde_json::Value) -> bool {
+    action.get("type").and_then(serde_json::Value::as_str) == Some("fold")
 }
 
 /// A seat at a blind table.
@@ -198,9 +217,33 @@ impl BlindSeat {
                 }
                 out
             }
+            EventBody::PhaseDeal(d) | EventBody::NewCard(d) => {
+                for c in d.cards {
+                    if let (DealTo::Player(s), CardFace::Down) = (c.target, c.face) {
+                        h.owners.insert(c.position, s);
+                    }
+                }
+                Vec::new()
+            }
+            EventBody::ActionResult(a) => {
+                if serde_json::from_str(a.action.as_str()).is_ok_and(|v| is_fold(&v)) {
+                    h.folded.insert(a.seat);
+                }
+                Vec::new()
+            }
+            EventBody::TimeoutAction(a) => {
+                if is_fold(&a.action) {
+                    h.folded.insert(a.seat);
+                }
+                Vec::new()
+            }
             EventBody::BlindRecover(r) => {
                 let (Some(seat), Some(deck)) = (h.seat, &h.deck) else { return Vec::new() };
                 let Some(piece) = h.pieces.get(&r.seat) else { return Vec::new() };
+                if r.positions.iter().any(|p| h.folded_card(*p)) {
+                    tracing::warn!(hand = %hand_id, "refused: the dealer asks to rebuild a share of a folded seat's card");
+                    return Vec::new();
+                }
                 let mut shares = Vec::with_capacity(r.positions.len());
                 for p in &r.positions {
                     let Some(ct) = deck.get(*p) else { return Vec::new() };
@@ -225,6 +268,10 @@ impl BlindSeat {
                         continue;
                     }
                     if h.given.contains(&p.position) {
+                        continue;
+                    }
+                    if p.to.is_none() && h.folded_card(p.position) {
+                        tracing::warn!(hand = %hand_id, position = p.position, "refused: a folded seat's card asked for everyone");
                         continue;
                     }
                     let Some(ct) = deck.get(p.position) else { continue };
@@ -252,5 +299,109 @@ impl BlindSeat {
         }
         let (out, proof) = shuffle(&hand, seat, key, deck, rng);
         vec![ClientMessage::BlindShuffle(BlindShuffleMsg::sign(me, hand, seat, &out, &proof))]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use claw_protocol::messages::{
+        BlindKeys, BlindRequest, DealEvent, DealtCardMsg, EntropyMode, HandPrepare, RawJson,
+        RequestedPosition, SeatKey, TimeoutAction, TimeoutReason,
+    };
+    use claw_protocol::{Digest, Signature};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    fn env(hand: HandId, body: &EventBody) -> EventEnvelope {
+        EventEnvelope {
+            hand_id: hand,
+            seq: 0,
+            prev: Digest::from_bytes([0; 32]),
+            body: RawJson::from_value(body).unwrap(),
+            sig: None,
+        }
+    }
+
+    fn request(positions: &[(u16, Option<u8>)]) -> EventBody {
+        EventBody::BlindRequest(BlindRequest {
+            positions: positions
+                .iter()
+                .map(|(p, to)| RequestedPosition { position: *p, to: to.map(Seat) })
+                .collect(),
+        })
+    }
+
+    fn shared(out: &[ClientMessage]) -> Vec<u16> {
+        out.iter()
+            .flat_map(|m| match m {
+                ClientMessage::BlindShares(s) => s.shares.iter().map(|x| x.position).collect(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    /// A dealer asking everyone's shares of a folded seat's hole card (to
+    /// learn it: no game shows one) gets none from this player; the board
+    /// and a live seat's private card are answered as before.
+    #[test]
+    fn a_folded_seats_card_is_never_opened_for_everyone() {
+        let mut rng = ChaCha20Rng::seed_from_u64(3);
+        let me = Identity::from_seed([2; 32]);
+        let hand = HandId::from_bytes([9; 16]);
+        let declared =
+            claw_games::registry::get("texas-holdem").unwrap().create_deck(&serde_json::Value::Null).unwrap();
+        let mut seat = BlindSeat { table: CardTable::new(&declared), declared, hand: HandKeys::default() };
+        let players = vec![Identity::from_seed([1; 32]).id(), me.id(), Identity::from_seed([3; 32]).id()];
+        let prepare = EventBody::HandPrepare(HandPrepare {
+            hand_number: 0,
+            seed_commitment: Digest::from_bytes([0; 32]),
+            entropy: EntropyMode::Dealer,
+            players,
+            seed_timeout_ms: 1000,
+        });
+        let out = seat.on_event(&me, &env(hand, &prepare), &mut rng);
+        let Some(ClientMessage::BlindKey(mine)) = out.first() else { panic!("a key share: {out:?}") };
+        let key = |s: u8, rng: &mut ChaCha20Rng| {
+            SecretShare::generate(rng).key_share(&hand, Seat(s), rng).to_bytes().to_vec()
+        };
+        let keys = vec![
+            SeatKey { seat: Seat(0), key_share: key(0, &mut rng), sig: Signature::from_bytes([0; 64]) },
+            SeatKey { seat: Seat(1), key_share: mine.key_share.clone(), sig: Signature::from_bytes([0; 64]) },
+            SeatKey { seat: Seat(2), key_share: key(2, &mut rng), sig: Signature::from_bytes([0; 64]) },
+        ];
+        let dealer_key = key(0xFF, &mut rng);
+        seat.on_event(&me, &env(hand, &EventBody::BlindKeys(BlindKeys { keys, dealer_key })), &mut rng);
+        assert!(seat.hand.key.is_some() && seat.hand.deck.is_some(), "the joint key and the open deck");
+        // Hole cards: positions 0, 3 to seat 0; 1, 4 to this player (seat 1); 2, 5 to seat 2; 6 a board card.
+        let card = |position: u16, target: DealTo, face: CardFace| DealtCardMsg {
+            position,
+            target,
+            face,
+            opening: None,
+            sealed: None,
+        };
+        let mut cards: Vec<DealtCardMsg> =
+            (0..6).map(|p| card(p, DealTo::Player(Seat((p % 3) as u8)), CardFace::Down)).collect();
+        cards.push(card(6, DealTo::Community, CardFace::Up));
+        let deal = EventBody::PhaseDeal(DealEvent { phase: "hole".into(), cards });
+        seat.on_event(&me, &env(hand, &deal), &mut rng);
+        // Seat 0's first card privately, for its owner: answered.
+        let out = seat.on_event(&me, &env(hand, &request(&[(0, Some(0))])), &mut rng);
+        assert_eq!(shared(&out), vec![0]);
+        // Seat 0 folds (by its timeout), then the dealer asks its other card for everyone.
+        let fold = EventBody::TimeoutAction(TimeoutAction {
+            seat: Seat(0),
+            action: serde_json::json!({"type": "fold"}),
+            reason: TimeoutReason::Timeout,
+            public_state: std::sync::Arc::new(serde_json::Value::Null),
+        });
+        seat.on_event(&me, &env(hand, &fold), &mut rng);
+        let out = seat.on_event(&me, &env(hand, &request(&[(3, None), (6, None), (5, None)])), &mut rng);
+        assert_eq!(
+            shared(&out),
+            vec![6, 5],
+            "the board card and a live seat's card, never the folded seat's"
+        );
     }
 }
