@@ -10,10 +10,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Client, TestDb, TOKEN};
+use common::{Client, TestDb};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 const BIN: &str = env!("CARGO_BIN_EXE_claw-points");
 const ACCOUNTS: u64 = 8;
@@ -21,24 +20,7 @@ const FUND: u64 = 10_000;
 
 /// Starts the binary on 127.0.0.1:0 and reads the bound URL from its first stdout line.
 async fn spawn_server(db_url: &str) -> (Child, String) {
-    let mut child = Command::new(BIN)
-        .args(["--db", db_url, "--listen", "127.0.0.1:0", "--rate", "0"])
-        .env("CLAW_POINTS_TOKEN", TOKEN)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn claw-points");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
-        .await
-        .expect("server prints its address in time")
-        .unwrap()
-        .expect("a line");
-    let url = line.strip_prefix("listening on ").expect("listening line").trim().to_owned();
-    (child, url)
+    common::spawn_server(db_url, &[]).await
 }
 
 fn transfer(i: u64, worker: u64) -> Value {

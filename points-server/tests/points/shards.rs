@@ -9,17 +9,14 @@ use crate::api::tamper;
 use crate::common;
 
 use std::collections::BTreeSet;
-use std::process::Stdio;
-use std::time::Duration;
 
 use claw_points::audit::{
     entry_hash, entry_hash_v3, links_text, parse_links, shard_of, AuditBody, AuditMove,
 };
 use claw_points::store::{Move, Mutation, OpName};
 use claw_points::{EntryKind, Limits, StoreOptions};
-use common::{open_limits, start, Client, TestDb, TOKEN};
+use common::{open_limits, start, Client, TestDb};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 const BIN: &str = env!("CARGO_BIN_EXE_claw-points");
@@ -29,36 +26,7 @@ const FUND: u64 = 10_000;
 
 /// Starts the binary with `--shards SHARDS` on 127.0.0.1:0; returns it and its URL.
 async fn spawn_server(db_url: &str) -> (Child, String) {
-    let shards = SHARDS.to_string();
-    let mut child = Command::new(BIN)
-        .args([
-            "--db",
-            db_url,
-            "--listen",
-            "127.0.0.1:0",
-            "--rate",
-            "0",
-            "--shards",
-            &shards,
-            "--writers",
-            "4",
-        ])
-        .env("CLAW_POINTS_TOKEN", TOKEN)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn claw-points");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
-        .await
-        .expect("server prints its address in time")
-        .unwrap()
-        .expect("a line");
-    let url = line.strip_prefix("listening on ").expect("listening line").trim().to_owned();
-    (child, url)
+    common::spawn_server(db_url, &["--shards", &SHARDS.to_string(), "--writers", "4"]).await
 }
 
 /// Operation `i` of worker `w`: a two- or three-account settle (most touch

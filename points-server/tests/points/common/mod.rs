@@ -169,3 +169,28 @@ macro_rules! on_both_backends {
         }
     )*};
 }
+
+/// Starts the `claw-points` binary on 127.0.0.1:0 with no rate limit and
+/// `extra` flags, and reads its URL from its first stdout line.
+pub async fn spawn_server(db_url: &str, extra: &[&str]) -> (tokio::process::Child, String) {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_claw-points"))
+        .args(["--db", db_url, "--listen", "127.0.0.1:0", "--rate", "0"])
+        .args(extra)
+        .env("CLAW_POINTS_TOKEN", TOKEN)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn claw-points");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
+        .await
+        .expect("server prints its address in time")
+        .unwrap()
+        .expect("a line");
+    let url = line.strip_prefix("listening on ").expect("listening line").trim().to_owned();
+    (child, url)
+}
