@@ -126,6 +126,53 @@ pub async fn run_mixed(
     out
 }
 
+/// Runs `claw-player join URL --hands N` as a script would: `first` lines
+/// go to its stdin at once, then every JSON line it prints is kept and
+/// handed to `answer`, whose lines go back to its stdin. Blocking (run it
+/// with `spawn_blocking`); returns the exit status and every line.
+pub fn json_lines_session(
+    bin: std::path::PathBuf,
+    url: &str,
+    hands: u32,
+    first: &[&str],
+    mut answer: impl FnMut(&serde_json::Value) -> Vec<String>,
+) -> (std::process::ExitStatus, Vec<serde_json::Value>) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(bin)
+        .args(["join", url, "--hands", &hands.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn claw-player");
+    let mut stdin = child.stdin.take().expect("its stdin");
+    let stdout = BufReader::new(child.stdout.take().expect("its stdout"));
+    for l in first {
+        writeln!(stdin, "{l}").expect("write to claw-player");
+    }
+    let mut seen = Vec::new();
+    for line in stdout.lines() {
+        let line = line.expect("a line from claw-player");
+        if std::env::var_os("CLAW_E2E_TRACE").is_some() {
+            eprintln!("cli: {}", line.chars().take(300).collect::<String>());
+        }
+        let v: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+        for a in answer(&v) {
+            writeln!(stdin, "{a}").expect("write to claw-player");
+        }
+        seen.push(v);
+    }
+    (child.wait().expect("claw-player exits"), seen)
+}
+
+/// The first affordable option of a `your-turn` line, as an `act` command
+/// (a script's play: the option at its minimum).
+pub fn act_first(turn: &serde_json::Value) -> String {
+    let first = turn["actions"].as_array().and_then(|a| a.iter().find(|a| a["affordable"] == true));
+    serde_json::json!({"cmd": "act", "action": first.expect("an affordable option")["action"]}).to_string()
+}
+
 /// The `claw-player` binary for the CLI tests: `CLAW_PLAYER_BIN` if set,
 /// else the one cargo built beside this test (`cargo test --workspace`
 /// builds every binary of the workspace first). The binary belongs to

@@ -2,7 +2,6 @@
 //! its transcripts, `claw-player audit` on them (good, then tampered), and
 //! the JSON-lines interface an agent uses (events out, actions and queries in).
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
 use claw_e2e::harness::*;
@@ -95,35 +94,14 @@ async fn json_lines_in_and_out() {
     let d = start_dealer(vec![room], 10_000_000).await;
     let url = d.node.invite_url("r").unwrap();
     let lines = tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(bin)
-            .args(["join", &url, "--hands", "2"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut seen = Vec::new();
-        writeln!(stdin, r#"{{"cmd":"query","query":"my-balance"}}"#).unwrap();
-        writeln!(stdin, "not json").unwrap();
-        for line in stdout.lines() {
-            let line = line.unwrap();
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if std::env::var_os("CLAW_E2E_TRACE").is_some() {
-                eprintln!("cli: {}", line.chars().take(300).collect::<String>());
-            }
+        let first = [r#"{"cmd":"query","query":"my-balance"}"#, "not json"];
+        json_lines_session(bin, &url, 2, &first, |v| {
             if v["event"] == "your-turn" {
-                // Play like a script: the first affordable option, at its minimum.
-                let first =
-                    v["actions"].as_array().unwrap().iter().find(|a| a["affordable"] == true).unwrap();
-                let action = first["action"].clone();
-                writeln!(stdin, "{}", json!({"cmd": "act", "action": action})).unwrap();
+                vec![act_first(v)]
+            } else {
+                Vec::new()
             }
-            seen.push(v);
-        }
-        let status = child.wait().unwrap();
-        (status, seen)
+        })
     })
     .await
     .unwrap();

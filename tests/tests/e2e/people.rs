@@ -5,8 +5,6 @@
 //! of the game it asks for, says why when none plays it, and refuses a
 //! dealer whose signed room configuration is not the game asked for.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,37 +91,21 @@ async fn json_lines_answer_the_ready_check_and_the_rematch() {
         120,
         "claw-player plays two hands with votes",
         tokio::task::spawn_blocking(move || {
-            let mut child = Command::new(bin)
-                .args(["join", &url, "--hands", "2"])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            let mut stdin = child.stdin.take().unwrap();
-            let stdout = BufReader::new(child.stdout.take().unwrap());
             let mut me = String::new();
-            let mut seen = Vec::new();
-            for line in stdout.lines() {
-                let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+            json_lines_session(bin, &url, 2, &[], move |v| {
                 let asks =
                     v["state"] == "open" && v["waiting"].as_array().is_some_and(|w| w.contains(&json!(me)));
                 match v["event"].as_str() {
-                    Some("joined") => me = v["player"].as_str().unwrap().to_owned(),
-                    Some("ready-check") if asks => writeln!(stdin, r#"{{"cmd":"ready"}}"#).unwrap(),
-                    Some("rematch") if asks => {
-                        writeln!(stdin, r#"{{"cmd":"rematch","accept":true}}"#).unwrap()
+                    Some("joined") => {
+                        me = v["player"].as_str().unwrap_or_default().to_owned();
+                        Vec::new()
                     }
-                    Some("your-turn") => {
-                        let first = v["actions"].as_array().unwrap().iter().find(|a| a["affordable"] == true);
-                        writeln!(stdin, "{}", json!({"cmd": "act", "action": first.unwrap()["action"]}))
-                            .unwrap();
-                    }
-                    _ => {}
+                    Some("ready-check") if asks => vec![r#"{"cmd":"ready"}"#.to_owned()],
+                    Some("rematch") if asks => vec![r#"{"cmd":"rematch","accept":true}"#.to_owned()],
+                    Some("your-turn") => vec![act_first(v)],
+                    _ => Vec::new(),
                 }
-                seen.push(v);
-            }
-            (child.wait().unwrap(), seen)
+            })
         }),
     )
     .await
